@@ -1,0 +1,132 @@
+// The sweep configuration: one YAML file whose `sweep:` section is a Weights & Biases sweep
+// configuration, verbatim, beside the execution keys W&B has no word for (task, data, epochs,
+// ranks_per_trial, seed, output, ...). Parsed and validated on rank 0 only; other ranks receive the
+// text and parse it again (parsing is deterministic), so every rank holds an identical SweepConfig.
+// Plain value types; thread-safe as values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hpo/param.hpp"
+#include "hpo/status.hpp"
+
+namespace hpo {
+
+// The W&B parameter distributions (https://docs.wandb.ai/guides/sweeps/sweep-config-keys).
+// When `distribution` is absent W&B infers it: `value` -> constant, `values` -> categorical,
+// integer min/max -> int_uniform, otherwise uniform.
+enum class Distribution {
+  kConstant,
+  kCategorical,
+  kCategoricalWithProbabilities,
+  kIntUniform,
+  kUniform,
+  kQUniform,
+  kLogUniform,         // min/max are natural-log exponents: exp(uniform(min, max))
+  kLogUniformValues,   // min/max are values: log-uniform between them
+  kQLogUniform,
+  kQLogUniformValues,
+  kInvLogUniform,      // 1 / exp(uniform(min, max))
+  kInvLogUniformValues,
+  kNormal,
+  kQNormal,
+  kLogNormal,
+  kQLogNormal,
+  kBeta,
+  kQBeta,
+};
+
+// The W&B spelling ("int_uniform", "log_uniform_values", ...).
+const char* DistributionName(Distribution distribution);
+
+// One swept hyperparameter. Which fields are meaningful depends on `distribution`.
+struct ParameterSpec {
+  std::string name;
+  Distribution distribution = Distribution::kConstant;
+  ParamType type = ParamType::kFloat;  // the type every sampled value has
+  std::vector<ParamValue> values;      // constant: one value; categorical: the choices
+  std::vector<double> probabilities;   // categorical_w_probabilities: one per value
+  double min = 0.0;
+  double max = 0.0;
+  double q = 1.0;
+  double mu = 0.0;
+  double sigma = 1.0;
+  double a = 1.0;  // beta
+  double b = 1.0;  // beta
+  int line = 0;    // 1-based line of the parameter's key in the config file
+};
+
+enum class SearchMethod { kGrid, kRandom };
+enum class Goal { kMinimize, kMaximize };
+
+const char* SearchMethodName(SearchMethod method);
+const char* GoalName(Goal goal);
+
+struct MetricSpec {
+  std::string name;  // one of the task's metrics (TaskMetricNames)
+  Goal goal = Goal::kMinimize;
+};
+
+// The `sweep:` section.
+struct SweepSpec {
+  SearchMethod method = SearchMethod::kRandom;
+  MetricSpec metric;
+  std::vector<ParameterSpec> parameters;  // in file order
+  std::optional<int64_t> run_cap;         // required for random search
+  std::string name;
+  std::string description;
+};
+
+enum class TaskKind { kFashionMnist, kSynthetic };
+
+const char* TaskKindName(TaskKind task);
+
+// Size and difficulty of the in-memory `synthetic` task (key `synthetic:`).
+struct SyntheticOptions {
+  int64_t train_samples = 4096;
+  int64_t val_samples = 1024;
+  int64_t test_samples = 1024;
+  int64_t features = 32;
+  int64_t classes = 4;
+  double noise = 0.5;  // std-dev of the Gaussian noise added to the teacher's logits
+};
+
+// The execution keys beside `sweep:`.
+struct ExecutionSpec {
+  TaskKind task = TaskKind::kSynthetic;
+  // Folder with the four Fashion-MNIST IDX files (gzip as shipped or uncompressed); empty means
+  // Debian's /usr/share/datasets/fashion-mnist.
+  std::string data;
+  int64_t epochs = 1;
+  int64_t ranks_per_trial = 1;
+  int64_t threads_per_rank = 1;  // torch intra-op threads per rank
+  uint64_t seed = 0;
+  std::string output = "runs/study";  // folder holding study.h5 and per-trial artifacts
+  // Validation samples carved from the end of a fixed shuffle of the training set.
+  int64_t validation_samples = 6000;
+  // Use only the first N training samples (after the validation split); 0 means all.
+  int64_t train_samples = 0;
+  SyntheticOptions synthetic;
+};
+
+struct SweepConfig {
+  std::string path;  // as given; used in messages
+  std::string text;  // the file's exact text, stored in the study file
+  SweepSpec sweep;
+  ExecutionSpec execution;
+};
+
+// Parses and validates a config. Every error names the file, the key (dotted path, e.g.
+// "sweep.parameters.lr.min") and its line: "FILE:LINE: KEY: what is wrong". Returns BadInput on any
+// problem: malformed YAML, unknown keys, wrong types, min > max, log ranges with min <= 0, grid
+// search over a continuous range, a hyperparameter the task does not know or whose range it cannot
+// take, a metric the task does not report.
+Status ParseConfig(const std::string& text, const std::string& path, SweepConfig* config);
+
+// Reads `path` and parses it; a missing or unreadable file is BadInput naming the path.
+Status LoadConfigFile(const std::string& path, SweepConfig* config);
+
+}  // namespace hpo

@@ -1,0 +1,81 @@
+// The study file (STUDY.h5, HDF5), layout fixed by DESIGN.md:
+//   /trials  1-D chunked compound dataset, one row per finished trial: trial_id (int64),
+//            status (fixed-length string), objective (float64), one field per hyperparameter named
+//            as in the config (int64 | float64 | fixed-length string), epochs (int64),
+//            duration_s (float64), group (int64), message (fixed-length string).
+//   /curves  1-D chunked compound dataset: trial_id (int64), epoch (int64), one float64 field per
+//            reported metric.
+//   root attributes (fixed-length strings or scalars): config, metric_name, metric_goal,
+//            world_size, start_time, version, and any extra attribute set later (e.g.
+//            best_trial_id, test_accuracy).
+// Only fixed-length strings, so h5py + pandas.DataFrame and pandas.read_hdf (PyTables generic
+// table) both read it. Written by rank 0 only; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hpo/param.hpp"
+#include "hpo/status.hpp"
+#include "hpo/trial.hpp"
+
+namespace hpo {
+
+// One hyperparameter column of /trials.
+struct StudyParamColumn {
+  std::string name;
+  ParamType type = ParamType::kFloat;
+  size_t string_width = 0;  // kString only: bytes of the fixed-length field, including NUL
+};
+
+struct StudyLayout {
+  std::vector<StudyParamColumn> params;   // in config order
+  std::vector<std::string> metric_names;  // fields of /curves after trial_id and epoch
+};
+
+using StudyAttribute = std::variant<int64_t, double, std::string>;
+
+struct StudyAttributes {
+  std::string config;       // the config file's text
+  std::string metric_name;  // the sweep metric
+  std::string metric_goal;  // "minimize" | "maximize"
+  int64_t world_size = 0;
+  std::string start_time;  // ISO 8601 UTC
+  std::string version;     // the program's version
+};
+
+// Appends trials to a new study file. Each Append writes the trial's row and its curve rows and
+// flushes the file, so a crash keeps every trial appended before it.
+class StudyWriter {
+ public:
+  // Creates `path` (truncating nothing: an existing file is a BadInput error naming it).
+  static Status Create(const std::string& path, const StudyLayout& layout,
+                       const StudyAttributes& attributes, std::unique_ptr<StudyWriter>* writer);
+
+  virtual ~StudyWriter() = default;
+
+  // Appends one finished trial. Its params must hold every column of the layout with the
+  // column's type, and each curve entry one value per metric name; otherwise Failure.
+  virtual Status Append(const TrialResult& result) = 0;
+
+  // Sets (creating or replacing) a root attribute and flushes.
+  virtual Status SetAttribute(const std::string& name, const StudyAttribute& value) = 0;
+};
+
+// Everything in a study file, as read back.
+struct StudyContents {
+  StudyLayout layout;
+  StudyAttributes attributes;
+  std::map<std::string, StudyAttribute> extra_attributes;  // root attributes beyond the above
+  std::vector<TrialResult> trials;  // file order; each with its curve from /curves
+};
+
+// Reads a study file. A missing file, a file that is not HDF5, or one without the layout above is
+// BadInput naming the path and what is missing.
+Status ReadStudy(const std::string& path, StudyContents* contents);
+
+}  // namespace hpo

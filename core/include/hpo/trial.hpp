@@ -1,0 +1,52 @@
+// Trials and their results: what rank 0 hands to a group, and what comes back. Plain value types,
+// serialised by the control plane (wire.hpp) and stored by the study file (study_file.hpp).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hpo/param.hpp"
+
+namespace hpo {
+
+// One trial as dispatched: its id (0, 1, 2, ... in suggestion order), the seed its training uses
+// (derived from the sweep seed and the id, so a trial's result does not depend on which group ran
+// it) and its hyperparameters.
+struct TrialSpec {
+  int64_t trial_id = -1;
+  uint64_t seed = 0;
+  Assignment params;
+};
+
+enum class TrialStatus { kCompleted, kStopped, kFailed, kRunning };
+
+// "completed" | "stopped" | "failed" | "running", as stored in the study file.
+const char* TrialStatusName(TrialStatus status);
+// Parses a name written by TrialStatusName; returns false for anything else.
+bool ParseTrialStatus(const std::string& name, TrialStatus* status);
+
+// The metrics of one epoch. `values` is aligned with the study's metric names (see
+// TaskMetricNames in task_catalog.hpp): for the built-in tasks train_loss, val_loss, val_accuracy,
+// epoch_time_s.
+struct EpochMetrics {
+  int64_t epoch = 0;  // 1-based
+  std::vector<double> values;
+};
+
+// A finished (completed, stopped or failed) trial, as gathered to rank 0.
+struct TrialResult {
+  int64_t trial_id = -1;
+  TrialStatus status = TrialStatus::kRunning;
+  // The sweep metric of the last epoch trained; NaN when the trial produced none.
+  double objective = std::numeric_limits<double>::quiet_NaN();
+  Assignment params;
+  int64_t epochs = 0;  // epochs trained
+  double duration_s = 0.0;
+  int64_t group = -1;  // the trial group that ran it
+  std::vector<EpochMetrics> curve;
+  std::string message;  // why it failed or stopped; empty for completed trials
+};
+
+}  // namespace hpo
