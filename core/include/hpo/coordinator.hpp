@@ -1,0 +1,79 @@
+// Coordinator: rank 0's decisions in a sweep — which trial a free group runs next, whether a
+// trial continues after an epoch, what happens to a finished trial (study file, progress line,
+// artifacts). It knows neither MPI nor torch: the runtime feeds it the leaders' messages and sends
+// its replies (Horovod's controller/execution split), so it is unit-tested with fakes.
+// Not thread-safe: one thread (rank 0's coordinator thread) calls it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "hpo/config.hpp"
+#include "hpo/control_message.hpp"
+#include "hpo/searcher.hpp"
+#include "hpo/status.hpp"
+#include "hpo/study_file.hpp"
+
+namespace hpo {
+
+// Per-trial files the coordinator keeps or drops (the final weights: only the best trial's stay).
+class TrialArtifacts {
+ public:
+  virtual ~TrialArtifacts() = default;
+  // Removes what trial `trial_id` left behind; missing files are not an error.
+  virtual void Discard(int64_t trial_id) = 0;
+};
+
+// The collaborators a coordinator borrows; all must outlive it. `artifacts` and `progress` may be
+// null; `clock` returns seconds since an arbitrary origin.
+struct CoordinatorDeps {
+  std::unique_ptr<Searcher> searcher;
+  StudyWriter* study = nullptr;
+  TrialArtifacts* artifacts = nullptr;
+  std::ostream* progress = nullptr;
+  std::function<double()> clock;
+};
+
+class Coordinator {
+ public:
+  Coordinator(const SweepConfig& config, int num_groups, CoordinatorDeps deps);
+
+  // Handles one message from the leader of `group` and sets `reply` to what must be sent back
+  // (nullopt for kTrialResult). Failure when the study file cannot be written or the message makes
+  // no sense in the conversation (e.g. a result for a trial the group was not running).
+  Status Handle(int group, const ControlMessage& message, std::optional<ControlMessage>* reply);
+
+  // True once every group has been told kNoMoreTrials (and so has sent all its results).
+  bool Finished() const { return groups_done_ == num_groups_; }
+
+  // The best finished trial by the sweep's goal, if any trial produced an objective.
+  const std::optional<TrialResult>& best_trial() const { return best_; }
+  int64_t trials_finished() const { return trials_finished_; }
+  // How many trials the sweep will run: min(run_cap, size of the search space).
+  int64_t planned_trials() const { return planned_trials_; }
+
+ private:
+  Status HandleRequest(int group, std::optional<ControlMessage>* reply);
+  Status HandleResult(int group, const TrialResult& result);
+  bool IsBetter(double objective, double than) const;
+  void PrintProgress(const TrialResult& result) const;
+
+  const SweepConfig& config_;
+  const int num_groups_;
+  CoordinatorDeps deps_;
+  const double start_time_;
+  size_t objective_index_ = 0;
+  int64_t planned_trials_ = 0;
+  int64_t next_trial_id_ = 0;
+  int64_t trials_finished_ = 0;
+  int groups_done_ = 0;
+  bool search_exhausted_ = false;
+  std::vector<int64_t> running_;  // per group: its trial id, or -1
+  std::optional<TrialResult> best_;
+};
+
+}  // namespace hpo

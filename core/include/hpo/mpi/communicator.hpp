@@ -1,0 +1,81 @@
+// RAII ownership of MPI state: MpiSession (MPI_Init_thread / MPI_Finalize) and Communicator (a
+// move-only owner of an MPI_Comm that frees it). Creating communicators (Split, Duplicate,
+// SplitShared) is collective over the parent. Every MPI call goes through HPO_MPI_CHECK, which turns
+// a failing call into one message naming the call, file and line, then aborts the job.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "hpo/status.hpp"
+
+namespace hpo {
+
+// Prints "hpo: MPI call CALL failed at FILE:LINE: <MPI error string>" and aborts the job with
+// ExitCode::kFailure. Never returns.
+[[noreturn]] void FailMpiCall(int error_code, const char* call, const char* file, int line);
+
+#define HPO_MPI_CHECK(call)                                             \
+  do {                                                                  \
+    int hpo_mpi_rc_ = (call);                                           \
+    if (hpo_mpi_rc_ != MPI_SUCCESS) {                                   \
+      ::hpo::FailMpiCall(hpo_mpi_rc_, #call, __FILE__, __LINE__);       \
+    }                                                                   \
+  } while (false)
+
+// Ends the whole job after a fatal error on this rank: prints `message` to stderr (prefixed with
+// the world rank when the world has more than one rank) and calls MPI_Abort with `code`, which
+// mpirun passes on as its exit status. Callable from any thread once MPI is initialised.
+[[noreturn]] void AbortJob(ExitCode code, const std::string& message);
+
+// The process's MPI lifetime. Exactly one per process, created first on the main thread.
+// Requests MPI_THREAD_MULTIPLE (rank 0's coordinator runs on its own thread) and sets
+// MPI_ERRORS_RETURN on MPI_COMM_WORLD so HPO_MPI_CHECK can report failures.
+class MpiSession {
+ public:
+  // Initialises MPI; Failure when the library cannot provide MPI_THREAD_MULTIPLE.
+  static Status Start(int* argc, char*** argv, std::unique_ptr<MpiSession>* session);
+  ~MpiSession();  // MPI_Finalize
+
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+ private:
+  MpiSession() = default;
+};
+
+class Communicator {
+ public:
+  // A non-owning handle to MPI_COMM_WORLD.
+  static Communicator World();
+
+  Communicator() = default;
+  Communicator(Communicator&& other) noexcept;
+  Communicator& operator=(Communicator&& other) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  ~Communicator();  // MPI_Comm_free for owned communicators
+
+  // Collective: ranks with the same color form a new communicator, ordered by key.
+  Communicator Split(int color, int key) const;
+  // Collective: the same group in a new communication context (messages never cross over).
+  Communicator Duplicate() const;
+  // Collective: the ranks that share this rank's node (MPI_COMM_TYPE_SHARED).
+  Communicator SplitShared() const;
+
+  bool valid() const { return comm_ != MPI_COMM_NULL; }
+  int rank() const;
+  int size() const;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {}
+  void Release();
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool owned_ = false;
+};
+
+}  // namespace hpo

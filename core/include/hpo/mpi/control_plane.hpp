@@ -1,0 +1,37 @@
+// The control plane over MPI: a duplicated world communicator that carries ControlMessages between
+// group leaders and rank 0's coordinator, and the group-wide broadcast of what the leader heard.
+//   ServeCoordinator  rank 0, on its coordinator thread: receives and answers until the coordinator
+//                     is finished. Polls with MPI_Improbe and a short back-off sleep, so it costs
+//                     rank 0's training almost no CPU.
+//   LeaderChannel     group leaders: send a message to rank 0 and wait for the reply.
+//   BroadcastMessage  collective over a group: the leader's message reaches every rank.
+// A malformed message or a failing coordinator ends the job (AbortJob).
+#pragma once
+
+#include "hpo/control_message.hpp"
+#include "hpo/coordinator.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "hpo/mpi/group_layout.hpp"
+
+namespace hpo {
+
+// Runs on world rank 0 only; returns once coordinator.Finished().
+void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
+                      const std::vector<int>& group_of_world_rank);
+
+class LeaderChannel {
+ public:
+  explicit LeaderChannel(const Communicator& control) : control_(control) {}
+
+  void Send(const ControlMessage& message);
+  // Sends and waits for rank 0's reply.
+  ControlMessage Exchange(const ControlMessage& message);
+
+ private:
+  const Communicator& control_;
+};
+
+// Collective over `group`: the root's `message` is copied into every other rank's `message`.
+void BroadcastMessage(const Communicator& group, int root, ControlMessage* message);
+
+}  // namespace hpo

@@ -1,0 +1,30 @@
+// RunSweep: one MPI job runs a whole sweep (DESIGN.md, "The shape of a run"). Collective over
+// MPI_COMM_WORLD; every rank calls it after MpiSession::Start with the same options.
+//   1. rank 0 reads and validates the config and broadcasts its text; a bad config fails once,
+//      on rank 0, and every rank returns the same BadInput status (nobody hangs);
+//   2. the world splits into groups of ranks_per_trial;
+//   3. rank 0 creates the output folder and the study file, then runs the coordinator on its own
+//      thread while its main thread trains like every other rank;
+//   4. each group leader asks rank 0 for trials, broadcasts them to its group, reports every
+//      epoch and sends the result; rank 0 appends each result to the study at once;
+//   5. at the end rank 0 evaluates the best trial on the held-out test set and records it.
+// A failure confined to one rank (e.g. a missing data file there) ends the job through AbortJob.
+#pragma once
+
+#include <string>
+
+#include "hpo/status.hpp"
+
+namespace hpo {
+
+struct SweepOptions {
+  std::string config_path;
+  std::string output_override;  // --output: replaces the config's `output`
+  std::string data_override;    // --data: replaces the config's `data` on the ranks given it
+  bool resume = false;
+};
+
+// The returned Status is the same on every rank; the caller prints it on world rank 0 only.
+Status RunSweep(const SweepOptions& options);
+
+}  // namespace hpo

@@ -1,0 +1,216 @@
+#include "hpo/control_message.hpp"
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace hpo {
+
+namespace {
+
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::vector<uint8_t>* out) : out_(out) {}
+
+  template <typename T>
+  void Put(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
+    out_->insert(out_->end(), bytes, bytes + sizeof(T));
+  }
+  void PutString(const std::string& text) {
+    Put<uint64_t>(text.size());
+    out_->insert(out_->end(), text.begin(), text.end());
+  }
+  void PutDoubles(const std::vector<double>& values) {
+    Put<uint64_t>(values.size());
+    for (double value : values) Put(value);
+  }
+  void PutAssignment(const Assignment& params) {
+    Put<uint64_t>(params.size());
+    for (const NamedValue& entry : params) {
+      PutString(entry.name);
+      Put<uint8_t>(static_cast<uint8_t>(entry.value.index()));
+      if (const auto* i = std::get_if<int64_t>(&entry.value)) Put(*i);
+      if (const auto* d = std::get_if<double>(&entry.value)) Put(*d);
+      if (const auto* s = std::get_if<std::string>(&entry.value)) PutString(*s);
+    }
+  }
+  void PutMetrics(const EpochMetrics& metrics) {
+    Put(metrics.epoch);
+    PutDoubles(metrics.values);
+  }
+
+ private:
+  std::vector<uint8_t>* out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+
+  bool ok() const { return ok_; }
+  bool at_end() const { return offset_ == bytes_.size(); }
+
+  template <typename T>
+  T Get() {
+    T value{};
+    if (!Take(sizeof(T))) return value;
+    std::memcpy(&value, bytes_.data() + offset_ - sizeof(T), sizeof(T));
+    return value;
+  }
+  std::string GetString() {
+    const uint64_t size = Get<uint64_t>();
+    if (!Take(size)) return {};
+    return std::string(reinterpret_cast<const char*>(bytes_.data()) + offset_ - size, size);
+  }
+  std::vector<double> GetDoubles() {
+    const uint64_t count = Get<uint64_t>();
+    std::vector<double> values;
+    if (!Fits(count, sizeof(double))) return values;
+    values.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) values.push_back(Get<double>());
+    return values;
+  }
+  Assignment GetAssignment() {
+    const uint64_t count = Get<uint64_t>();
+    Assignment params;
+    for (uint64_t i = 0; i < count && ok_; ++i) {
+      NamedValue entry;
+      entry.name = GetString();
+      switch (Get<uint8_t>()) {
+        case 0:
+          entry.value = Get<int64_t>();
+          break;
+        case 1:
+          entry.value = Get<double>();
+          break;
+        case 2:
+          entry.value = GetString();
+          break;
+        default:
+          ok_ = false;
+      }
+      params.push_back(std::move(entry));
+    }
+    return params;
+  }
+  EpochMetrics GetMetrics() {
+    EpochMetrics metrics;
+    metrics.epoch = Get<int64_t>();
+    metrics.values = GetDoubles();
+    return metrics;
+  }
+
+ private:
+  bool Fits(uint64_t count, size_t element_size) {
+    if (!ok_ || count > (bytes_.size() - offset_) / element_size) ok_ = false;
+    return ok_;
+  }
+  bool Take(uint64_t size) {
+    if (!Fits(size, 1)) return false;
+    offset_ += size;
+    return true;
+  }
+
+  const std::vector<uint8_t>& bytes_;
+  size_t offset_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+std::vector<uint8_t> EncodeMessage(const ControlMessage& message) {
+  std::vector<uint8_t> bytes;
+  ByteWriter writer(&bytes);
+  writer.Put(static_cast<uint8_t>(message.kind));
+  switch (message.kind) {
+    case MessageKind::kRequestTrial:
+    case MessageKind::kNoMoreTrials:
+      break;
+    case MessageKind::kTrial:
+      writer.Put(message.trial.trial_id);
+      writer.Put(message.trial.seed);
+      writer.PutAssignment(message.trial.params);
+      break;
+    case MessageKind::kEpochReport:
+      writer.Put(message.trial_id);
+      writer.PutMetrics(message.metrics);
+      break;
+    case MessageKind::kEpochDecision:
+      writer.Put(message.trial_id);
+      writer.Put<uint8_t>(message.keep_going ? 1 : 0);
+      break;
+    case MessageKind::kTrialResult: {
+      const TrialResult& result = message.result;
+      writer.Put(result.trial_id);
+      writer.Put(static_cast<uint8_t>(result.status));
+      writer.Put(result.objective);
+      writer.PutAssignment(result.params);
+      writer.Put(result.epochs);
+      writer.Put(result.duration_s);
+      writer.Put(result.group);
+      writer.Put<uint64_t>(result.curve.size());
+      for (const EpochMetrics& metrics : result.curve) writer.PutMetrics(metrics);
+      writer.PutString(result.message);
+      break;
+    }
+  }
+  return bytes;
+}
+
+Status DecodeMessage(const std::vector<uint8_t>& bytes, ControlMessage* message) {
+  ByteReader reader(bytes);
+  ControlMessage decoded;
+  const uint8_t kind = reader.Get<uint8_t>();
+  if (!reader.ok() || kind < static_cast<uint8_t>(MessageKind::kRequestTrial) ||
+      kind > static_cast<uint8_t>(MessageKind::kTrialResult)) {
+    return Status::Failure("control message of unknown kind " + std::to_string(kind));
+  }
+  decoded.kind = static_cast<MessageKind>(kind);
+  switch (decoded.kind) {
+    case MessageKind::kRequestTrial:
+    case MessageKind::kNoMoreTrials:
+      break;
+    case MessageKind::kTrial:
+      decoded.trial.trial_id = reader.Get<int64_t>();
+      decoded.trial.seed = reader.Get<uint64_t>();
+      decoded.trial.params = reader.GetAssignment();
+      break;
+    case MessageKind::kEpochReport:
+      decoded.trial_id = reader.Get<int64_t>();
+      decoded.metrics = reader.GetMetrics();
+      break;
+    case MessageKind::kEpochDecision:
+      decoded.trial_id = reader.Get<int64_t>();
+      decoded.keep_going = reader.Get<uint8_t>() != 0;
+      break;
+    case MessageKind::kTrialResult: {
+      TrialResult& result = decoded.result;
+      result.trial_id = reader.Get<int64_t>();
+      const uint8_t status = reader.Get<uint8_t>();
+      if (status > static_cast<uint8_t>(TrialStatus::kRunning)) {
+        return Status::Failure("control message with unknown trial status");
+      }
+      result.status = static_cast<TrialStatus>(status);
+      result.objective = reader.Get<double>();
+      result.params = reader.GetAssignment();
+      result.epochs = reader.Get<int64_t>();
+      result.duration_s = reader.Get<double>();
+      result.group = reader.Get<int64_t>();
+      const uint64_t epochs = reader.Get<uint64_t>();
+      for (uint64_t i = 0; i < epochs && reader.ok(); ++i) {
+        result.curve.push_back(reader.GetMetrics());
+      }
+      result.message = reader.GetString();
+      break;
+    }
+  }
+  if (!reader.ok() || !reader.at_end()) {
+    return Status::Failure("truncated or malformed control message");
+  }
+  *message = std::move(decoded);
+  return Status::Ok();
+}
+
+}  // namespace hpo

@@ -1,0 +1,89 @@
+#include "hpo/mpi/control_plane.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+namespace hpo {
+
+namespace {
+
+constexpr int kToCoordinatorTag = 101;
+constexpr int kFromCoordinatorTag = 102;
+
+void SendBytes(const std::vector<uint8_t>& bytes, int destination, int tag,
+               const Communicator& comm) {
+  HPO_MPI_CHECK(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, destination, tag,
+                         comm.get()));
+}
+
+std::vector<uint8_t> ReceiveMatched(MPI_Message* handle, const MPI_Status& status) {
+  int count = 0;
+  HPO_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &count));
+  std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  HPO_MPI_CHECK(MPI_Mrecv(bytes.data(), count, MPI_BYTE, handle, MPI_STATUS_IGNORE));
+  return bytes;
+}
+
+ControlMessage DecodeOrAbort(const std::vector<uint8_t>& bytes) {
+  ControlMessage message;
+  Status status = DecodeMessage(bytes, &message);
+  if (!status.ok()) AbortJob(ExitCode::kFailure, "control plane: " + status.message());
+  return message;
+}
+
+}  // namespace
+
+void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
+                      const std::vector<int>& group_of_world_rank) {
+  using Micros = std::chrono::microseconds;
+  const Micros kShortestNap(20);
+  const Micros kLongestNap(1000);
+  Micros nap = kShortestNap;
+  while (!coordinator.Finished()) {
+    int found = 0;
+    MPI_Message handle = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    HPO_MPI_CHECK(MPI_Improbe(MPI_ANY_SOURCE, kToCoordinatorTag, control.get(), &found, &handle,
+                              &status));
+    if (!found) {
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, kLongestNap);
+      continue;
+    }
+    nap = kShortestNap;
+    const int source = status.MPI_SOURCE;
+    const ControlMessage message = DecodeOrAbort(ReceiveMatched(&handle, status));
+    std::optional<ControlMessage> reply;
+    Status handled = coordinator.Handle(group_of_world_rank[source], message, &reply);
+    if (!handled.ok()) AbortJob(handled.exit_code(), handled.message());
+    if (reply) SendBytes(EncodeMessage(*reply), source, kFromCoordinatorTag, control);
+  }
+}
+
+void LeaderChannel::Send(const ControlMessage& message) {
+  SendBytes(EncodeMessage(message), 0, kToCoordinatorTag, control_);
+}
+
+ControlMessage LeaderChannel::Exchange(const ControlMessage& message) {
+  Send(message);
+  MPI_Message handle = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  HPO_MPI_CHECK(MPI_Mprobe(0, kFromCoordinatorTag, control_.get(), &handle, &status));
+  return DecodeOrAbort(ReceiveMatched(&handle, status));
+}
+
+void BroadcastMessage(const Communicator& group, int root, ControlMessage* message) {
+  if (group.size() == 1) return;
+  std::vector<uint8_t> bytes;
+  if (group.rank() == root) bytes = EncodeMessage(*message);
+  uint64_t size = bytes.size();
+  HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, root, group.get()));
+  bytes.resize(size);
+  HPO_MPI_CHECK(
+      MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_BYTE, root, group.get()));
+  if (group.rank() != root) *message = DecodeOrAbort(bytes);
+}
+
+}  // namespace hpo

@@ -1,0 +1,307 @@
+#include <chrono>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "hpo/config.hpp"
+#include "hpo/coordinator.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "hpo/mpi/control_plane.hpp"
+#include "hpo/mpi/group_layout.hpp"
+#include "hpo/mpi/mpi_collectives.hpp"
+#include "hpo/searcher.hpp"
+#include "hpo/study_file.hpp"
+#include "hpo/sweep.hpp"
+#include "hpo/task_catalog.hpp"
+#include "hpo/train/task_data.hpp"
+#include "hpo/train/trainer.hpp"
+
+namespace hpo {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kStudyFileName = "study.h5";
+
+double SteadySeconds() {
+  using Clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+std::string UtcTimestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+// Collective: every rank returns the root's string.
+std::string BroadcastString(const Communicator& world, std::string text) {
+  uint64_t size = text.size();
+  HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, world.get()));
+  text.resize(size);
+  HPO_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, world.get()));
+  return text;
+}
+
+// Collective: every rank returns the root's status.
+Status BroadcastStatus(const Communicator& world, const Status& status) {
+  int code = static_cast<int>(status.code());
+  HPO_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, world.get()));
+  const std::string message = BroadcastString(world, status.message());
+  switch (static_cast<Status::Code>(code)) {
+    case Status::Code::kOk:
+      return Status::Ok();
+    case Status::Code::kBadInput:
+      return Status::BadInput(message);
+    case Status::Code::kInterrupted:
+      return Status::Interrupted(message);
+    case Status::Code::kFailure:
+      break;
+  }
+  return Status::Failure(message);
+}
+
+std::string WeightsPath(const std::string& output, int64_t trial_id) {
+  return (fs::path(output) / "models" / ("trial_" + std::to_string(trial_id) + ".pt")).string();
+}
+
+// Final weights under OUTPUT/models; the coordinator discards all but the best trial's.
+class ModelFiles final : public TrialArtifacts {
+ public:
+  explicit ModelFiles(std::string output) : output_(std::move(output)) {}
+  void Discard(int64_t trial_id) override {
+    std::error_code ignored;
+    fs::remove(WeightsPath(output_, trial_id), ignored);
+  }
+
+ private:
+  std::string output_;
+};
+
+StudyLayout MakeStudyLayout(const SweepConfig& config) {
+  StudyLayout layout;
+  for (const ParameterSpec& spec : config.sweep.parameters) {
+    StudyParamColumn column;
+    column.name = spec.name;
+    column.type = spec.type;
+    if (spec.type == ParamType::kString) {
+      size_t longest = 1;
+      for (const ParamValue& value : spec.values) {
+        longest = std::max(longest, FormatParamValue(value).size());
+      }
+      column.string_width = longest + 1;
+    }
+    layout.params.push_back(column);
+  }
+  layout.metric_names = TaskMetricNames(config.execution.task);
+  return layout;
+}
+
+// Rank 0: creates the output folder and a new study file in it.
+Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int world_size,
+                     std::unique_ptr<StudyWriter>* study) {
+  const fs::path output(config.execution.output);
+  const fs::path study_path = output / kStudyFileName;
+  if (options.resume) {
+    return Status::BadInput("--resume is not implemented in this version; start a new study "
+                            "with another --output");
+  }
+  std::error_code error;
+  fs::create_directories(output / "models", error);
+  if (error) {
+    return Status::BadInput("output folder " + output.string() + ": cannot create: " +
+                            error.message());
+  }
+  if (fs::exists(study_path)) {
+    return Status::BadInput(study_path.string() +
+                            ": a study already exists here; choose another --output");
+  }
+  StudyAttributes attributes;
+  attributes.config = config.text;
+  attributes.metric_name = config.sweep.metric.name;
+  attributes.metric_goal = GoalName(config.sweep.metric.goal);
+  attributes.world_size = world_size;
+  attributes.start_time = UtcTimestamp();
+  attributes.version = HPO_VERSION;
+  return StudyWriter::Create(study_path.string(), MakeStudyLayout(config), attributes, study);
+}
+
+// Asks rank 0 after every epoch whether the trial goes on; the leader asks, the group hears.
+class ControlPlaneGate final : public EpochGate {
+ public:
+  ControlPlaneGate(const GroupLayout& layout, LeaderChannel* channel)
+      : layout_(layout), channel_(channel) {}
+
+  bool ShouldContinue(int64_t trial_id, const EpochMetrics& metrics) override {
+    ControlMessage decision;
+    if (layout_.rank_in_group == 0) {
+      ControlMessage report;
+      report.kind = MessageKind::kEpochReport;
+      report.trial_id = trial_id;
+      report.metrics = metrics;
+      decision = channel_->Exchange(report);
+    }
+    BroadcastMessage(layout_.group_comm, 0, &decision);
+    return decision.keep_going;
+  }
+
+ private:
+  const GroupLayout& layout_;
+  LeaderChannel* channel_;
+};
+
+// Every rank: trains the trials rank 0 hands its group until there are none left.
+void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const TaskData& data,
+                    const Communicator& control) {
+  MpiGroupCollectives collectives(layout.group_comm);
+  LeaderChannel channel(control);
+  ControlPlaneGate gate(layout, &channel);
+  const bool leader = layout.rank_in_group == 0;
+  ControlMessage request;
+  request.kind = MessageKind::kRequestTrial;
+  for (;;) {
+    ControlMessage assignment;
+    if (leader) assignment = channel.Exchange(request);
+    BroadcastMessage(layout.group_comm, 0, &assignment);
+    if (assignment.kind == MessageKind::kNoMoreTrials) return;
+    if (assignment.kind != MessageKind::kTrial) {
+      AbortJob(ExitCode::kFailure, "control plane: expected a trial from rank 0");
+    }
+    const TrialSpec& trial = assignment.trial;
+    TrainOptions options;
+    options.epochs = config.execution.epochs;
+    options.save_weights_path = WeightsPath(config.execution.output, trial.trial_id);
+    TrialOutcome outcome;
+    Status status;
+    try {
+      status = RunTrial(config.execution, trial, data, collectives, gate, options, &outcome);
+    } catch (const std::exception& error) {
+      AbortJob(ExitCode::kFailure,
+               "trial " + std::to_string(trial.trial_id) + " failed: " + error.what());
+    }
+    if (!status.ok()) {
+      outcome.status = TrialStatus::kFailed;
+      outcome.message = status.message();
+    }
+    if (leader) {
+      ControlMessage done;
+      done.kind = MessageKind::kTrialResult;
+      done.result.trial_id = trial.trial_id;
+      done.result.status = outcome.status;
+      done.result.params = trial.params;
+      done.result.duration_s = outcome.duration_s;
+      done.result.group = layout.group;
+      done.result.curve = std::move(outcome.curve);
+      done.result.message = std::move(outcome.message);
+      channel.Send(done);
+    }
+  }
+}
+
+// Rank 0, after every group is done: the best trial on the held-out test set.
+void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
+                     const TaskData& data, StudyWriter* study, const std::string& study_path) {
+  const std::optional<TrialResult>& best = coordinator.best_trial();
+  std::cout << "sweep finished: " << coordinator.trials_finished() << " trials" << std::endl;
+  if (!best) {
+    std::cout << "no trial produced a " << config.sweep.metric.name << std::endl;
+  } else {
+    const std::string weights = WeightsPath(config.execution.output, best->trial_id);
+    double test_accuracy = 0.0;
+    Status evaluated =
+        EvaluateSavedModel(config.execution, best->params, weights, data, &test_accuracy);
+    Status recorded = study->SetAttribute("best_trial_id", best->trial_id);
+    if (recorded.ok()) recorded = study->SetAttribute("best_model", weights);
+    if (recorded.ok() && evaluated.ok()) {
+      recorded = study->SetAttribute("test_accuracy", test_accuracy);
+    }
+    if (!recorded.ok()) AbortJob(recorded.exit_code(), recorded.message());
+    std::cout << "best trial " << best->trial_id << ": " << config.sweep.metric.name << ' '
+              << best->objective;
+    for (const NamedValue& entry : best->params) {
+      std::cout << ' ' << entry.name << '=' << FormatParamValue(entry.value);
+    }
+    std::cout << std::endl;
+    if (evaluated.ok()) {
+      std::cout << "best trial test accuracy: " << test_accuracy << " (held-out test set, "
+                << data.test.size() << " samples)" << std::endl;
+    } else {
+      std::cerr << "hpo: warning: could not evaluate the best trial on the test set: "
+                << evaluated.message() << std::endl;
+    }
+  }
+  std::cout << "study: " << fs::absolute(study_path).string() << std::endl;
+}
+
+}  // namespace
+
+Status RunSweep(const SweepOptions& options) {
+  const Communicator world = Communicator::World();
+  const bool root = world.rank() == 0;
+
+  SweepConfig config;
+  Status status;
+  if (root) status = LoadConfigFile(options.config_path, &config);
+  HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
+  const std::string text = BroadcastString(world, root ? config.text : std::string());
+  if (!root) {
+    Status parsed = ParseConfig(text, options.config_path, &config);
+    if (!parsed.ok()) AbortJob(ExitCode::kFailure, "config did not parse as on rank 0");
+  }
+  if (!options.output_override.empty()) config.execution.output = options.output_override;
+  if (!options.data_override.empty()) config.execution.data = options.data_override;
+
+  GroupLayout layout;
+  HPO_RETURN_IF_ERROR(ComputeGroupLayout(
+      world, static_cast<int>(config.execution.ranks_per_trial), &layout));
+
+  TaskData data;
+  status = LoadTaskData(config.execution, &data);
+  if (!status.ok()) AbortJob(status.exit_code(), status.message());
+
+  std::unique_ptr<StudyWriter> study;
+  if (root) status = PrepareOutput(config, options, world.size(), &study);
+  HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
+
+  const Communicator control = world.Duplicate();
+  std::unique_ptr<Coordinator> coordinator;
+  std::unique_ptr<ModelFiles> model_files;
+  std::thread coordinator_thread;
+  const std::string study_path = (fs::path(config.execution.output) / kStudyFileName).string();
+  if (root) {
+    CoordinatorDeps deps;
+    Status made = MakeSearcher(config, &deps.searcher);
+    if (!made.ok()) AbortJob(made.exit_code(), made.message());
+    model_files = std::make_unique<ModelFiles>(config.execution.output);
+    deps.study = study.get();
+    deps.artifacts = model_files.get();
+    deps.progress = &std::cout;
+    deps.clock = SteadySeconds;
+    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
+    std::cout << "hpo-mpi " << HPO_VERSION << ": " << world.size() << " ranks in "
+              << layout.num_groups << " groups of " << config.execution.ranks_per_trial
+              << " | task " << TaskKindName(config.execution.task) << " | "
+              << SearchMethodName(config.sweep.method) << " search, "
+              << coordinator->planned_trials() << " trials of " << config.execution.epochs
+              << " epochs | " << config.sweep.metric.name << " ("
+              << GoalName(config.sweep.metric.goal) << ") | study " << study_path << std::endl;
+    coordinator_thread = std::thread(
+        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+  }
+
+  RunGroupTrials(config, layout, data, control);
+
+  if (root) {
+    coordinator_thread.join();
+    RecordBestTrial(config, *coordinator, data, study.get(), study_path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace hpo

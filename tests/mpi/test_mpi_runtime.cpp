@@ -1,0 +1,153 @@
+// The MPI runtime on real ranks: group layout, the group data plane, the control plane.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <thread>
+
+#include "hpo/coordinator.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "hpo/mpi/control_plane.hpp"
+#include "hpo/mpi/group_layout.hpp"
+#include "hpo/mpi/mpi_collectives.hpp"
+
+namespace hpo {
+namespace {
+
+TEST(GroupLayout, WorldSplitsIntoConsecutiveGroupsLedByTheirFirstRank) {
+  const Communicator world = Communicator::World();
+  ASSERT_EQ(world.size(), 4) << "run with mpirun -np 4";
+  GroupLayout layout;
+  ASSERT_TRUE(ComputeGroupLayout(world, 2, &layout).ok());
+  EXPECT_EQ(layout.num_groups, 2);
+  // One node: node-local order is world order.
+  EXPECT_EQ(layout.group, world.rank() / 2);
+  EXPECT_EQ(layout.rank_in_group, world.rank() % 2);
+  EXPECT_EQ(layout.group_comm.size(), 2);
+  EXPECT_EQ(layout.node_local_rank, world.rank());
+  EXPECT_EQ(layout.group_of_world_rank, (std::vector<int>{0, 0, 1, 1}));
+}
+
+TEST(GroupLayout, WorldThatDoesNotDivideIsTheSameErrorOnEveryRank) {
+  GroupLayout layout;
+  Status status = ComputeGroupLayout(Communicator::World(), 3, &layout);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find("start 3 or 6 ranks"), std::string::npos) << status.message();
+}
+
+TEST(Communicator, SplitAndDuplicateAreIndependentAndFreed) {
+  const Communicator world = Communicator::World();
+  Communicator odd_even = world.Split(world.rank() % 2, world.rank());
+  EXPECT_EQ(odd_even.size(), 2);
+  Communicator copy = odd_even.Duplicate();
+  EXPECT_EQ(copy.rank(), odd_even.rank());
+  Communicator moved = std::move(copy);
+  EXPECT_FALSE(copy.valid());  // NOLINT(bugprone-use-after-move): the moved-from state is defined
+  EXPECT_TRUE(moved.valid());
+}
+
+TEST(MpiGroupCollectives, AllreduceSumsAndBroadcastCopiesWithinTheGroupOnly) {
+  GroupLayout layout;
+  ASSERT_TRUE(ComputeGroupLayout(Communicator::World(), 2, &layout).ok());
+  MpiGroupCollectives collectives(layout.group_comm);
+  const int world_rank = Communicator::World().rank();
+  std::vector<float> floats(1000, static_cast<float>(world_rank + 1));
+  collectives.AllreduceSum(floats.data(), floats.size());
+  const float expected = layout.group == 0 ? 1.0f + 2.0f : 3.0f + 4.0f;
+  for (float value : floats) ASSERT_EQ(value, expected);
+  std::vector<double> doubles = {0.5 * world_rank, 1.0};
+  collectives.AllreduceSum(doubles.data(), doubles.size());
+  EXPECT_DOUBLE_EQ(doubles[1], 2.0);
+  int payload = layout.rank_in_group == 0 ? 100 + layout.group : -1;
+  collectives.Broadcast(&payload, sizeof(payload), 0);
+  EXPECT_EQ(payload, 100 + layout.group);
+}
+
+// Suggests ids 0, 1, 2, ... with {"lr": id}.
+class CountingSearcher final : public Searcher {
+ public:
+  std::optional<Assignment> Suggest(int64_t trial_id) override {
+    return Assignment{{"lr", static_cast<double>(trial_id)}};
+  }
+  void Observe(int64_t, const Assignment&, TrialStatus, double) override {}
+  std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
+};
+
+class MemoryStudy final : public StudyWriter {
+ public:
+  Status Append(const TrialResult& result) override {
+    rows.push_back(result);
+    return Status::Ok();
+  }
+  Status SetAttribute(const std::string&, const StudyAttribute&) override { return Status::Ok(); }
+  std::vector<TrialResult> rows;
+};
+
+TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
+  const Communicator world = Communicator::World();
+  GroupLayout layout;
+  ASSERT_TRUE(ComputeGroupLayout(world, 2, &layout).ok());
+  const Communicator control = world.Duplicate();
+  SweepConfig config;
+  config.execution.task = TaskKind::kSynthetic;
+  config.sweep.metric = {"val_loss", Goal::kMinimize};
+  config.sweep.run_cap = 7;
+
+  MemoryStudy study;
+  std::unique_ptr<Coordinator> coordinator;
+  std::thread server;
+  if (world.rank() == 0) {
+    CoordinatorDeps deps;
+    deps.searcher = std::make_unique<CountingSearcher>();
+    deps.study = &study;
+    deps.clock = [] { return 0.0; };
+    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
+    server = std::thread(
+        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+  }
+
+  LeaderChannel channel(control);
+  std::vector<int64_t> mine;
+  for (;;) {
+    ControlMessage assignment;
+    if (layout.rank_in_group == 0) {
+      ControlMessage request;
+      request.kind = MessageKind::kRequestTrial;
+      assignment = channel.Exchange(request);
+    }
+    BroadcastMessage(layout.group_comm, 0, &assignment);
+    if (assignment.kind == MessageKind::kNoMoreTrials) break;
+    ASSERT_EQ(assignment.kind, MessageKind::kTrial);
+    EXPECT_EQ(std::get<double>(assignment.trial.params[0].value),
+              static_cast<double>(assignment.trial.trial_id));
+    mine.push_back(assignment.trial.trial_id);
+    if (layout.rank_in_group == 0) {
+      ControlMessage done;
+      done.kind = MessageKind::kTrialResult;
+      done.result.trial_id = assignment.trial.trial_id;
+      done.result.status = TrialStatus::kCompleted;
+      done.result.params = assignment.trial.params;
+      done.result.curve = {{1, {1.0, 0.5, 0.5, 0.1}}};
+      channel.Send(done);
+    }
+  }
+  // Every rank of a group saw the same trials; the groups together saw each trial once.
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(4);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  EXPECT_EQ(counts[0], counts[1]);
+  EXPECT_EQ(counts[2], counts[3]);
+  EXPECT_EQ(counts[0] + counts[2], 7);
+  if (world.rank() == 0) {
+    server.join();
+    ASSERT_EQ(study.rows.size(), 7u);
+    std::vector<int64_t> ids;
+    for (const TrialResult& row : study.rows) ids.push_back(row.trial_id);
+    std::sort(ids.begin(), ids.end());
+    std::vector<int64_t> expected(7);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(ids, expected);
+  }
+}
+
+}  // namespace
+}  // namespace hpo

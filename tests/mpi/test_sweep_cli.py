@@ -1,0 +1,222 @@
+"""End-to-end tests of `hpo sweep` and `hpo report` under mpirun.
+
+Run by ctest as: python3 test_sweep_cli.py --hpo PATH -k PATTERN. Each test starts real MPI jobs
+(oversubscribed, as root where needed) and checks exit codes, printed output and the study file.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import h5py
+import numpy as np
+import pandas
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIGS = os.path.join(HERE, "configs")
+HPO = None  # set from the command line
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMP_NUM_THREADS": "1",
+}
+
+
+def mpirun(np_count, args, timeout=300, mpmd_tail=None):
+    """Runs `mpirun -np N hpo ARGS [: MPMD...]`; returns (rc, stdout, stderr, seconds)."""
+    command = ["mpirun", "--oversubscribe", "-np", str(np_count), HPO] + args
+    if mpmd_tail:
+        command += mpmd_tail
+    env = dict(os.environ, **MPI_ENV)
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    return done.returncode, done.stdout, done.stderr, time.monotonic() - start
+
+
+def hpo(args):
+    done = subprocess.run([HPO] + args, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+class SweepTestCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def out(self, name="study"):
+        return os.path.join(self.tmp, name)
+
+
+class EndToEnd(SweepTestCase):
+    """4 ranks, 2 per trial, 6 random synthetic trials of 2 epochs."""
+
+    def run_sweep(self, output):
+        rc, stdout, stderr, _ = mpirun(
+            4, ["sweep", "--config", os.path.join(CONFIGS, "synthetic_random.yaml"),
+                "--output", output])
+        self.assertEqual(rc, 0, stdout + stderr)
+        return stdout, os.path.join(output, "study.h5")
+
+    def test_sweep_writes_a_study_with_every_trial_and_curve(self):
+        stdout, study = self.run_sweep(self.out())
+        trial_lines = [l for l in stdout.splitlines() if l.startswith("trial ")]
+        self.assertEqual(len(trial_lines), 6, stdout)  # once per trial, not once per rank
+        self.assertEqual(stdout.count("hpo-mpi "), 1, stdout)
+        self.assertIn("6/6 done", trial_lines[-1])
+        self.assertIn("study: " + os.path.abspath(study), stdout)
+        self.assertIn("best trial test accuracy:", stdout)
+
+        with h5py.File(study, "r") as f:
+            trials = f["trials"][:]
+            curves = f["curves"][:]
+            attrs = dict(f.attrs)
+        self.assertEqual(sorted(trials["trial_id"].tolist()), list(range(6)))
+        self.assertTrue(all(s == b"completed" for s in trials["status"]))
+        self.assertEqual(trials.dtype["lr"], np.float64)
+        self.assertEqual(trials.dtype["batch_size"], np.int64)
+        self.assertEqual(trials.dtype["width"], np.int64)
+        self.assertEqual(trials.dtype["optimizer"].kind, "S")
+        self.assertTrue(set(trials["optimizer"].tolist()) <= {b"sgd", b"adam"})
+        self.assertTrue(((trials["lr"] >= 0.001) & (trials["lr"] <= 0.1)).all())
+        self.assertEqual(set(trials["group"].tolist()), {0, 1})  # both groups trained
+        self.assertTrue((trials["epochs"] == 2).all())
+        self.assertTrue(((trials["objective"] > 0.0) & (trials["objective"] <= 1.0)).all())
+        for trial in trials:
+            rows = curves[curves["trial_id"] == trial["trial_id"]]
+            self.assertEqual(rows["epoch"].tolist(), [1, 2])
+            self.assertAlmostEqual(rows["val_accuracy"][-1], trial["objective"])
+            self.assertTrue(np.isfinite(rows["train_loss"]).all())
+            self.assertTrue((rows["epoch_time_s"] > 0).all())
+        self.assertEqual(attrs["metric_name"], b"val_accuracy" if isinstance(
+            attrs["metric_name"], bytes) else "val_accuracy")
+        self.assertEqual(int(attrs["world_size"]), 4)
+        self.assertIn("test_accuracy", attrs)
+        best = trials[np.argmax(trials["objective"])]
+        self.assertEqual(int(attrs["best_trial_id"]), int(best["trial_id"]))
+        # Only the best trial's weights are kept.
+        models = os.listdir(os.path.join(os.path.dirname(study), "models"))
+        self.assertEqual(models, ["trial_%d.pt" % best["trial_id"]])
+        # pandas reads it both ways.
+        self.assertEqual(len(pandas.DataFrame(trials)), 6)
+        self.assertEqual(len(pandas.read_hdf(study, "trials")), 6)
+
+        rc, csv_text, err = hpo(["report", study, "--format", "csv", "--top", "0"])
+        self.assertEqual(rc, 0, err)
+        rows = csv_text.strip().splitlines()
+        self.assertEqual(len(rows), 7)
+        objective_column = rows[0].split(",").index("objective")
+        objectives = [float(r.split(",")[objective_column]) for r in rows[1:]]
+        self.assertEqual(objectives, sorted(objectives, reverse=True))
+        rc, json_text, err = hpo(["report", study, "--format", "json"])
+        self.assertEqual(rc, 0, err)
+        report = json.loads(json_text)
+        self.assertEqual(report["best_trial_id"], int(best["trial_id"]))
+        rc, table, err = hpo(["report", study, "--top", "3"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("lr", table)
+
+        # Same config and seed: the same trials with the same results.
+        _, again = self.run_sweep(self.out("again"))
+        with h5py.File(again, "r") as f:
+            repeat = f["trials"][:]
+        first = trials[np.argsort(trials["trial_id"])]
+        second = repeat[np.argsort(repeat["trial_id"])]
+        for column in ("lr", "batch_size", "optimizer", "width"):
+            self.assertEqual(first[column].tolist(), second[column].tolist(), column)
+        np.testing.assert_allclose(first["objective"], second["objective"], rtol=0, atol=1e-9)
+
+
+class Grid(SweepTestCase):
+    def test_grid_runs_every_combination_once_on_one_rank_groups(self):
+        rc, stdout, stderr, _ = mpirun(
+            4, ["sweep", "-c", os.path.join(CONFIGS, "synthetic_grid.yaml"), "-o", self.out()])
+        self.assertEqual(rc, 0, stdout + stderr)
+        with h5py.File(os.path.join(self.out(), "study.h5"), "r") as f:
+            trials = f["trials"][:]
+        combos = sorted(zip(trials["lr"].tolist(), trials["optimizer"].tolist()))
+        self.assertEqual(combos, [(0.01, b"adamw"), (0.01, b"sgd"), (0.05, b"adamw"),
+                                  (0.05, b"sgd")])
+        self.assertTrue(set(trials["group"].tolist()) <= {0, 1, 2, 3})
+
+
+class BadInput(SweepTestCase):
+    def test_bad_config_fails_once_with_file_and_line(self):
+        config = os.path.join(self.tmp, "bad.yaml")
+        with open(os.path.join(CONFIGS, "synthetic_grid.yaml")) as f:
+            text = f.read()
+        with open(config, "w") as f:
+            f.write(text.replace("epochs: 1", "epochs: 1\nbogus_key: 3"))
+        rc, stdout, stderr, seconds = mpirun(4, ["sweep", "--config", config, "-o", self.out()])
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertEqual(stderr.count("bogus_key"), 1, stderr)
+        self.assertIn(config + ":", stderr)
+        self.assertLess(seconds, 60)
+        self.assertFalse(os.path.exists(self.out()))
+
+    def test_world_that_does_not_divide_into_groups_is_an_error(self):
+        rc, stdout, stderr, _ = mpirun(
+            3, ["sweep", "--config", os.path.join(CONFIGS, "synthetic_random.yaml"),
+                "-o", self.out()])
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("do not divide into groups of 2", stderr)
+        self.assertIn("start 2 or 4 ranks", stderr)
+
+    def test_bad_command_line_is_exit_2(self):
+        rc, stdout, stderr = hpo(["sweep", "--config"])
+        self.assertEqual(rc, 2, stdout + stderr)
+        rc, stdout, stderr = hpo(["frobnicate"])
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown command", stderr)
+        rc, stdout, stderr = hpo(["report", os.path.join(self.tmp, "missing.h5")])
+        self.assertEqual(rc, 2)
+        self.assertIn("missing.h5", stderr)
+
+    def test_existing_study_is_not_overwritten(self):
+        config = os.path.join(CONFIGS, "synthetic_grid.yaml")
+        rc, stdout, stderr, _ = mpirun(2, ["sweep", "-c", config, "-o", self.out()])
+        self.assertEqual(rc, 0, stdout + stderr)
+        study = os.path.join(self.out(), "study.h5")
+        with open(study, "rb") as f:
+            before = f.read()
+        rc, stdout, stderr, _ = mpirun(2, ["sweep", "-c", config, "-o", self.out()])
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("already exists", stderr)
+        with open(study, "rb") as f:
+            self.assertEqual(f.read(), before)
+
+    def test_failing_rank_ends_the_job_within_seconds(self):
+        config = os.path.join(CONFIGS, "fashion_tiny.yaml")
+        missing = os.path.join(self.tmp, "no-such-data")
+        args = ["sweep", "--config", config, "-o", self.out()]
+        # MPMD: ranks 0, 2, 3 read the real data; rank 1 is pointed at a missing folder.
+        rc, stdout, stderr, seconds = mpirun(
+            1, args, timeout=120,
+            mpmd_tail=[":", "-np", "1", HPO] + args + ["--data", missing] +
+            [":", "-np", "2", HPO] + args)
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("error on rank 1", stderr)
+        self.assertIn(missing, stderr)
+        self.assertLess(seconds, 60)
+
+
+def main():
+    global HPO
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hpo", required=True)
+    args, rest = parser.parse_known_args()
+    HPO = os.path.abspath(args.hpo)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
