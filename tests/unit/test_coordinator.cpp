@@ -117,17 +117,21 @@ TEST_F(CoordinatorTest, RunCapEndsTheSweepAndEveryGroupIsToldOnce) {
   auto coordinator = Make(2);
   EXPECT_EQ(coordinator->planned_trials(), 5);
   int64_t dispatched = 0;
-  for (int round = 0; round < 3; ++round) {
+  std::vector<int> told_no_more(2, 0);
+  for (int round = 0; round < 4; ++round) {
     for (int group = 0; group < 2; ++group) {
+      if (told_no_more[group]) continue;
       const ControlMessage reply = Request(*coordinator, group);
       if (reply.kind == MessageKind::kTrial) {
         ++dispatched;
         ASSERT_TRUE(Finish(*coordinator, group, reply.trial.trial_id, 0.5).ok());
       } else {
         EXPECT_EQ(reply.kind, MessageKind::kNoMoreTrials);
+        ++told_no_more[group];
       }
     }
   }
+  EXPECT_EQ(told_no_more, (std::vector<int>{1, 1}));
   EXPECT_EQ(dispatched, 5);
   EXPECT_TRUE(coordinator->Finished());
   EXPECT_EQ(study_.rows.size(), 5u);

@@ -1,0 +1,150 @@
+// Dispatch overhead: the time from a group finishing a trial to the group starting its next one
+// (result to rank 0, study append + flush, next suggestion, reply, broadcast to the group), with
+// no-op trials so nothing else is timed. Run under mpirun:
+//   mpirun -np 4 hpo_bench_dispatch [TRIALS] [RANKS_PER_TRIAL]
+// Check: the study file holds exactly TRIALS rows afterwards.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
+
+#include "harness.hpp"
+#include "hpo/config.hpp"
+#include "hpo/coordinator.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "hpo/mpi/control_plane.hpp"
+#include "hpo/mpi/group_layout.hpp"
+#include "hpo/study_file.hpp"
+#include "hpo/task_catalog.hpp"
+
+namespace {
+
+constexpr const char* kConfig = R"(sweep:
+  method: random
+  metric: {name: val_loss, goal: minimize}
+  run_cap: RUN_CAP
+  parameters:
+    lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
+    optimizer: {values: [sgd, adam, adamw]}
+    width: {distribution: int_uniform, min: 8, max: 64}
+task: synthetic
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hpo;
+  std::unique_ptr<MpiSession> session;
+  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
+  const int64_t trials = argc > 1 ? std::stoll(argv[1]) : 2000;
+  const int ranks_per_trial = argc > 2 ? std::stoi(argv[2]) : 1;
+
+  const Communicator world = Communicator::World();
+  std::string text = kConfig;
+  text.replace(text.find("RUN_CAP"), 7, std::to_string(trials));
+  SweepConfig config;
+  Status parsed = ParseConfig(text, "dispatch_overhead.yaml", &config);
+  if (!parsed.ok()) AbortJob(parsed.exit_code(), parsed.message());
+  GroupLayout layout;
+  Status laid_out = ComputeGroupLayout(world, ranks_per_trial, &layout);
+  if (!laid_out.ok()) AbortJob(laid_out.exit_code(), laid_out.message());
+  const Communicator control = world.Duplicate();
+
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("hpo-bench-dispatch-" + std::to_string(getpid()));
+  std::unique_ptr<StudyWriter> study;
+  std::unique_ptr<Coordinator> coordinator;
+  std::thread server;
+  if (world.rank() == 0) {
+    std::filesystem::create_directories(folder);
+    StudyLayout study_layout;
+    for (const ParameterSpec& spec : config.sweep.parameters) {
+      study_layout.params.push_back({spec.name, spec.type, spec.type == ParamType::kString ? 8u : 0u});
+    }
+    study_layout.metric_names = TaskMetricNames(config.execution.task);
+    StudyAttributes attributes;
+    attributes.metric_name = "val_loss";
+    attributes.metric_goal = "minimize";
+    Status created = StudyWriter::Create((folder / "study.h5").string(), study_layout, attributes,
+                                         &study);
+    if (!created.ok()) AbortJob(created.exit_code(), created.message());
+    CoordinatorDeps deps;
+    Status made = MakeSearcher(config, &deps.searcher);
+    if (!made.ok()) AbortJob(made.exit_code(), made.message());
+    deps.study = study.get();
+    deps.clock = bench::NowSeconds;
+    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
+    server = std::thread(
+        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+  }
+
+  MPI_Barrier(world.get());
+  const double start = bench::NowSeconds();
+  LeaderChannel channel(control);
+  std::vector<double> gaps_ms;
+  double finished_at = -1.0;
+  for (;;) {
+    ControlMessage assignment;
+    if (layout.rank_in_group == 0) {
+      ControlMessage request;
+      request.kind = MessageKind::kRequestTrial;
+      assignment = channel.Exchange(request);
+    }
+    BroadcastMessage(layout.group_comm, 0, &assignment);
+    if (finished_at >= 0 && layout.rank_in_group == 0 &&
+        assignment.kind == MessageKind::kTrial) {
+      gaps_ms.push_back((bench::NowSeconds() - finished_at) * 1e3);
+    }
+    if (assignment.kind == MessageKind::kNoMoreTrials) break;
+    finished_at = bench::NowSeconds();
+    if (layout.rank_in_group == 0) {
+      ControlMessage done;
+      done.kind = MessageKind::kTrialResult;
+      done.result.trial_id = assignment.trial.trial_id;
+      done.result.status = TrialStatus::kCompleted;
+      done.result.params = assignment.trial.params;
+      done.result.curve = {{1, {1.0, 0.5, 0.5, 0.001}}};
+      channel.Send(done);
+    }
+  }
+  MPI_Barrier(world.get());
+  const double elapsed = bench::NowSeconds() - start;
+
+  // Gather every leader's gaps on rank 0.
+  int count = static_cast<int>(gaps_ms.size());
+  std::vector<int> counts(world.size());
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.get());
+  std::vector<int> offsets(world.size(), 0);
+  int total = 0;
+  for (int r = 0; r < world.size(); ++r) {
+    offsets[r] = total;
+    total += counts[r];
+  }
+  std::vector<double> all(world.rank() == 0 ? total : 0);
+  MPI_Gatherv(gaps_ms.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
+              MPI_DOUBLE, 0, world.get());
+
+  if (world.rank() == 0) {
+    server.join();
+    study.reset();
+    StudyContents contents;
+    Status read = ReadStudy((folder / "study.h5").string(), &contents);
+    const bool check = read.ok() && static_cast<int64_t>(contents.trials.size()) == trials;
+    const bench::Summary gap = bench::Summarize(all);
+    bench::PrintResult("dispatch_overhead",
+                       {{"ranks", std::to_string(world.size())},
+                        {"groups", std::to_string(layout.num_groups)},
+                        {"trials", std::to_string(trials)},
+                        {"trials_per_s", bench::Number(trials / elapsed)},
+                        {"us_per_trial", bench::Number(elapsed / trials * 1e6)},
+                        {"gap_ms_mean", bench::Number(gap.mean)},
+                        {"gap_ms_p50", bench::Number(gap.p50)},
+                        {"gap_ms_p99", bench::Number(gap.p99)}},
+                       check);
+    std::filesystem::remove_all(folder);
+    return check ? 0 : 1;
+  }
+  return 0;
+}
