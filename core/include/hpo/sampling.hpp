@@ -15,4 +15,20 @@ namespace hpo {
 // where the distribution has bounds.
 ParamValue SampleParameter(const ParameterSpec& spec, std::mt19937_64& rng);
 
+// An interval of the real line; an end is open when the values approach it but never reach it.
+struct ValueInterval {
+  double lower = 0.0;
+  double upper = 0.0;
+  bool lower_open = false;
+  bool upper_open = false;
+
+  // True when every value of `inner` lies in this interval.
+  bool Contains(const ValueInterval& inner) const;
+};
+
+// An interval holding every value SampleParameter can draw from `spec`, so the config parser can
+// check a distribution against a hyperparameter's valid range. Unbounded distributions reach
+// -inf/+inf (open ends). Precondition: spec.type is kInt or kFloat.
+ValueInterval SupportOf(const ParameterSpec& spec);
+
 }  // namespace hpo

@@ -35,7 +35,8 @@ const HyperparameterInfo* FindTaskHyperparameter(TaskKind task, const std::strin
 // train_loss, val_loss, val_accuracy, epoch_time_s.
 const std::vector<std::string>& TaskMetricNames(TaskKind task);
 
-// The trial's value for `name`: from the assignment if swept, else the task's default.
+// The trial's value for `name`: from the assignment if swept, else the task's default. A name
+// that is neither swept nor one of the task's hyperparameters gives int64_t{0}.
 ParamValue HyperparameterOrDefault(TaskKind task, const Assignment& params,
                                    const std::string& name);
 

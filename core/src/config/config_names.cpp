@@ -1,0 +1,78 @@
+// The spellings of the config's enumerations, as written in config files and study files.
+#include "hpo/config.hpp"
+
+namespace hpo {
+
+const char* DistributionName(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::kConstant:
+      return "constant";
+    case Distribution::kCategorical:
+      return "categorical";
+    case Distribution::kCategoricalWithProbabilities:
+      return "categorical_w_probabilities";
+    case Distribution::kIntUniform:
+      return "int_uniform";
+    case Distribution::kUniform:
+      return "uniform";
+    case Distribution::kQUniform:
+      return "q_uniform";
+    case Distribution::kLogUniform:
+      return "log_uniform";
+    case Distribution::kLogUniformValues:
+      return "log_uniform_values";
+    case Distribution::kQLogUniform:
+      return "q_log_uniform";
+    case Distribution::kQLogUniformValues:
+      return "q_log_uniform_values";
+    case Distribution::kInvLogUniform:
+      return "inv_log_uniform";
+    case Distribution::kInvLogUniformValues:
+      return "inv_log_uniform_values";
+    case Distribution::kNormal:
+      return "normal";
+    case Distribution::kQNormal:
+      return "q_normal";
+    case Distribution::kLogNormal:
+      return "log_normal";
+    case Distribution::kQLogNormal:
+      return "q_log_normal";
+    case Distribution::kBeta:
+      return "beta";
+    case Distribution::kQBeta:
+      return "q_beta";
+  }
+  return "unknown";
+}
+
+const char* SearchMethodName(SearchMethod method) {
+  switch (method) {
+    case SearchMethod::kGrid:
+      return "grid";
+    case SearchMethod::kRandom:
+      return "random";
+  }
+  return "unknown";
+}
+
+const char* GoalName(Goal goal) {
+  switch (goal) {
+    case Goal::kMinimize:
+      return "minimize";
+    case Goal::kMaximize:
+      return "maximize";
+  }
+  return "unknown";
+}
+
+const char* TaskKindName(TaskKind task) {
+  switch (task) {
+    case TaskKind::kFashionMnist:
+      return "fashion_mnist";
+    case TaskKind::kSynthetic:
+      return "synthetic";
+  }
+  return "unknown";
+}
+
+}  // namespace hpo

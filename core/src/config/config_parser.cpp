@@ -1,0 +1,280 @@
+// ParseConfig and LoadConfigFile: the config's top level, its execution keys and its `sweep:`
+// section. Parameters are parsed by parameter_parser.cpp and checked by parameter_checks.cpp.
+#include "hpo/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "hpo/task_catalog.hpp"
+#include "parameter_parser.hpp"
+#include "yaml_fields.hpp"
+
+namespace hpo {
+
+namespace {
+
+using config_internal::ErrorFormatter;
+using config_internal::Field;
+using config_internal::MappingFields;
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxValidationSamples = 59999;  // Fashion-MNIST has 60000 training images
+
+Status ReadTask(const ErrorFormatter& errors, const Field& field, TaskKind* task) {
+  std::string name;
+  HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, field, &name));
+  for (TaskKind candidate : {TaskKind::kFashionMnist, TaskKind::kSynthetic}) {
+    if (name == TaskKindName(candidate)) {
+      *task = candidate;
+      return Status::Ok();
+    }
+  }
+  return errors.At(field, "must be one of fashion_mnist, synthetic, got '" + name + "'");
+}
+
+Status ReadNonEmptyString(const ErrorFormatter& errors, const Field& field, std::string* value) {
+  HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, field, value));
+  if (value->empty()) return errors.At(field, "must not be empty");
+  return Status::Ok();
+}
+
+Status ParseSynthetic(const ErrorFormatter& errors, const Field& field, SyntheticOptions* options) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys(
+      {"train_samples", "val_samples", "test_samples", "features", "classes", "noise"}));
+  const std::pair<const char*, int64_t*> sizes[] = {{"train_samples", &options->train_samples},
+                                                    {"val_samples", &options->val_samples},
+                                                    {"test_samples", &options->test_samples},
+                                                    {"features", &options->features}};
+  for (const auto& [key, target] : sizes) {
+    if (const Field* entry = fields.Find(key)) {
+      HPO_RETURN_IF_ERROR(config_internal::ReadInteger(errors, *entry, 1, kInt64Max, target));
+    }
+  }
+  if (const Field* classes = fields.Find("classes")) {
+    HPO_RETURN_IF_ERROR(
+        config_internal::ReadInteger(errors, *classes, 2, kInt64Max, &options->classes));
+  }
+  if (const Field* noise = fields.Find("noise")) {
+    HPO_RETURN_IF_ERROR(config_internal::ReadFiniteNumber(errors, *noise, &options->noise));
+    if (options->noise < 0.0) return errors.At(*noise, "must be >= 0");
+  }
+  return Status::Ok();
+}
+
+Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
+                      ExecutionSpec* execution) {
+  const Field* task = top.Find("task");
+  if (task == nullptr) return top.Missing("task", "fashion_mnist or synthetic");
+  HPO_RETURN_IF_ERROR(ReadTask(errors, *task, &execution->task));
+  if (const Field* data = top.Find("data")) {
+    HPO_RETURN_IF_ERROR(ReadNonEmptyString(errors, *data, &execution->data));
+  }
+  if (const Field* output = top.Find("output")) {
+    HPO_RETURN_IF_ERROR(ReadNonEmptyString(errors, *output, &execution->output));
+  }
+  struct IntegerKey {
+    const char* key;
+    int64_t minimum;
+    int64_t maximum;
+    int64_t* target;
+  };
+  int64_t seed = 0;
+  const IntegerKey integer_keys[] = {
+      {"epochs", 1, kInt64Max, &execution->epochs},
+      {"ranks_per_trial", 1, kInt64Max, &execution->ranks_per_trial},
+      {"threads_per_rank", 1, kInt64Max, &execution->threads_per_rank},
+      {"seed", 0, kInt64Max, &seed},
+      {"validation_samples", 1, kMaxValidationSamples, &execution->validation_samples},
+      {"train_samples", 0, kInt64Max, &execution->train_samples},
+  };
+  for (const IntegerKey& integer : integer_keys) {
+    if (const Field* entry = top.Find(integer.key)) {
+      HPO_RETURN_IF_ERROR(config_internal::ReadInteger(errors, *entry, integer.minimum,
+                                                       integer.maximum, integer.target));
+    }
+  }
+  execution->seed = static_cast<uint64_t>(seed);
+  if (const Field* synthetic = top.Find("synthetic")) {
+    HPO_RETURN_IF_ERROR(ParseSynthetic(errors, *synthetic, &execution->synthetic));
+  }
+  return Status::Ok();
+}
+
+Status ParseMethod(const ErrorFormatter& errors, const Field& field, SearchMethod* method) {
+  std::string name;
+  HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, field, &name));
+  if (name == "grid") {
+    *method = SearchMethod::kGrid;
+  } else if (name == "random") {
+    *method = SearchMethod::kRandom;
+  } else if (name == "bayes" || name == "custom") {
+    return errors.At(field, "method '" + name + "' is not supported yet (supported: grid, random)");
+  } else {
+    return errors.At(field, "must be grid or random, got '" + name + "'");
+  }
+  return Status::Ok();
+}
+
+Status ParseMetric(const ErrorFormatter& errors, const Field& field, TaskKind task,
+                   MetricSpec* metric) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  HPO_RETURN_IF_ERROR(
+      fields.CheckKeys({"name", "goal"}, {"target", "impute", "impute_while_running"}));
+  const Field* name = fields.Find("name");
+  if (name == nullptr) return fields.Missing("name");
+  HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *name, &metric->name));
+  const std::vector<std::string>& reported = TaskMetricNames(task);
+  bool known = false;
+  std::string accepted;
+  for (const std::string& candidate : reported) {
+    known = known || candidate == metric->name;
+    accepted += (accepted.empty() ? "" : ", ") + candidate;
+  }
+  if (!known) {
+    return errors.At(*name, "unknown metric '" + metric->name + "'; task " + TaskKindName(task) +
+                                " reports " + accepted);
+  }
+  if (const Field* goal = fields.Find("goal")) {
+    std::string text;
+    HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *goal, &text));
+    if (text == "minimize") {
+      metric->goal = Goal::kMinimize;
+    } else if (text == "maximize") {
+      metric->goal = Goal::kMaximize;
+    } else {
+      return errors.At(*goal, "must be minimize or maximize, got '" + text + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseParameters(const ErrorFormatter& errors, const Field& field, SearchMethod method,
+                       TaskKind task, std::vector<ParameterSpec>* parameters) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  if (fields.fields().empty()) return errors.At(field, "must list at least one parameter");
+  parameters->clear();
+  for (const Field& entry : fields.fields()) {
+    config_internal::ParsedParameter parsed;
+    HPO_RETURN_IF_ERROR(config_internal::ParseParameter(errors, entry, &parsed));
+    if (method == SearchMethod::kGrid) {
+      HPO_RETURN_IF_ERROR(config_internal::CheckGridParameter(errors, parsed));
+    }
+    HPO_RETURN_IF_ERROR(config_internal::CheckParameterForTask(errors, task, parsed));
+    parameters->push_back(std::move(parsed.spec));
+  }
+  return Status::Ok();
+}
+
+Status ParseSweep(const ErrorFormatter& errors, const MappingFields& top, TaskKind task,
+                  SweepSpec* sweep) {
+  const Field* section = top.Find("sweep");
+  if (section == nullptr) return top.Missing("sweep", "a Weights & Biases sweep configuration");
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *section, &fields));
+  // project, entity, program and command tell the W&B agent what to run; they are accepted so a
+  // W&B sweep file can be pasted verbatim, and ignored.
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"method", "metric", "parameters", "run_cap", "name",
+                                        "description", "project", "entity", "program", "command"},
+                                       {"early_terminate", "scheduler", "metrics", "controller",
+                                        "job", "image_uri", "apiVersion", "kind"}));
+
+  const Field* method = fields.Find("method");
+  if (method == nullptr) return fields.Missing("method", "grid or random");
+  HPO_RETURN_IF_ERROR(ParseMethod(errors, *method, &sweep->method));
+
+  if (const Field* run_cap = fields.Find("run_cap")) {
+    int64_t cap = 0;
+    HPO_RETURN_IF_ERROR(config_internal::ReadInteger(errors, *run_cap, 1, kInt64Max, &cap));
+    sweep->run_cap = cap;
+  } else if (sweep->method == SearchMethod::kRandom) {
+    return fields.Missing("run_cap", "random search needs a cap on its number of trials");
+  }
+  if (const Field* name = fields.Find("name")) {
+    HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *name, &sweep->name));
+  }
+  if (const Field* description = fields.Find("description")) {
+    HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *description, &sweep->description));
+  }
+
+  const Field* metric = fields.Find("metric");
+  if (metric == nullptr) return fields.Missing("metric", "the study ranks trials by it");
+  HPO_RETURN_IF_ERROR(ParseMetric(errors, *metric, task, &sweep->metric));
+
+  const Field* parameters = fields.Find("parameters");
+  if (parameters == nullptr) return fields.Missing("parameters");
+  return ParseParameters(errors, *parameters, sweep->method, task, &sweep->parameters);
+}
+
+Status ParseYaml(const ErrorFormatter& errors, const std::string& text, YAML::Node* root) {
+  try {
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      return Status::BadInput(
+          errors.file() + ":" + std::to_string(config_internal::LineOf(documents[1])) +
+          ": invalid YAML: a config holds one document, found " + std::to_string(documents.size()));
+    }
+    if (!documents.empty()) *root = documents.front();
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    return Status::BadInput(errors.file() + ":" + std::to_string(line) +
+                            ": invalid YAML: " + e.msg);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseConfig(const std::string& text, const std::string& path, SweepConfig* config) {
+  const ErrorFormatter errors(path);
+  YAML::Node root;
+  HPO_RETURN_IF_ERROR(ParseYaml(errors, text, &root));
+  if (!root.IsMap()) {
+    return errors.At(std::max(1, config_internal::LineOf(root)), "",
+                     "the config must be a YAML mapping holding `sweep:` and `task:`");
+  }
+  const Field root_field{"", "", config_internal::LineOf(root), root};
+  MappingFields top;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, root_field, &top));
+  HPO_RETURN_IF_ERROR(
+      top.CheckKeys({"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank",
+                     "seed", "output", "validation_samples", "train_samples", "synthetic"}));
+  SweepConfig parsed;
+  parsed.path = path;
+  parsed.text = text;
+  HPO_RETURN_IF_ERROR(ParseExecution(errors, top, &parsed.execution));
+  HPO_RETURN_IF_ERROR(ParseSweep(errors, top, parsed.execution.task, &parsed.sweep));
+  *config = std::move(parsed);
+  return Status::Ok();
+}
+
+Status LoadConfigFile(const std::string& path, SweepConfig* config) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (file == nullptr) {
+    return Status::BadInput(path + ": cannot read config: " + std::strerror(errno));
+  }
+  std::string text;
+  char buffer[1 << 16];
+  size_t count = 0;
+  while ((count = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) {
+    text.append(buffer, count);
+  }
+  if (std::ferror(file.get())) {
+    return Status::BadInput(path + ": cannot read config: " + std::strerror(errno));
+  }
+  return ParseConfig(text, path, config);
+}
+
+}  // namespace hpo

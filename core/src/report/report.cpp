@@ -1,0 +1,308 @@
+#include "hpo/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hpo {
+
+namespace {
+
+constexpr char kTestAccuracyAttribute[] = "test_accuracy";
+constexpr char kBestTrialAttribute[] = "best_trial_id";
+
+bool Maximize(const StudyContents& study) { return study.attributes.metric_goal == "maximize"; }
+
+std::string Goal(const StudyContents& study) {
+  return study.attributes.metric_goal.empty() ? "minimize" : study.attributes.metric_goal;
+}
+
+// All trials, best first by the study's goal (ties by trial id), then those without an
+// objective by trial id.
+std::vector<const TrialResult*> Leaderboard(const StudyContents& study) {
+  std::vector<const TrialResult*> board;
+  for (const TrialResult& trial : study.trials) board.push_back(&trial);
+  const bool maximize = Maximize(study);
+  std::sort(board.begin(), board.end(), [maximize](const TrialResult* a, const TrialResult* b) {
+    const bool a_none = std::isnan(a->objective);
+    const bool b_none = std::isnan(b->objective);
+    if (a_none != b_none) return b_none;
+    if (!a_none && a->objective != b->objective) {
+      return maximize ? a->objective > b->objective : a->objective < b->objective;
+    }
+    return a->trial_id < b->trial_id;
+  });
+  return board;
+}
+
+// The rows shown: the first top_k of the leaderboard (all when top_k <= 0).
+size_t ShownRows(const ReportOptions& options, size_t trials) {
+  if (options.top_k <= 0) return trials;
+  return std::min(trials, static_cast<size_t>(options.top_k));
+}
+
+const StudyAttribute* FindExtra(const StudyContents& study, const char* name) {
+  const auto found = study.extra_attributes.find(name);
+  return found == study.extra_attributes.end() ? nullptr : &found->second;
+}
+
+// The best trial: the study's best_trial_id attribute when it has one, else the leaderboard's
+// first trial with an objective.
+std::optional<int64_t> BestTrialId(const StudyContents& study,
+                                   const std::vector<const TrialResult*>& board) {
+  if (const StudyAttribute* attribute = FindExtra(study, kBestTrialAttribute)) {
+    if (const auto* id = std::get_if<int64_t>(attribute)) return *id;
+    if (const auto* id = std::get_if<double>(attribute)) return static_cast<int64_t>(*id);
+  }
+  if (!board.empty() && !std::isnan(board.front()->objective)) return board.front()->trial_id;
+  return std::nullopt;
+}
+
+const TrialResult* FindTrial(const StudyContents& study, int64_t trial_id) {
+  for (const TrialResult& trial : study.trials) {
+    if (trial.trial_id == trial_id) return &trial;
+  }
+  return nullptr;
+}
+
+std::string ParamText(const TrialResult& trial, const std::string& name, bool exact) {
+  const ParamValue* value = FindParam(trial.params, name);
+  if (value == nullptr) return "";
+  return exact ? FormatParamValueExact(*value) : FormatParamValue(*value);
+}
+
+// ---- table ----
+
+std::string FormatFixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string TableObjective(double objective) {
+  return std::isnan(objective) ? "-" : FormatParamValue(objective);
+}
+
+std::string StatusCounts(const StudyContents& study) {
+  size_t counts[4] = {0, 0, 0, 0};
+  for (const TrialResult& trial : study.trials) ++counts[static_cast<int>(trial.status)];
+  std::string text = std::to_string(study.trials.size()) + " trials: " + std::to_string(counts[0]) +
+                     " completed, " + std::to_string(counts[1]) + " stopped, " +
+                     std::to_string(counts[2]) + " failed";
+  if (counts[3] != 0) text += ", " + std::to_string(counts[3]) + " running";
+  return text;
+}
+
+std::string AttributeText(const StudyAttribute& value) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value)) return FormatParamValue(*d);
+  return std::get<std::string>(value);
+}
+
+std::string FormatTable(const StudyContents& study, const ReportOptions& options) {
+  const std::vector<const TrialResult*> board = Leaderboard(study);
+  const std::string& metric = study.attributes.metric_name;
+  std::string out = "Study: " + metric + " (" + Goal(study) + "), " + StatusCounts(study) + "\n";
+  const std::optional<int64_t> best = BestTrialId(study, board);
+  if (best.has_value()) {
+    out += "Best trial: " + std::to_string(*best);
+    if (const TrialResult* trial = FindTrial(study, *best)) {
+      out += " (" + metric + " " + TableObjective(trial->objective) + ")";
+    }
+    out += "\n";
+  } else {
+    out += "Best trial: none\n";
+  }
+  if (const StudyAttribute* accuracy = FindExtra(study, kTestAccuracyAttribute)) {
+    out += "Test accuracy";
+    if (FindExtra(study, kBestTrialAttribute) != nullptr && best.has_value()) {
+      out += " of trial " + std::to_string(*best);
+    }
+    out += ": " + AttributeText(*accuracy) + "\n";
+  }
+
+  // Columns: header, right alignment, cells.
+  std::vector<std::string> header = {"rank", "trial", "status", "objective"};
+  std::vector<bool> right = {true, true, false, true};
+  for (const StudyParamColumn& column : study.layout.params) {
+    header.push_back(column.name);
+    right.push_back(column.type != ParamType::kString);
+  }
+  header.insert(header.end(), {"epochs", "duration_s"});
+  right.insert(right.end(), {true, true});
+
+  const size_t shown = ShownRows(options, board.size());
+  std::vector<std::vector<std::string>> rows = {header};
+  for (size_t r = 0; r < shown; ++r) {
+    const TrialResult& trial = *board[r];
+    std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
+                                    TrialStatusName(trial.status), TableObjective(trial.objective)};
+    for (const StudyParamColumn& column : study.layout.params) {
+      row.push_back(ParamText(trial, column.name, /*exact=*/false));
+    }
+    row.push_back(std::to_string(trial.epochs));
+    row.push_back(FormatFixed(trial.duration_s, 1));
+    rows.push_back(std::move(row));
+  }
+  std::vector<size_t> widths(header.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  out += "\n";
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c != 0) line += "  ";
+      const std::string padding(widths[c] - row[c].size(), ' ');
+      line += right[c] ? padding + row[c] : row[c] + padding;
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  if (shown < board.size()) {
+    out += "(top " + std::to_string(shown) + " of " + std::to_string(board.size()) + " trials)\n";
+  }
+  return out;
+}
+
+// ---- CSV ----
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string CsvNumber(double value) {
+  return std::isnan(value) ? "" : FormatParamValueExact(value);
+}
+
+std::string FormatCsv(const StudyContents& study, const ReportOptions& options) {
+  std::vector<std::string> header = {"rank", "trial_id", "status", "objective"};
+  for (const StudyParamColumn& column : study.layout.params) header.push_back(column.name);
+  header.insert(header.end(), {"epochs", "duration_s", "group", "message"});
+  std::string out;
+  const auto add_row = [&out](const std::vector<std::string>& fields) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i != 0) out += ',';
+      out += CsvField(fields[i]);
+    }
+    out += '\n';
+  };
+  add_row(header);
+  const std::vector<const TrialResult*> board = Leaderboard(study);
+  const size_t shown = ShownRows(options, board.size());
+  for (size_t r = 0; r < shown; ++r) {
+    const TrialResult& trial = *board[r];
+    std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
+                                    TrialStatusName(trial.status), CsvNumber(trial.objective)};
+    for (const StudyParamColumn& column : study.layout.params) {
+      row.push_back(ParamText(trial, column.name, /*exact=*/true));
+    }
+    row.insert(row.end(), {std::to_string(trial.epochs), CsvNumber(trial.duration_s),
+                           std::to_string(trial.group), trial.message});
+    add_row(row);
+  }
+  return out;
+}
+
+// ---- JSON ----
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned char>(c));
+          out += escaped;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double value) {
+  return std::isfinite(value) ? FormatParamValueExact(value) : "null";
+}
+
+std::string JsonValue(const StudyAttribute& value) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value)) return JsonNumber(*d);
+  return JsonString(std::get<std::string>(value));
+}
+
+std::string FormatJson(const StudyContents& study, const ReportOptions& options) {
+  const std::vector<const TrialResult*> board = Leaderboard(study);
+  const std::optional<int64_t> best = BestTrialId(study, board);
+  const StudyAttribute* accuracy = FindExtra(study, kTestAccuracyAttribute);
+  std::string out = "{\n";
+  out += "  \"metric\": " + JsonString(study.attributes.metric_name) + ",\n";
+  out += "  \"goal\": " + JsonString(Goal(study)) + ",\n";
+  out += "  \"best_trial_id\": " + (best.has_value() ? std::to_string(*best) : "null") + ",\n";
+  out += "  \"test_accuracy\": " + (accuracy != nullptr ? JsonValue(*accuracy) : "null") + ",\n";
+  out += "  \"trials\": [";
+  const size_t shown = ShownRows(options, board.size());
+  for (size_t r = 0; r < shown; ++r) {
+    const TrialResult& trial = *board[r];
+    std::string params;
+    for (const StudyParamColumn& column : study.layout.params) {
+      const ParamValue* value = FindParam(trial.params, column.name);
+      if (value == nullptr) continue;
+      if (!params.empty()) params += ", ";
+      params += JsonString(column.name) + ": " + JsonValue(*value);
+    }
+    out += r == 0 ? "\n" : ",\n";
+    out += "    {\"rank\": " + std::to_string(r + 1) +
+           ", \"trial_id\": " + std::to_string(trial.trial_id) +
+           ", \"status\": " + JsonString(TrialStatusName(trial.status)) +
+           ", \"objective\": " + JsonNumber(trial.objective) + ", \"params\": {" + params +
+           "}, \"epochs\": " + std::to_string(trial.epochs) +
+           ", \"duration_s\": " + JsonNumber(trial.duration_s) +
+           ", \"group\": " + std::to_string(trial.group) +
+           ", \"message\": " + JsonString(trial.message) + "}";
+  }
+  out += shown == 0 ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+}  // namespace
+
+std::string FormatReport(const StudyContents& study, const ReportOptions& options) {
+  switch (options.format) {
+    case ReportFormat::kTable:
+      return FormatTable(study, options);
+    case ReportFormat::kCsv:
+      return FormatCsv(study, options);
+    case ReportFormat::kJson:
+      return FormatJson(study, options);
+  }
+  return FormatTable(study, options);
+}
+
+}  // namespace hpo

@@ -1,0 +1,27 @@
+#include "searchers.hpp"
+
+#include <random>
+#include <utility>
+
+#include "hpo/sampling.hpp"
+#include "hpo/seeding.hpp"
+
+namespace hpo {
+
+RandomSearcher::RandomSearcher(std::vector<ParameterSpec> parameters, uint64_t seed)
+    : parameters_(std::move(parameters)), seed_(seed) {}
+
+std::optional<Assignment> RandomSearcher::Suggest(int64_t trial_id) {
+  if (trial_id < 0) return std::nullopt;
+  std::mt19937_64 rng(DeriveSeed(seed_, kSamplingPurpose, static_cast<uint64_t>(trial_id)));
+  Assignment assignment;
+  assignment.reserve(parameters_.size());
+  for (const ParameterSpec& parameter : parameters_) {
+    assignment.push_back(NamedValue{parameter.name, SampleParameter(parameter, rng)});
+  }
+  return assignment;
+}
+
+void RandomSearcher::Observe(int64_t, const Assignment&, TrialStatus, double) {}
+
+}  // namespace hpo

@@ -1,0 +1,434 @@
+// ReadStudy over the HDF5 C API: discovers the parameter and metric columns from the compound
+// types on disk, reads every row through a packed memory compound type built for them, and
+// collects the root attributes.
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+
+#include "hdf5_handles.hpp"
+#include "hpo/study_file.hpp"
+#include "study_schema.hpp"
+
+namespace hpo {
+
+namespace {
+
+using study_internal::AttributeHandle;
+using study_internal::DatasetHandle;
+using study_internal::DataspaceHandle;
+using study_internal::DatatypeHandle;
+using study_internal::FieldKind;
+using study_internal::FileHandle;
+using study_internal::Hdf5Error;
+using study_internal::PropertyListHandle;
+using study_internal::RowSchema;
+using study_internal::ScopedErrorSilencer;
+
+// One member of a compound type on disk, as far as the reader cares.
+struct MemberInfo {
+  std::string name;
+  H5T_class_t type_class = H5T_NO_CLASS;
+  size_t size = 0;
+  bool variable_string = false;
+  bool ascii = false;  // strings: H5T_CSET_ASCII (HDF5 converts no string between character sets)
+};
+
+Status ReadMembers(hid_t dataset, const std::string& what, std::vector<MemberInfo>* members) {
+  DatatypeHandle type(H5Dget_type(dataset));
+  if (!type.valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Dget_type"));
+  if (H5Tget_class(type.get()) != H5T_COMPOUND) {
+    return Status::BadInput(what + " is not a compound dataset");
+  }
+  const int count = H5Tget_nmembers(type.get());
+  if (count < 0) return Status::BadInput(what + ": " + Hdf5Error("H5Tget_nmembers"));
+  for (unsigned i = 0; i < static_cast<unsigned>(count); ++i) {
+    MemberInfo member;
+    char* name = H5Tget_member_name(type.get(), i);
+    if (name == nullptr) return Status::BadInput(what + ": " + Hdf5Error("H5Tget_member_name"));
+    member.name = name;
+    H5free_memory(name);
+    DatatypeHandle member_type(H5Tget_member_type(type.get(), i));
+    if (!member_type.valid()) {
+      return Status::BadInput(what + ": " + Hdf5Error("H5Tget_member_type"));
+    }
+    member.type_class = H5Tget_class(member_type.get());
+    member.size = H5Tget_size(member_type.get());
+    member.variable_string =
+        member.type_class == H5T_STRING && H5Tis_variable_str(member_type.get()) > 0;
+    member.ascii =
+        member.type_class == H5T_STRING && H5Tget_cset(member_type.get()) == H5T_CSET_ASCII;
+    members->push_back(std::move(member));
+  }
+  return Status::Ok();
+}
+
+// Adds `member` to `schema` as a field of `kind`, or explains why its type does not fit.
+Status AddField(const MemberInfo& member, FieldKind kind, const std::string& what,
+                RowSchema* schema) {
+  switch (kind) {
+    case FieldKind::kInt64:
+      if (member.type_class != H5T_INTEGER) break;
+      schema->AddInt64(member.name);
+      return Status::Ok();
+    case FieldKind::kFloat64:
+      if (member.type_class != H5T_FLOAT) break;
+      schema->AddFloat64(member.name);
+      return Status::Ok();
+    case FieldKind::kString:
+      if (member.type_class != H5T_STRING || member.variable_string) break;
+      schema->AddString(member.name, member.size, member.ascii);
+      return Status::Ok();
+  }
+  static const char* const kExpected[] = {"an integer", "a float", "a fixed-length string"};
+  return Status::BadInput(what + " column '" + member.name + "' is not " +
+                          kExpected[static_cast<int>(kind)]);
+}
+
+// Checks that `members[index]` is the fixed column `name` of `kind` and adds it to `schema`.
+Status AddFixedField(const std::vector<MemberInfo>& members, size_t index, const char* name,
+                     FieldKind kind, const std::string& what, RowSchema* schema) {
+  if (members[index].name != name) {
+    return Status::BadInput(what + " column " + std::to_string(index) + " is '" +
+                            members[index].name + "', expected '" + name + "'");
+  }
+  return AddField(members[index], kind, what, schema);
+}
+
+// Opens `name` as a 1-D dataset and returns its row count.
+Status OpenTable(hid_t file, const char* name, DatasetHandle* dataset, hsize_t* rows) {
+  const std::string what = std::string("/") + name;
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return Status::BadInput("no " + what + " dataset");
+  dataset->reset(H5Dopen2(file, name, H5P_DEFAULT));
+  if (!dataset->valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Dopen2"));
+  DataspaceHandle space(H5Dget_space(dataset->get()));
+  if (!space.valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Dget_space"));
+  if (H5Sget_simple_extent_ndims(space.get()) != 1) {
+    return Status::BadInput(what + " is not one-dimensional");
+  }
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  *rows = dims[0];
+  return Status::Ok();
+}
+
+// Reads every row of `dataset` into `buffer` through the memory type of `schema`. When that read
+// fails and the rows before the dataset's last chunk still read, those rows are kept and `*rows`
+// is cut back to them: this is the file a crash leaves while flushing the Append that allocated
+// the last chunk (the chunk index reached the disk, the superblock's end of file did not; see
+// study_writer.cpp). Any other failure is BadInput.
+Status ReadRows(hid_t dataset, const RowSchema& schema, const std::string& what, hsize_t* rows,
+                std::vector<char>* buffer) {
+  buffer->assign(schema.row_size() * *rows, 0);
+  if (*rows == 0) return Status::Ok();
+  DatatypeHandle memory_type;
+  HPO_RETURN_IF_ERROR(schema.MakeMemoryType(&memory_type));
+  if (H5Dread(dataset, memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer->data()) >= 0) {
+    return Status::Ok();
+  }
+  const Status error = Status::BadInput(what + ": " + Hdf5Error("H5Dread"));
+  PropertyListHandle dcpl(H5Dget_create_plist(dataset));
+  hsize_t chunk[1] = {0};
+  if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CHUNKED ||
+      H5Pget_chunk(dcpl.get(), 1, chunk) != 1 || chunk[0] == 0) {
+    return error;
+  }
+  const hsize_t kept = (*rows - 1) / chunk[0] * chunk[0];
+  if (kept > 0) {
+    DataspaceHandle file_space(H5Dget_space(dataset));
+    const hsize_t start[1] = {0};
+    const hsize_t count[1] = {kept};
+    DataspaceHandle memory_space(H5Screate_simple(1, count, nullptr));
+    if (!file_space.valid() || !memory_space.valid() ||
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Dread(dataset, memory_type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT,
+                buffer->data()) < 0) {
+      return error;
+    }
+  }
+  *rows = kept;
+  buffer->resize(schema.row_size() * kept);
+  return Status::Ok();
+}
+
+Status ReadTrials(hid_t file, StudyContents* contents) {
+  DatasetHandle dataset;
+  hsize_t rows = 0;
+  HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kTrialsDataset, &dataset, &rows));
+  const std::string what = "/trials";
+  std::vector<MemberInfo> members;
+  HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
+  const size_t fixed = study_internal::kTrialsLeadingFields + study_internal::kTrialsTrailingFields;
+  if (members.size() < fixed) {
+    return Status::BadInput(what + " has " + std::to_string(members.size()) +
+                            " columns, expected at least " + std::to_string(fixed));
+  }
+  RowSchema schema;
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, 0, study_internal::kTrialIdField, FieldKind::kInt64, what, &schema));
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, 1, study_internal::kStatusField, FieldKind::kString, what, &schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, 2, study_internal::kObjectiveField,
+                                    FieldKind::kFloat64, what, &schema));
+  const size_t tail = members.size() - study_internal::kTrialsTrailingFields;
+  StudyLayout& layout = contents->layout;
+  layout.params.clear();
+  for (size_t i = study_internal::kTrialsLeadingFields; i < tail; ++i) {
+    const MemberInfo& member = members[i];
+    StudyParamColumn column;
+    column.name = member.name;
+    FieldKind kind = FieldKind::kFloat64;
+    if (member.type_class == H5T_INTEGER) {
+      column.type = ParamType::kInt;
+      kind = FieldKind::kInt64;
+    } else if (member.type_class == H5T_STRING) {
+      column.type = ParamType::kString;
+      column.string_width = member.size;
+      kind = FieldKind::kString;
+    } else if (member.type_class != H5T_FLOAT) {
+      return Status::BadInput(what + " column '" + member.name +
+                              "' is not an integer, a float or a fixed-length string");
+    }
+    HPO_RETURN_IF_ERROR(AddField(member, kind, what, &schema));
+    layout.params.push_back(std::move(column));
+  }
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, tail, study_internal::kEpochsField, FieldKind::kInt64, what, &schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 1, study_internal::kDurationField,
+                                    FieldKind::kFloat64, what, &schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 2, study_internal::kGroupField,
+                                    FieldKind::kInt64, what, &schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 3, study_internal::kMessageField,
+                                    FieldKind::kString, what, &schema));
+
+  std::vector<char> buffer;
+  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, &rows, &buffer));
+  contents->trials.clear();
+  contents->trials.reserve(rows);
+  for (hsize_t r = 0; r < rows; ++r) {
+    const char* row = buffer.data() + r * schema.row_size();
+    TrialResult trial;
+    trial.trial_id = schema.GetInt64(row, 0);
+    const std::string status = schema.GetString(row, 1);
+    if (trial.trial_id == study_internal::kUnwrittenTrialId && status.empty()) continue;
+    if (!ParseTrialStatus(status, &trial.status)) {
+      return Status::BadInput(what + " row " + std::to_string(r) + " has unknown status '" +
+                              status + "'");
+    }
+    trial.objective = schema.GetFloat64(row, 2);
+    for (size_t p = 0; p < layout.params.size(); ++p) {
+      const size_t index = study_internal::kTrialsLeadingFields + p;
+      ParamValue value;
+      switch (layout.params[p].type) {
+        case ParamType::kInt:
+          value = schema.GetInt64(row, index);
+          break;
+        case ParamType::kFloat:
+          value = schema.GetFloat64(row, index);
+          break;
+        case ParamType::kString:
+          value = schema.GetString(row, index);
+          break;
+      }
+      trial.params.push_back(NamedValue{layout.params[p].name, std::move(value)});
+    }
+    trial.epochs = schema.GetInt64(row, tail);
+    trial.duration_s = schema.GetFloat64(row, tail + 1);
+    trial.group = schema.GetInt64(row, tail + 2);
+    trial.message = schema.GetString(row, tail + 3);
+    contents->trials.push_back(std::move(trial));
+  }
+  return Status::Ok();
+}
+
+Status ReadCurves(hid_t file, StudyContents* contents) {
+  DatasetHandle dataset;
+  hsize_t rows = 0;
+  HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kCurvesDataset, &dataset, &rows));
+  const std::string what = "/curves";
+  std::vector<MemberInfo> members;
+  HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
+  if (members.size() < study_internal::kCurvesLeadingFields) {
+    return Status::BadInput(what + " has " + std::to_string(members.size()) +
+                            " columns, expected at least " +
+                            std::to_string(study_internal::kCurvesLeadingFields));
+  }
+  RowSchema schema;
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, 0, study_internal::kTrialIdField, FieldKind::kInt64, what, &schema));
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, 1, study_internal::kEpochField, FieldKind::kInt64, what, &schema));
+  contents->layout.metric_names.clear();
+  for (size_t i = study_internal::kCurvesLeadingFields; i < members.size(); ++i) {
+    HPO_RETURN_IF_ERROR(AddField(members[i], FieldKind::kFloat64, what, &schema));
+    contents->layout.metric_names.push_back(members[i].name);
+  }
+
+  std::vector<char> buffer;
+  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, &rows, &buffer));
+  std::unordered_map<int64_t, size_t> trial_index;
+  for (size_t t = 0; t < contents->trials.size(); ++t) {
+    trial_index.emplace(contents->trials[t].trial_id, t);
+  }
+  const size_t metrics = contents->layout.metric_names.size();
+  for (hsize_t r = 0; r < rows; ++r) {
+    const char* row = buffer.data() + r * schema.row_size();
+    // Rows of no trial in /trials (such as unwritten fill rows, kUnwrittenTrialId) are skipped.
+    const auto found = trial_index.find(schema.GetInt64(row, 0));
+    if (found == trial_index.end()) continue;
+    EpochMetrics epoch;
+    epoch.epoch = schema.GetInt64(row, 1);
+    for (size_t m = 0; m < metrics; ++m) {
+      epoch.values.push_back(schema.GetFloat64(row, study_internal::kCurvesLeadingFields + m));
+    }
+    contents->trials[found->second].curve.push_back(std::move(epoch));
+  }
+  for (TrialResult& trial : contents->trials) {
+    std::stable_sort(
+        trial.curve.begin(), trial.curve.end(),
+        [](const EpochMetrics& a, const EpochMetrics& b) { return a.epoch < b.epoch; });
+  }
+  return Status::Ok();
+}
+
+// H5Aiterate2 callback: collects the attribute names.
+herr_t CollectAttributeName(hid_t, const char* name, const H5A_info_t*, void* names) {
+  static_cast<std::vector<std::string>*>(names)->push_back(name);
+  return 0;
+}
+
+// Reads a scalar (or one-element) integer, float or string attribute. `*supported` is false
+// for anything else (arrays, compound types, ...), which is then left out.
+Status ReadAttribute(hid_t file, const std::string& name, StudyAttribute* value, bool* supported) {
+  *supported = false;
+  const std::string what = "attribute '" + name + "'";
+  AttributeHandle attribute(H5Aopen(file, name.c_str(), H5P_DEFAULT));
+  if (!attribute.valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Aopen"));
+  DataspaceHandle space(H5Aget_space(attribute.get()));
+  DatatypeHandle type(H5Aget_type(attribute.get()));
+  if (!space.valid() || !type.valid()) {
+    return Status::BadInput(what + ": " + Hdf5Error("H5Aget_type"));
+  }
+  if (H5Sget_simple_extent_npoints(space.get()) != 1) return Status::Ok();
+  switch (H5Tget_class(type.get())) {
+    case H5T_INTEGER: {
+      int64_t number = 0;
+      if (H5Aread(attribute.get(), H5T_NATIVE_INT64, &number) < 0) break;
+      *value = number;
+      *supported = true;
+      return Status::Ok();
+    }
+    case H5T_FLOAT: {
+      double number = 0.0;
+      if (H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &number) < 0) break;
+      *value = number;
+      *supported = true;
+      return Status::Ok();
+    }
+    case H5T_STRING: {
+      DatatypeHandle memory_type(H5Tcopy(H5T_C_S1));
+      if (!memory_type.valid() || H5Tset_cset(memory_type.get(), H5Tget_cset(type.get())) < 0) {
+        break;
+      }
+      if (H5Tis_variable_str(type.get()) > 0) {
+        if (H5Tset_size(memory_type.get(), H5T_VARIABLE) < 0) break;
+        char* text = nullptr;
+        if (H5Aread(attribute.get(), memory_type.get(), &text) < 0) break;
+        *value = std::string(text == nullptr ? "" : text);
+        H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, &text);
+      } else {
+        // One byte more than stored, so a NULL- or space-padded string keeps its last byte.
+        const size_t width = H5Tget_size(type.get()) + 1;
+        std::string text(width, '\0');
+        if (H5Tset_size(memory_type.get(), width) < 0 ||
+            H5Tset_strpad(memory_type.get(), H5T_STR_NULLTERM) < 0 ||
+            H5Aread(attribute.get(), memory_type.get(), text.data()) < 0) {
+          break;
+        }
+        text.resize(std::strlen(text.c_str()));
+        *value = std::move(text);
+      }
+      *supported = true;
+      return Status::Ok();
+    }
+    default:
+      return Status::Ok();
+  }
+  return Status::BadInput(what + ": " + Hdf5Error("H5Aread"));
+}
+
+Status ReadAttributes(hid_t file, StudyContents* contents) {
+  std::vector<std::string> names;
+  if (H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectAttributeName, &names) < 0) {
+    return Status::BadInput(Hdf5Error("H5Aiterate2"));
+  }
+  StudyAttributes& known = contents->attributes;
+  const std::pair<const char*, std::string*> strings[] = {
+      {study_internal::kConfigAttribute, &known.config},
+      {study_internal::kMetricNameAttribute, &known.metric_name},
+      {study_internal::kMetricGoalAttribute, &known.metric_goal},
+      {study_internal::kStartTimeAttribute, &known.start_time},
+      {study_internal::kVersionAttribute, &known.version},
+  };
+  known = StudyAttributes();
+  contents->extra_attributes.clear();
+  for (const std::string& name : names) {
+    StudyAttribute value;
+    bool supported = false;
+    HPO_RETURN_IF_ERROR(ReadAttribute(file, name, &value, &supported));
+    std::string* known_string = nullptr;
+    for (const auto& [known_name, field] : strings) {
+      if (name == known_name) known_string = field;
+    }
+    if (known_string != nullptr) {
+      if (!supported || !std::holds_alternative<std::string>(value)) {
+        return Status::BadInput("attribute '" + name + "' is not a string");
+      }
+      *known_string = std::get<std::string>(value);
+    } else if (name == study_internal::kWorldSizeAttribute) {
+      if (!supported || !std::holds_alternative<int64_t>(value)) {
+        return Status::BadInput("attribute '" + name + "' is not an integer");
+      }
+      known.world_size = std::get<int64_t>(value);
+    } else if (supported) {
+      contents->extra_attributes.emplace(name, std::move(value));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadOpenStudy(hid_t file, StudyContents* contents) {
+  HPO_RETURN_IF_ERROR(ReadTrials(file, contents));
+  HPO_RETURN_IF_ERROR(ReadCurves(file, contents));
+  return ReadAttributes(file, contents);
+}
+
+}  // namespace
+
+Status ReadStudy(const std::string& path, StudyContents* contents) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) {
+    return Status::BadInput(path + ": cannot open the study file: " + std::strerror(errno));
+  }
+  if (!S_ISREG(info.st_mode)) return Status::BadInput(path + ": not a regular file");
+  ScopedErrorSilencer silencer;
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 <= 0) return Status::BadInput(path + ": not an HDF5 file");
+  // No file locking, so a study can be read while a sweep is writing it (see study_writer.cpp).
+  PropertyListHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (!fapl.valid() || H5Pset_file_locking(fapl.get(), false, true) < 0) {
+    return Status::Failure(path + ": " + Hdf5Error("H5Pset_file_locking"));
+  }
+  FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+  if (!file.valid()) return Status::BadInput(path + ": " + Hdf5Error("H5Fopen"));
+  StudyContents read;
+  HPO_RETURN_IF_ERROR(ReadOpenStudy(file.get(), &read).WithContext(path));
+  *contents = std::move(read);
+  return Status::Ok();
+}
+
+}  // namespace hpo

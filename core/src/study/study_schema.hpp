@@ -1,0 +1,100 @@
+// The row layout of the study file's compound datasets, shared by the writer and the reader.
+// Private to core/src/study. Plain value types; not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hdf5_handles.hpp"
+#include "hpo/status.hpp"
+#include "hpo/study_file.hpp"
+
+namespace hpo::study_internal {
+
+inline constexpr char kTrialsDataset[] = "trials";
+inline constexpr char kCurvesDataset[] = "curves";
+
+// Fixed columns of /trials around the hyperparameter columns, and their string widths.
+inline constexpr char kTrialIdField[] = "trial_id";
+inline constexpr char kStatusField[] = "status";
+inline constexpr char kObjectiveField[] = "objective";
+inline constexpr char kEpochsField[] = "epochs";
+inline constexpr char kDurationField[] = "duration_s";
+inline constexpr char kGroupField[] = "group";
+inline constexpr char kMessageField[] = "message";
+inline constexpr size_t kStatusWidth = 16;
+inline constexpr size_t kMessageWidth = 256;
+// Columns of /trials before the parameters, and after them.
+inline constexpr size_t kTrialsLeadingFields = 3;
+inline constexpr size_t kTrialsTrailingFields = 4;
+
+// The trial_id of the fill value of /trials and /curves: a row that reads with it (and, in
+// /trials, an empty status) was added by an Append that a crash cut short, and is skipped.
+inline constexpr int64_t kUnwrittenTrialId = -1;
+
+// Fixed columns of /curves before the metric columns.
+inline constexpr char kEpochField[] = "epoch";
+inline constexpr size_t kCurvesLeadingFields = 2;
+
+// Root attributes every study file has.
+inline constexpr char kConfigAttribute[] = "config";
+inline constexpr char kMetricNameAttribute[] = "metric_name";
+inline constexpr char kMetricGoalAttribute[] = "metric_goal";
+inline constexpr char kWorldSizeAttribute[] = "world_size";
+inline constexpr char kStartTimeAttribute[] = "start_time";
+inline constexpr char kVersionAttribute[] = "version";
+
+enum class FieldKind { kInt64, kFloat64, kString };
+
+// One member of a compound row.
+struct Field {
+  std::string name;
+  FieldKind kind = FieldKind::kFloat64;
+  size_t size = 0;     // bytes: 8 for numbers, the fixed width (including the NUL) for strings
+  size_t offset = 0;   // from the start of the row
+  bool ascii = false;  // kString only: ASCII rather than UTF-8 character set
+};
+
+// The members of one compound dataset, packed without padding in insertion order. The same packed
+// offsets serve as the file type (little-endian standard types) and the memory type (native
+// types), so a row buffer built here is written and read with one H5Dwrite/H5Dread.
+class RowSchema {
+ public:
+  void AddInt64(const std::string& name);
+  void AddFloat64(const std::string& name);
+  void AddString(const std::string& name, size_t width, bool ascii);
+
+  const std::vector<Field>& fields() const { return fields_; }
+  size_t row_size() const { return row_size_; }
+
+  // Builds the HDF5 compound type: standard little-endian types for the file, native for memory.
+  Status MakeFileType(DatatypeHandle* type) const { return MakeType(/*file=*/true, type); }
+  Status MakeMemoryType(DatatypeHandle* type) const { return MakeType(/*file=*/false, type); }
+
+  // Accessors on one row buffer of row_size() bytes; `index` is a field index whose kind matches.
+  void PutInt64(char* row, size_t index, int64_t value) const;
+  void PutFloat64(char* row, size_t index, double value) const;
+  // Copies at most size-1 bytes of `value` (cut back to a UTF-8 character boundary), then NULs.
+  void PutString(char* row, size_t index, const std::string& value) const;
+  int64_t GetInt64(const char* row, size_t index) const;
+  double GetFloat64(const char* row, size_t index) const;
+  std::string GetString(const char* row, size_t index) const;
+
+ private:
+  Status MakeType(bool file, DatatypeHandle* type) const;
+  void Add(Field field);
+
+  std::vector<Field> fields_;
+  size_t row_size_ = 0;
+};
+
+// A fixed-length string type of `width` bytes (NUL-terminated).
+Status MakeStringType(size_t width, bool ascii, DatatypeHandle* type);
+
+// The /trials and /curves rows for `layout`, as the writer creates them.
+RowSchema TrialsSchema(const StudyLayout& layout);
+RowSchema CurvesSchema(const StudyLayout& layout);
+
+}  // namespace hpo::study_internal

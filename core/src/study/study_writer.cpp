@@ -1,0 +1,396 @@
+// StudyWriter over the HDF5 C API.
+//
+// Write protocol (crash safety, HDF5 1.10):
+// - Format bounds [v1.8, v1.8]: a version 2 superblock, which has no "file open for writing"
+//   consistency flags (the v1.10 superblock of SWMR files has them, and then HDF5, h5py and pandas
+//   refuse a file that was not closed until `h5clear -s` runs). v1.8 object headers also allow
+//   attributes over 64 KiB (dense storage), e.g. a long config text.
+// - Metadata cache evictions are off: dirty metadata (object headers, chunk index, superblock)
+//   reaches the disk only in H5Fflush, never half-way through an Append.
+// - Append extends /trials (and /curves) with one H5Dset_extent each, writes the new rows with
+//   one hyperslab H5Dwrite each, then H5Fflush(H5F_SCOPE_GLOBAL) writes the raw data chunks first
+//   and the metadata after them. A process that dies between two Appends (or SetAttributes) leaves
+//   the file exactly as the last flush wrote it; h5py, pandas and ReadStudy open it as is.
+// - A process killed inside a flush can leave the new row unwritten (it reads as the fill value,
+//   trial_id kUnwrittenTrialId, which ReadStudy skips) or, when the Append allocated a new chunk,
+//   a chunk index pointing past the end of file recorded in the superblock. ReadStudy then keeps
+//   the rows before that last chunk; `h5clear -i STUDY.h5` (hdf5-tools) restores the whole file
+//   for other readers.
+// - File locking is off (O_EXCL at Create keeps two writers off one path), so h5py, pandas and
+//   `hpo report` can read a study while a sweep writes it. They see the last flushed state; one
+//   that races a flush may get an error or the rows before the last chunk, and reads again.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "hdf5_handles.hpp"
+#include "hpo/study_file.hpp"
+#include "study_schema.hpp"
+
+namespace hpo {
+
+namespace {
+
+using study_internal::AttributeHandle;
+using study_internal::DatasetHandle;
+using study_internal::DataspaceHandle;
+using study_internal::DatatypeHandle;
+using study_internal::FileHandle;
+using study_internal::Hdf5Error;
+using study_internal::PropertyListHandle;
+using study_internal::RowSchema;
+using study_internal::ScopedErrorSilencer;
+
+constexpr hsize_t kTrialsChunkRows = 64;
+constexpr hsize_t kCurvesChunkRows = 512;
+
+// Checks the names and types of `layout`: non-empty unique names that collide with no fixed
+// column, no '/' (PyTables refuses it in column names), string widths of at least one byte.
+Status ValidateLayout(const StudyLayout& layout) {
+  const std::set<std::string> trial_fixed = {
+      study_internal::kTrialIdField,   study_internal::kStatusField,
+      study_internal::kObjectiveField, study_internal::kEpochsField,
+      study_internal::kDurationField,  study_internal::kGroupField,
+      study_internal::kMessageField};
+  std::set<std::string> seen;
+  for (const StudyParamColumn& column : layout.params) {
+    if (column.name.empty()) return Status::BadInput("a hyperparameter has an empty name");
+    if (column.name.find('/') != std::string::npos) {
+      return Status::BadInput("hyperparameter '" + column.name +
+                              "': names with '/' cannot be study file columns");
+    }
+    if (trial_fixed.count(column.name) != 0) {
+      return Status::BadInput("hyperparameter '" + column.name +
+                              "' collides with the study file column of the same name");
+    }
+    if (!seen.insert(column.name).second) {
+      return Status::BadInput("hyperparameter '" + column.name + "' appears twice");
+    }
+    if (column.type == ParamType::kString && column.string_width == 0) {
+      return Status::BadInput("hyperparameter '" + column.name +
+                              "': string column width must be at least 1 byte");
+    }
+  }
+  const std::set<std::string> curve_fixed = {study_internal::kTrialIdField,
+                                             study_internal::kEpochField};
+  seen.clear();
+  for (const std::string& metric : layout.metric_names) {
+    if (metric.empty()) return Status::BadInput("a metric has an empty name");
+    if (metric.find('/') != std::string::npos) {
+      return Status::BadInput("metric '" + metric +
+                              "': names with '/' cannot be study file columns");
+    }
+    if (curve_fixed.count(metric) != 0) {
+      return Status::BadInput("metric '" + metric +
+                              "' collides with the curve column of the same name");
+    }
+    if (!seen.insert(metric).second) {
+      return Status::BadInput("metric '" + metric + "' appears twice");
+    }
+  }
+  return Status::Ok();
+}
+
+// Creates an empty 1-D chunked dataset with unlimited maximum size whose fill value (what a row
+// reads as before it is written) has trial_id kUnwrittenTrialId.
+Status CreateTable(hid_t file, const char* name, const RowSchema& schema, hsize_t chunk_rows,
+                   DatasetHandle* dataset) {
+  DatatypeHandle file_type;
+  HPO_RETURN_IF_ERROR(schema.MakeFileType(&file_type));
+  DatatypeHandle memory_type;
+  HPO_RETURN_IF_ERROR(schema.MakeMemoryType(&memory_type));
+  std::vector<char> fill(schema.row_size(), 0);
+  schema.PutInt64(fill.data(), 0, study_internal::kUnwrittenTrialId);
+  const hsize_t dims[1] = {0};
+  const hsize_t max_dims[1] = {H5S_UNLIMITED};
+  DataspaceHandle space(H5Screate_simple(1, dims, max_dims));
+  if (!space.valid()) return Status::Failure(Hdf5Error("H5Screate_simple"));
+  PropertyListHandle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  if (!dcpl.valid()) return Status::Failure(Hdf5Error("H5Pcreate"));
+  const hsize_t chunk[1] = {chunk_rows};
+  if (H5Pset_chunk(dcpl.get(), 1, chunk) < 0) return Status::Failure(Hdf5Error("H5Pset_chunk"));
+  if (H5Pset_fill_value(dcpl.get(), memory_type.get(), fill.data()) < 0) {
+    return Status::Failure(Hdf5Error("H5Pset_fill_value"));
+  }
+  DatasetHandle created(
+      H5Dcreate2(file, name, file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+  if (!created.valid()) {
+    return Status::Failure(Hdf5Error("H5Dcreate2") + " (/" + std::string(name) + ")");
+  }
+  *dataset = std::move(created);
+  return Status::Ok();
+}
+
+// Writes a scalar root attribute, replacing any attribute of the same name.
+Status WriteAttribute(hid_t file, const std::string& name, const StudyAttribute& value) {
+  if (H5Aexists(file, name.c_str()) > 0 && H5Adelete(file, name.c_str()) < 0) {
+    return Status::Failure(Hdf5Error("H5Adelete") + " (attribute '" + name + "')");
+  }
+  DatatypeHandle string_type;
+  hid_t file_type = H5I_INVALID_HID;
+  hid_t memory_type = H5I_INVALID_HID;
+  const void* data = nullptr;
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    file_type = H5T_STD_I64LE;
+    memory_type = H5T_NATIVE_INT64;
+    data = i;
+  } else if (const auto* d = std::get_if<double>(&value)) {
+    file_type = H5T_IEEE_F64LE;
+    memory_type = H5T_NATIVE_DOUBLE;
+    data = d;
+  } else {
+    const std::string& text = std::get<std::string>(value);
+    HPO_RETURN_IF_ERROR(study_internal::MakeStringType(text.size() + 1, false, &string_type));
+    file_type = memory_type = string_type.get();
+    data = text.c_str();
+  }
+  DataspaceHandle space(H5Screate(H5S_SCALAR));
+  if (!space.valid()) return Status::Failure(Hdf5Error("H5Screate"));
+  AttributeHandle attribute(
+      H5Acreate2(file, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT));
+  if (!attribute.valid()) {
+    return Status::Failure(Hdf5Error("H5Acreate2") + " (attribute '" + name + "')");
+  }
+  if (H5Awrite(attribute.get(), memory_type, data) < 0) {
+    return Status::Failure(Hdf5Error("H5Awrite") + " (attribute '" + name + "')");
+  }
+  return Status::Ok();
+}
+
+// Appends `rows` rows from `buffer` to a 1-D dataset that holds `*size` rows, with one
+// H5Dset_extent and one hyperslab H5Dwrite. On failure the extent is put back (best effort).
+Status AppendRows(hid_t dataset, hid_t memory_type, const std::vector<char>& buffer, hsize_t rows,
+                  hsize_t* size) {
+  const hsize_t old_size = *size;
+  const hsize_t new_size[1] = {old_size + rows};
+  if (H5Dset_extent(dataset, new_size) < 0) return Status::Failure(Hdf5Error("H5Dset_extent"));
+  DataspaceHandle file_space(H5Dget_space(dataset));
+  const hsize_t start[1] = {old_size};
+  const hsize_t count[1] = {rows};
+  DataspaceHandle memory_space(H5Screate_simple(1, count, nullptr));
+  Status status;
+  if (!file_space.valid() || !memory_space.valid()) {
+    status = Status::Failure(Hdf5Error("H5Dget_space"));
+  } else if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) <
+             0) {
+    status = Status::Failure(Hdf5Error("H5Sselect_hyperslab"));
+  } else if (H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT,
+                      buffer.data()) < 0) {
+    status = Status::Failure(Hdf5Error("H5Dwrite"));
+  }
+  if (!status.ok()) {
+    const hsize_t restored[1] = {old_size};
+    H5Dset_extent(dataset, restored);
+    return status;
+  }
+  *size = old_size + rows;
+  return Status::Ok();
+}
+
+// The writer over one open study file; see the protocol at the top of this file.
+class Hdf5StudyWriter final : public StudyWriter {
+ public:
+  Hdf5StudyWriter(std::string path, StudyLayout layout)
+      : path_(std::move(path)),
+        layout_(std::move(layout)),
+        trials_schema_(study_internal::TrialsSchema(layout_)),
+        curves_schema_(study_internal::CurvesSchema(layout_)) {}
+
+  ~Hdf5StudyWriter() override {
+    ScopedErrorSilencer silencer;
+    trials_.reset();
+    curves_.reset();
+    trials_memory_type_.reset();
+    curves_memory_type_.reset();
+    file_.reset();
+  }
+
+  // Creates the file's datasets and attributes. On failure the caller removes the file.
+  Status Initialize(const StudyAttributes& attributes) {
+    PropertyListHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
+    if (!fapl.valid()) return Status::Failure(Hdf5Error("H5Pcreate"));
+    if (H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18) < 0) {
+      return Status::Failure(Hdf5Error("H5Pset_libver_bounds"));
+    }
+    if (H5Pset_file_locking(fapl.get(), false, true) < 0) {
+      return Status::Failure(Hdf5Error("H5Pset_file_locking"));
+    }
+    H5AC_cache_config_t cache;
+    cache.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    if (H5Pget_mdc_config(fapl.get(), &cache) < 0) {
+      return Status::Failure(Hdf5Error("H5Pget_mdc_config"));
+    }
+    cache.evictions_enabled = false;
+    cache.incr_mode = H5C_incr__off;
+    cache.flash_incr_mode = H5C_flash_incr__off;
+    cache.decr_mode = H5C_decr__off;
+    if (H5Pset_mdc_config(fapl.get(), &cache) < 0) {
+      return Status::Failure(Hdf5Error("H5Pset_mdc_config"));
+    }
+    file_.reset(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+    if (!file_.valid()) return Status::Failure(Hdf5Error("H5Fcreate"));
+    HPO_RETURN_IF_ERROR(CreateTable(file_.get(), study_internal::kTrialsDataset, trials_schema_,
+                                    kTrialsChunkRows, &trials_));
+    HPO_RETURN_IF_ERROR(CreateTable(file_.get(), study_internal::kCurvesDataset, curves_schema_,
+                                    kCurvesChunkRows, &curves_));
+    HPO_RETURN_IF_ERROR(trials_schema_.MakeMemoryType(&trials_memory_type_));
+    HPO_RETURN_IF_ERROR(curves_schema_.MakeMemoryType(&curves_memory_type_));
+    const std::pair<const char*, StudyAttribute> root_attributes[] = {
+        {study_internal::kConfigAttribute, attributes.config},
+        {study_internal::kMetricNameAttribute, attributes.metric_name},
+        {study_internal::kMetricGoalAttribute, attributes.metric_goal},
+        {study_internal::kWorldSizeAttribute, attributes.world_size},
+        {study_internal::kStartTimeAttribute, attributes.start_time},
+        {study_internal::kVersionAttribute, attributes.version},
+    };
+    for (const auto& [name, value] : root_attributes) {
+      HPO_RETURN_IF_ERROR(WriteAttribute(file_.get(), name, value));
+    }
+    return Flush();
+  }
+
+  Status Append(const TrialResult& result) override {
+    ScopedErrorSilencer silencer;
+    std::vector<char> trial_row(trials_schema_.row_size(), 0);
+    HPO_RETURN_IF_ERROR(EncodeTrial(result, trial_row.data()));
+    const size_t metrics = layout_.metric_names.size();
+    std::vector<char> curve_rows(curves_schema_.row_size() * result.curve.size(), 0);
+    for (size_t i = 0; i < result.curve.size(); ++i) {
+      const EpochMetrics& epoch = result.curve[i];
+      if (epoch.values.size() != metrics) {
+        return Status::Failure("trial " + std::to_string(result.trial_id) + ": curve entry " +
+                               std::to_string(i) + " (epoch " + std::to_string(epoch.epoch) +
+                               ") has " + std::to_string(epoch.values.size()) +
+                               " values, the study has " + std::to_string(metrics) + " metrics");
+      }
+      char* row = curve_rows.data() + i * curves_schema_.row_size();
+      curves_schema_.PutInt64(row, 0, result.trial_id);
+      curves_schema_.PutInt64(row, 1, epoch.epoch);
+      for (size_t m = 0; m < metrics; ++m) {
+        curves_schema_.PutFloat64(row, study_internal::kCurvesLeadingFields + m, epoch.values[m]);
+      }
+    }
+    HPO_RETURN_IF_ERROR(
+        AppendRows(trials_.get(), trials_memory_type_.get(), trial_row, 1, &trial_rows_)
+            .WithContext(path_ + ": /trials"));
+    if (!result.curve.empty()) {
+      HPO_RETURN_IF_ERROR(AppendRows(curves_.get(), curves_memory_type_.get(), curve_rows,
+                                     result.curve.size(), &curve_rows_)
+                              .WithContext(path_ + ": /curves"));
+    }
+    return Flush();
+  }
+
+  Status SetAttribute(const std::string& name, const StudyAttribute& value) override {
+    ScopedErrorSilencer silencer;
+    if (name.empty()) return Status::Failure(path_ + ": attribute name is empty");
+    HPO_RETURN_IF_ERROR(WriteAttribute(file_.get(), name, value).WithContext(path_));
+    return Flush();
+  }
+
+ private:
+  // Fills one /trials row from `result`, checking every layout column against its params.
+  Status EncodeTrial(const TrialResult& result, char* row) const {
+    const std::string trial = "trial " + std::to_string(result.trial_id);
+    if (result.trial_id < 0) return Status::Failure(trial + ": trial ids are not negative");
+    trials_schema_.PutInt64(row, 0, result.trial_id);
+    trials_schema_.PutString(row, 1, TrialStatusName(result.status));
+    trials_schema_.PutFloat64(row, 2, result.objective);
+    for (size_t p = 0; p < layout_.params.size(); ++p) {
+      const StudyParamColumn& column = layout_.params[p];
+      const size_t index = study_internal::kTrialsLeadingFields + p;
+      const ParamValue* value = FindParam(result.params, column.name);
+      if (value == nullptr) {
+        return Status::Failure(trial + ": hyperparameter '" + column.name + "' is missing");
+      }
+      const auto wrong_type = [&] {
+        const char* held = std::holds_alternative<int64_t>(*value)  ? "an int"
+                           : std::holds_alternative<double>(*value) ? "a float"
+                                                                    : "a string";
+        return Status::Failure(trial + ": hyperparameter '" + column.name + "' is " + held + " (" +
+                               FormatParamValueExact(*value) + "), its column holds " +
+                               ParamTypeName(column.type) + " values");
+      };
+      switch (column.type) {
+        case ParamType::kInt:
+          if (!std::holds_alternative<int64_t>(*value)) return wrong_type();
+          trials_schema_.PutInt64(row, index, std::get<int64_t>(*value));
+          break;
+        case ParamType::kFloat:
+          if (std::holds_alternative<std::string>(*value)) return wrong_type();
+          trials_schema_.PutFloat64(row, index, ParamAsDouble(*value));
+          break;
+        case ParamType::kString: {
+          const auto* text = std::get_if<std::string>(value);
+          if (text == nullptr) return wrong_type();
+          if (text->size() >= column.string_width) {
+            return Status::Failure(trial + ": hyperparameter '" + column.name + "' value '" +
+                                   *text + "' is longer than its column (" +
+                                   std::to_string(column.string_width - 1) + " bytes)");
+          }
+          trials_schema_.PutString(row, index, *text);
+          break;
+        }
+      }
+    }
+    const size_t tail = study_internal::kTrialsLeadingFields + layout_.params.size();
+    trials_schema_.PutInt64(row, tail, result.epochs);
+    trials_schema_.PutFloat64(row, tail + 1, result.duration_s);
+    trials_schema_.PutInt64(row, tail + 2, result.group);
+    trials_schema_.PutString(row, tail + 3, result.message);
+    return Status::Ok();
+  }
+
+  Status Flush() {
+    if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
+      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
+    }
+    return Status::Ok();
+  }
+
+  const std::string path_;
+  const StudyLayout layout_;
+  const RowSchema trials_schema_;
+  const RowSchema curves_schema_;
+  FileHandle file_;
+  DatasetHandle trials_;
+  DatasetHandle curves_;
+  DatatypeHandle trials_memory_type_;
+  DatatypeHandle curves_memory_type_;
+  hsize_t trial_rows_ = 0;
+  hsize_t curve_rows_ = 0;
+};
+
+}  // namespace
+
+Status StudyWriter::Create(const std::string& path, const StudyLayout& layout,
+                           const StudyAttributes& attributes,
+                           std::unique_ptr<StudyWriter>* writer) {
+  HPO_RETURN_IF_ERROR(ValidateLayout(layout).WithContext(path));
+  // Claim the path exclusively first: this refuses an existing file without touching it and
+  // reports why a folder cannot take the file; HDF5 then truncates the empty file we own.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == EEXIST) return Status::BadInput(path + ": study file already exists");
+    return Status::BadInput(path + ": cannot create the study file: " + std::strerror(error));
+  }
+  ::close(fd);
+  ScopedErrorSilencer silencer;
+  auto created = std::make_unique<Hdf5StudyWriter>(path, layout);
+  Status status = created->Initialize(attributes);
+  if (!status.ok()) {
+    created.reset();
+    ::unlink(path.c_str());
+    return status.WithContext(path);
+  }
+  *writer = std::move(created);
+  return Status::Ok();
+}
+
+}  // namespace hpo

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Checks that a study file (STUDY.h5) reads with the Python tools DESIGN.md promises.
+
+Usage: check_study_readable.py STUDY.h5 ROWS [--param NAME]... [--metric NAME]... [--curve-rows N]
+
+Opens the file with h5py, builds pandas.DataFrame(h5py.File(p)["trials"][:]), checks its row count
+and columns (trial_id, status, objective, the --param names in order, epochs, duration_s, group,
+message), reads /curves (trial_id, epoch, the --metric names), reads the root attributes, and reads
+pandas.read_hdf(p, "trials") and pandas.read_hdf(p, "curves") (PyTables generic tables). Exits 0
+when everything matches, 1 with a message on stderr otherwise.
+"""
+
+import argparse
+import sys
+import warnings
+
+TRIAL_HEAD = ["trial_id", "status", "objective"]
+TRIAL_TAIL = ["epochs", "duration_s", "group", "message"]
+CURVE_HEAD = ["trial_id", "epoch"]
+ROOT_ATTRIBUTES = ["config", "metric_name", "metric_goal", "world_size", "start_time", "version"]
+
+
+def fail(message):
+    print(f"check_study_readable: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check_columns(what, actual, expected):
+    if list(actual) != expected:
+        fail(f"{what}: columns {list(actual)}, expected {expected}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("path")
+    parser.add_argument("rows", type=int)
+    parser.add_argument("--param", action="append", default=[])
+    parser.add_argument("--metric", action="append", default=[])
+    parser.add_argument("--curve-rows", type=int, default=None)
+    args = parser.parse_args()
+
+    import h5py
+    import pandas
+
+    trial_columns = TRIAL_HEAD + args.param + TRIAL_TAIL
+    curve_columns = CURVE_HEAD + args.metric
+
+    with h5py.File(args.path, "r") as f:
+        for name in ("trials", "curves"):
+            if name not in f:
+                fail(f"h5py: no /{name} dataset")
+        trials = pandas.DataFrame(f["trials"][:])
+        curves = pandas.DataFrame(f["curves"][:])
+        missing = [name for name in ROOT_ATTRIBUTES if name not in f.attrs]
+        if missing:
+            fail(f"h5py: missing root attributes {missing}")
+        for name in ROOT_ATTRIBUTES:
+            _ = f.attrs[name]
+    if len(trials) != args.rows:
+        fail(f"h5py/pandas: /trials has {len(trials)} rows, expected {args.rows}")
+    check_columns("h5py/pandas /trials", trials.columns, trial_columns)
+    check_columns("h5py/pandas /curves", curves.columns, curve_columns)
+    if args.curve_rows is not None and len(curves) != args.curve_rows:
+        fail(f"h5py/pandas: /curves has {len(curves)} rows, expected {args.curve_rows}")
+    statuses = {s.decode() for s in trials["status"]}
+    if not statuses <= {"completed", "stopped", "failed", "running"}:
+        fail(f"h5py/pandas: unexpected status values {sorted(statuses)}")
+
+    with warnings.catch_warnings():
+        # Column names such as "optimizer.lr" are fine for us; PyTables warns about them.
+        warnings.simplefilter("ignore")
+        try:
+            table = pandas.read_hdf(args.path, "trials")
+            curve_table = pandas.read_hdf(args.path, "curves")
+        except Exception as error:  # report any failure of the reader as a mismatch
+            fail(f"pandas.read_hdf: {type(error).__name__}: {error}")
+    if len(table) != args.rows:
+        fail(f"pandas.read_hdf: /trials has {len(table)} rows, expected {args.rows}")
+    check_columns("pandas.read_hdf /trials", table.columns, trial_columns)
+    check_columns("pandas.read_hdf /curves", curve_table.columns, curve_columns)
+    if len(curve_table) != len(curves):
+        fail(f"pandas.read_hdf: /curves has {len(curve_table)} rows, h5py {len(curves)}")
+    if list(table["trial_id"]) != list(trials["trial_id"]):
+        fail("pandas.read_hdf and h5py disagree on trial_id")
+    print(f"check_study_readable: {args.path}: {len(table)} trials, {len(curve_table)} curve rows")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,624 @@
+// The config parser: good configs parse to the expected structure; every kind of mistake is a
+// BadInput naming the file, the line and the key.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hpo/config.hpp"
+
+namespace hpo {
+namespace {
+
+constexpr char kPath[] = "test.yaml";
+
+Status Parse(const std::string& text, SweepConfig* config) {
+  return ParseConfig(text, kPath, config);
+}
+
+const ParameterSpec& FindParameter(const SweepConfig& config, const std::string& name) {
+  for (const ParameterSpec& parameter : config.sweep.parameters) {
+    if (parameter.name == name) return parameter;
+  }
+  ADD_FAILURE() << "no parameter " << name;
+  static const ParameterSpec kNone;
+  return kNone;
+}
+
+constexpr char kFullConfig[] = R"(# A random sweep over every kind of parameter.
+task: synthetic
+epochs: 3
+seed: 42
+ranks_per_trial: 2
+sweep:
+  method: random
+  run_cap: 10
+  name: demo
+  description: every kind of parameter
+  metric:
+    name: val_accuracy
+    goal: maximize
+  parameters:
+    lr:
+      distribution: log_uniform_values
+      min: 0.0001
+      max: 0.1
+    batch_size:
+      values: [32, 64, 128]
+    optimizer:
+      values: [sgd, adam]
+    momentum:
+      value: 0.9
+    dropout:
+      min: 0.0
+      max: 0.5
+    width:
+      min: 8
+      max: 64
+    weight_decay:
+      values: [0, 0.0001]
+)";
+
+TEST(ConfigTest, FullConfigParsesToExpectedStructure) {
+  SweepConfig config;
+  ASSERT_TRUE(Parse(kFullConfig, &config).ok()) << Parse(kFullConfig, &config).message();
+  EXPECT_EQ(config.path, kPath);
+  EXPECT_EQ(config.text, kFullConfig);
+  EXPECT_EQ(config.execution.task, TaskKind::kSynthetic);
+  EXPECT_EQ(config.execution.epochs, 3);
+  EXPECT_EQ(config.execution.seed, 42u);
+  EXPECT_EQ(config.execution.ranks_per_trial, 2);
+  EXPECT_EQ(config.sweep.method, SearchMethod::kRandom);
+  EXPECT_EQ(config.sweep.run_cap, 10);
+  EXPECT_EQ(config.sweep.name, "demo");
+  EXPECT_EQ(config.sweep.description, "every kind of parameter");
+  EXPECT_EQ(config.sweep.metric.name, "val_accuracy");
+  EXPECT_EQ(config.sweep.metric.goal, Goal::kMaximize);
+
+  ASSERT_EQ(config.sweep.parameters.size(), 7u);
+  const std::vector<std::string> file_order = {"lr",      "batch_size", "optimizer",   "momentum",
+                                               "dropout", "width",      "weight_decay"};
+  for (size_t i = 0; i < file_order.size(); ++i) {
+    EXPECT_EQ(config.sweep.parameters[i].name, file_order[i]);
+  }
+
+  const ParameterSpec& lr = FindParameter(config, "lr");
+  EXPECT_EQ(lr.distribution, Distribution::kLogUniformValues);
+  EXPECT_EQ(lr.type, ParamType::kFloat);
+  EXPECT_DOUBLE_EQ(lr.min, 0.0001);
+  EXPECT_DOUBLE_EQ(lr.max, 0.1);
+  EXPECT_EQ(lr.line, 15);
+
+  const ParameterSpec& batch_size = FindParameter(config, "batch_size");
+  EXPECT_EQ(batch_size.distribution, Distribution::kCategorical);
+  EXPECT_EQ(batch_size.type, ParamType::kInt);
+  EXPECT_EQ(batch_size.values, (std::vector<ParamValue>{int64_t{32}, int64_t{64}, int64_t{128}}));
+  EXPECT_EQ(batch_size.line, 19);
+
+  const ParameterSpec& optimizer = FindParameter(config, "optimizer");
+  EXPECT_EQ(optimizer.distribution, Distribution::kCategorical);
+  EXPECT_EQ(optimizer.type, ParamType::kString);
+  EXPECT_EQ(optimizer.values, (std::vector<ParamValue>{std::string("sgd"), std::string("adam")}));
+
+  const ParameterSpec& momentum = FindParameter(config, "momentum");
+  EXPECT_EQ(momentum.distribution, Distribution::kConstant);
+  EXPECT_EQ(momentum.type, ParamType::kFloat);
+  EXPECT_EQ(momentum.values, (std::vector<ParamValue>{0.9}));
+
+  const ParameterSpec& dropout = FindParameter(config, "dropout");
+  EXPECT_EQ(dropout.distribution, Distribution::kUniform);  // 0.0 is a float: not int_uniform
+  EXPECT_EQ(dropout.type, ParamType::kFloat);
+
+  const ParameterSpec& width = FindParameter(config, "width");
+  EXPECT_EQ(width.distribution, Distribution::kIntUniform);
+  EXPECT_EQ(width.type, ParamType::kInt);
+  EXPECT_EQ(width.min, 8);
+  EXPECT_EQ(width.max, 64);
+  EXPECT_EQ(width.line, 28);
+
+  const ParameterSpec& weight_decay = FindParameter(config, "weight_decay");
+  EXPECT_EQ(weight_decay.type, ParamType::kFloat);  // integers and floats mixed
+  EXPECT_EQ(weight_decay.values, (std::vector<ParamValue>{0.0, 0.0001}));
+}
+
+TEST(ConfigTest, DefaultsApplyWhenKeysAreAbsent) {
+  const std::string text = R"(task: fashion_mnist
+sweep:
+  method: grid
+  metric: {name: val_loss}
+  parameters:
+    lr: {value: 0.1}
+)";
+  SweepConfig config;
+  ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
+  EXPECT_EQ(config.execution.task, TaskKind::kFashionMnist);
+  EXPECT_EQ(config.execution.epochs, 1);
+  EXPECT_EQ(config.execution.ranks_per_trial, 1);
+  EXPECT_EQ(config.execution.threads_per_rank, 1);
+  EXPECT_EQ(config.execution.seed, 0u);
+  EXPECT_EQ(config.execution.output, "runs/study");
+  EXPECT_EQ(config.execution.data, "");
+  EXPECT_EQ(config.execution.validation_samples, 6000);
+  EXPECT_EQ(config.execution.train_samples, 0);
+  EXPECT_EQ(config.execution.synthetic.classes, SyntheticOptions().classes);
+  EXPECT_EQ(config.sweep.metric.goal, Goal::kMinimize);
+  EXPECT_FALSE(config.sweep.run_cap.has_value());
+  ASSERT_EQ(config.sweep.parameters.size(), 1u);
+  EXPECT_EQ(config.sweep.parameters[0].distribution, Distribution::kConstant);
+}
+
+TEST(ConfigTest, ExecutionKeysAndSyntheticOptionsAreRead) {
+  const std::string text = R"(task: synthetic
+data: /tmp/data
+output: out/study
+threads_per_rank: 4
+validation_samples: 500
+train_samples: 2000
+synthetic:
+  train_samples: 100
+  val_samples: 20
+  test_samples: 30
+  features: 8
+  classes: 3
+  noise: 0.25
+sweep:
+  method: grid
+  metric: {name: train_loss}
+  parameters:
+    width: {min: 2, max: 4}
+)";
+  SweepConfig config;
+  ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
+  EXPECT_EQ(config.execution.data, "/tmp/data");
+  EXPECT_EQ(config.execution.output, "out/study");
+  EXPECT_EQ(config.execution.threads_per_rank, 4);
+  EXPECT_EQ(config.execution.validation_samples, 500);
+  EXPECT_EQ(config.execution.train_samples, 2000);
+  EXPECT_EQ(config.execution.synthetic.train_samples, 100);
+  EXPECT_EQ(config.execution.synthetic.val_samples, 20);
+  EXPECT_EQ(config.execution.synthetic.test_samples, 30);
+  EXPECT_EQ(config.execution.synthetic.features, 8);
+  EXPECT_EQ(config.execution.synthetic.classes, 3);
+  EXPECT_DOUBLE_EQ(config.execution.synthetic.noise, 0.25);
+  // Grid search enumerates an integer range, as W&B's grid search does.
+  EXPECT_EQ(config.sweep.parameters[0].distribution, Distribution::kIntUniform);
+}
+
+TEST(ConfigTest, WandbSpecificsAreHonoured) {
+  const std::string text = R"(task: synthetic
+sweep:
+  program: train.py
+  project: demo
+  entity: someone
+  command: [python, train.py]
+  method: random
+  run_cap: 3
+  metric:
+    name: val_loss
+  parameters:
+    optimizer:
+      values: [sgd, adam, adamw]
+      probabilities: [0.5, 0.25, 0.25]
+    weight_decay:
+      distribution: q_log_normal
+      mu: -5
+      sigma: 1
+      q: 0.001
+    lr:
+      distribution: log_normal
+    momentum:
+      distribution: beta
+      a: 2
+    batch_size:
+      values: ["64"]
+)";
+  SweepConfig config;
+  Status status = Parse(text, &config);
+  // batch_size "64" is quoted: a string, which an integer hyperparameter refuses.
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("test.yaml:25: sweep.parameters.batch_size: batch_size takes "
+                                  "integers"),
+            std::string::npos)
+      << status.message();
+
+  const std::string without_batch_size = text.substr(0, text.find("    batch_size:"));
+  ASSERT_TRUE(Parse(without_batch_size, &config).ok())
+      << Parse(without_batch_size, &config).message();
+  const ParameterSpec& optimizer = FindParameter(config, "optimizer");
+  EXPECT_EQ(optimizer.distribution, Distribution::kCategoricalWithProbabilities);
+  EXPECT_EQ(optimizer.probabilities, (std::vector<double>{0.5, 0.25, 0.25}));
+  const ParameterSpec& weight_decay = FindParameter(config, "weight_decay");
+  EXPECT_EQ(weight_decay.distribution, Distribution::kQLogNormal);
+  EXPECT_DOUBLE_EQ(weight_decay.mu, -5.0);
+  EXPECT_DOUBLE_EQ(weight_decay.q, 0.001);
+  const ParameterSpec& lr = FindParameter(config, "lr");
+  EXPECT_EQ(lr.distribution, Distribution::kLogNormal);
+  EXPECT_DOUBLE_EQ(lr.mu, 0.0);  // W&B defaults
+  EXPECT_DOUBLE_EQ(lr.sigma, 1.0);
+  const ParameterSpec& momentum = FindParameter(config, "momentum");
+  EXPECT_EQ(momentum.distribution, Distribution::kBeta);
+  EXPECT_DOUBLE_EQ(momentum.a, 2.0);
+  EXPECT_DOUBLE_EQ(momentum.b, 1.0);
+}
+
+TEST(ConfigTest, NonNumericScalarsAreStringsHoldingTheirText) {
+  const std::string text = R"(task: synthetic
+sweep:
+  method: grid
+  metric: {name: val_loss}
+  parameters:
+    optimizer:
+      values: ["sgd", adam]
+    lr:
+      values: [1, 0.5, 2.5e-3]
+)";
+  SweepConfig config;
+  ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
+  EXPECT_EQ(FindParameter(config, "optimizer").values,
+            (std::vector<ParamValue>{std::string("sgd"), std::string("adam")}));
+  const ParameterSpec& lr = FindParameter(config, "lr");
+  EXPECT_EQ(lr.type, ParamType::kFloat);
+  EXPECT_EQ(lr.values, (std::vector<ParamValue>{1.0, 0.5, 0.0025}));
+}
+
+TEST(ConfigTest, ParsingIsDeterministic) {
+  SweepConfig first;
+  SweepConfig second;
+  ASSERT_TRUE(Parse(kFullConfig, &first).ok());
+  ASSERT_TRUE(Parse(first.text, &second).ok());
+  ASSERT_EQ(first.sweep.parameters.size(), second.sweep.parameters.size());
+  for (size_t i = 0; i < first.sweep.parameters.size(); ++i) {
+    const ParameterSpec& a = first.sweep.parameters[i];
+    const ParameterSpec& b = second.sweep.parameters[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.distribution, b.distribution);
+    EXPECT_EQ(a.type, b.type);
+    EXPECT_EQ(a.values, b.values);
+    EXPECT_EQ(a.min, b.min);
+    EXPECT_EQ(a.max, b.max);
+    EXPECT_EQ(a.line, b.line);
+  }
+}
+
+struct BadConfig {
+  const char* name;
+  const char* text;
+  const char* expected;  // a substring of the message, with the line and the key
+};
+
+// A minimal valid config; the cases below each break it in one way.
+//   task: synthetic
+//   sweep:
+//     method: random
+//     run_cap: 4
+//     metric:
+//       name: val_loss
+//     parameters:
+//       lr:
+//         values: [0.1, 0.01]
+const BadConfig kBadConfigs[] = {
+    {"UnknownTopLevelKey",
+     "task: synthetic\ncolour: blue\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: colour: unknown key"},
+    {"UnknownSweepKey",
+     "task: synthetic\nsweep:\n  method: random\n  bogus: 1\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:4: sweep.bogus: unknown key"},
+    {"UnknownParameterKey",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n      step: 2\n",
+     "test.yaml:10: sweep.parameters.lr.step: unknown key"},
+    {"MinIsNotANumber",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      min: abc\n      max: 0.1\n",
+     "test.yaml:9: sweep.parameters.lr.min: must be a number, got 'abc'"},
+    {"EpochsIsAFloat",
+     "task: synthetic\nepochs: 1.5\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: epochs: must be an integer, got '1.5'"},
+    {"RunCapNegative",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: -1\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:4: sweep.run_cap: must be >= 1, got -1"},
+    {"MinGreaterThanMax",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      min: 0.5\n      max: 0.1\n",
+     "test.yaml:9: sweep.parameters.lr.min: must be less than max (min 0.5, max 0.1)"},
+    {"LogUniformValuesMinZero",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      distribution: log_uniform_values\n      min: 0\n"
+     "      max: 0.1\n",
+     "test.yaml:10: sweep.parameters.lr.min: must be > 0 for log_uniform_values"},
+    {"EmptyValues",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: []\n",
+     "test.yaml:9: sweep.parameters.lr.values: must be a non-empty list"},
+    {"GridOverAContinuousRange",
+     "task: synthetic\nsweep:\n  method: grid\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      min: 0.001\n      max: 0.1\n",
+     "test.yaml:7: sweep.parameters.lr: grid search needs `values`"},
+    {"GridWithProbabilities",
+     "task: synthetic\nsweep:\n  method: grid\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    optimizer:\n      values: [sgd, adam]\n      probabilities: [0.5, 0.5]\n",
+     "test.yaml:7: sweep.parameters.optimizer: grid search needs `values`"},
+    {"RandomWithoutRunCap",
+     "task: synthetic\nsweep:\n  method: random\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: sweep.run_cap: missing required key"},
+    {"UnknownHyperparameter",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    colour:\n      values: [1, 2]\n",
+     "test.yaml:8: sweep.parameters.colour: unknown hyperparameter for task synthetic "
+     "(accepted: lr, batch_size, optimizer, momentum, weight_decay, dropout, width)"},
+    {"UnknownMetric",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: accuracy\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:6: sweep.metric.name: unknown metric 'accuracy'; task synthetic reports "
+     "train_loss, val_loss, val_accuracy, epoch_time_s"},
+    {"BadGoal",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "    goal: lowest\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:7: sweep.metric.goal: must be minimize or maximize, got 'lowest'"},
+    {"OptimizerNotAmongChoices",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    optimizer:\n      values:\n        - sgd\n        - rmsprop\n",
+     "test.yaml:11: sweep.parameters.optimizer.values[1]: 'rmsprop' is not a valid optimizer "
+     "(accepted: sgd, adam, adamw)"},
+    {"FloatDistributionForBatchSize",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    batch_size:\n      distribution: uniform\n      min: 16\n      max: 256\n",
+     "test.yaml:9: sweep.parameters.batch_size.distribution: batch_size takes integers"},
+    {"FloatValuesForBatchSize",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    batch_size:\n      values: [32, 64.5]\n",
+     "test.yaml:8: sweep.parameters.batch_size: batch_size takes integers (integer values or an "
+     "int_uniform range with integer min and max), got float values"},
+    {"NormalForLearningRate",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      distribution: normal\n      mu: 0.01\n      sigma: 0.001\n",
+     "test.yaml:9: sweep.parameters.lr.distribution: normal can draw values in (-inf, inf), not "
+     "all inside lr's valid range (0, inf)"},
+    {"UniformFromZeroForLearningRate",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      min: 0.0\n      max: 0.1\n",
+     "test.yaml:9: sweep.parameters.lr.min: uniform can draw values in [0, 0.1], not all inside "
+     "lr's valid range (0, inf)"},
+    {"DropoutMaxOne",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    dropout:\n      min: 0.0\n      max: 1.0\n",
+     "test.yaml:10: sweep.parameters.dropout.max: uniform can draw values in [0, 1], not all "
+     "inside dropout's valid range [0, 1)"},
+    {"MomentumValueOutOfRange",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    momentum:\n      value: 1.5\n",
+     "test.yaml:9: sweep.parameters.momentum.value: 1.5 is outside momentum's valid range [0, 1)"},
+    {"BayesNotSupported",
+     "task: synthetic\nsweep:\n  method: bayes\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:3: sweep.method: method 'bayes' is not supported yet"},
+    {"UnknownMethod",
+     "task: synthetic\nsweep:\n  method: anneal\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:3: sweep.method: must be grid or random, got 'anneal'"},
+    {"EarlyTerminateNotSupported",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 1\n  metric:\n    name: val_loss\n  parameters:\n"
+     "    lr:\n      values: [0.1]\n",
+     "test.yaml:5: sweep.early_terminate: not supported yet"},
+    {"MetricTargetNotSupported",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "    target: 0.1\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:7: sweep.metric.target: not supported yet"},
+    {"MalformedYaml", "task: synthetic\nsweep:\n  method: random\n  parameters: [0.1, 0.2\n",
+     "test.yaml:5: invalid YAML: "},
+    {"TwoDocuments", "task: synthetic\n---\ntask: synthetic\n",
+     "test.yaml:3: invalid YAML: a config holds one document, found 2"},
+    {"NotAMapping", "- task\n- sweep\n",
+     "test.yaml:1: (top level): the config must be a YAML mapping"},
+    {"EpochsZero",
+     "task: synthetic\nepochs: 0\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: epochs: must be >= 1, got 0"},
+    {"RanksPerTrialZero",
+     "task: synthetic\nranks_per_trial: 0\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: ranks_per_trial: must be >= 1, got 0"},
+    {"NegativeSeed",
+     "task: synthetic\nseed: -3\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: seed: must be >= 0, got -3"},
+    {"ValidationSamplesTooMany",
+     "task: synthetic\nvalidation_samples: 60000\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: validation_samples: must be in [1, 59999], got 60000"},
+    {"SyntheticOneClass",
+     "task: synthetic\nsynthetic:\n  classes: 1\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:3: synthetic.classes: must be >= 2, got 1"},
+    {"ProbabilitiesDoNotSumToOne",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    optimizer:\n      values: [sgd, adam]\n      probabilities: [0.5, 0.4]\n",
+     "test.yaml:10: sweep.parameters.optimizer.probabilities: must sum to 1, they sum to 0.9"},
+    {"ProbabilitiesCountDiffers",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    optimizer:\n      values: [sgd, adam]\n      probabilities: [1.0]\n",
+     "test.yaml:10: sweep.parameters.optimizer.probabilities: must give one probability per value "
+     "(2 values, 1 probabilities)"},
+    {"QNotPositive",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      distribution: q_uniform\n      min: 0.1\n      max: 1\n"
+     "      q: 0\n",
+     "test.yaml:12: sweep.parameters.lr.q: must be > 0, got 0"},
+    {"NoMultipleOfQInRange",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      distribution: q_uniform\n      min: 0.01\n      max: 0.09\n"
+     "      q: 0.1\n",
+     "test.yaml:12: sweep.parameters.lr.q: no multiple of q=0.1 lies in [0.01, 0.09]"},
+    {"NestedParameters",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    model:\n      parameters:\n        width:\n          values: [8]\n",
+     "test.yaml:9: sweep.parameters.model.parameters: not supported yet"},
+    {"MissingTask",
+     "sweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n  parameters:\n"
+     "    lr:\n      values: [0.1]\n",
+     "test.yaml:1: task: missing required key"},
+    {"UnknownTask",
+     "task: cifar10\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:1: task: must be one of fashion_mnist, synthetic, got 'cifar10'"},
+    {"MissingSweep", "task: synthetic\nepochs: 2\n", "test.yaml:1: sweep: missing required key"},
+    {"MissingMetricName",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    goal: minimize\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:5: sweep.metric.name: missing required key"},
+    {"MissingParameters",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n",
+     "test.yaml:2: sweep.parameters: missing required key"},
+    {"NoParameters",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters: {}\n",
+     "test.yaml:7: sweep.parameters: must list at least one parameter"},
+    {"UnknownDistribution",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      distribution: gaussian\n",
+     "test.yaml:9: sweep.parameters.lr.distribution: unknown distribution 'gaussian'"},
+    {"KeyNotValidForDistribution",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      distribution: log_normal\n      min: 0.1\n",
+     "test.yaml:10: sweep.parameters.lr.min: not valid with distribution log_normal (it takes: "
+     "mu, sigma)"},
+    {"MissingMaxForRange",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      min: 0.1\n",
+     "test.yaml:8: sweep.parameters.lr.max: missing required key"},
+    {"FloatMinForExplicitIntUniform",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    width:\n      distribution: int_uniform\n      min: 1.5\n      max: 8\n",
+     "test.yaml:10: sweep.parameters.width.min: must be an integer for int_uniform"},
+    {"StringValuesForNumericHyperparameter",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [fast, 0.1]\n",
+     "test.yaml:8: sweep.parameters.lr: lr takes numbers, got string values"},
+    {"NumbersForStringHyperparameter",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    optimizer:\n      values: [1, 2]\n",
+     "test.yaml:8: sweep.parameters.optimizer: optimizer takes one of sgd, adam, adamw, got int "
+     "values"},
+    {"ParameterIsNotAMapping",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr: 0.1\n",
+     "test.yaml:8: sweep.parameters.lr: must be a mapping"},
+    {"DuplicateKey",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  run_cap: 5\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:5: sweep.run_cap: duplicate key"},
+    {"NegativeSigma",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    weight_decay:\n      distribution: log_normal\n      sigma: -1\n",
+     "test.yaml:10: sweep.parameters.weight_decay.sigma: must be >= 0"},
+    {"BetaShapeZero",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    dropout:\n      distribution: beta\n      a: 0\n",
+     "test.yaml:10: sweep.parameters.dropout.a: must be > 0, got 0"},
+    {"BatchSizeIntRangeBelowOne",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    batch_size:\n      min: 0\n      max: 64\n",
+     "test.yaml:9: sweep.parameters.batch_size.min: int_uniform can draw values in [0, 64], not "
+     "all inside batch_size's valid range [1, 65536]"},
+    {"EpochsOutOfRange",
+     "task: synthetic\nepochs: 99999999999999999999\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: epochs: '99999999999999999999' is out of range for a 64-bit integer"},
+    {"NumberUnderflows",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      min: 1e-400\n      max: 0.1\n",
+     "test.yaml:9: sweep.parameters.lr.min: '1e-400' is out of range for a 64-bit float"},
+    {"NonFiniteValue",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1, .inf]\n",
+     "test.yaml:9: sweep.parameters.lr.values[1]: must be a finite number, got '.inf'"},
+};
+
+// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const BadConfig& bad_config, std::ostream* out) { *out << bad_config.name; }
+
+class BadConfigTest : public testing::TestWithParam<BadConfig> {};
+
+TEST_P(BadConfigTest, IsBadInputNamingLineAndKey) {
+  SweepConfig config;
+  const Status status = Parse(GetParam().text, &config);
+  ASSERT_FALSE(status.ok()) << "accepted:\n" << GetParam().text;
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find(GetParam().expected), std::string::npos)
+      << "message:  " << status.message() << "\nexpected: " << GetParam().expected;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BadConfigTest, testing::ValuesIn(kBadConfigs),
+                         [](const testing::TestParamInfo<BadConfig>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(ConfigTest, LoadConfigFileKeepsTextAndPath) {
+  const std::string path = testing::TempDir() + "hpo_test_config.yaml";
+  {
+    std::ofstream file(path);
+    file << kFullConfig;
+  }
+  SweepConfig config;
+  const Status status = LoadConfigFile(path, &config);
+  std::remove(path.c_str());
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(config.path, path);
+  EXPECT_EQ(config.text, kFullConfig);
+  EXPECT_EQ(config.sweep.parameters.size(), 7u);
+}
+
+TEST(ConfigTest, LoadConfigFileReportsAMissingFile) {
+  SweepConfig config;
+  const Status status = LoadConfigFile("/nonexistent/sweep.yaml", &config);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_EQ(status.message(),
+            "/nonexistent/sweep.yaml: cannot read config: No such file or directory");
+}
+
+TEST(ConfigTest, ErrorsNameTheFileAsGiven) {
+  SweepConfig config;
+  const Status status = ParseConfig("task: synthetic\n", "configs/mine.yaml", &config);
+  EXPECT_EQ(status.message(),
+            "configs/mine.yaml:1: sweep: missing required key "
+            "(a Weights & Biases sweep configuration)");
+}
+
+std::vector<std::string> ShippedConfigFiles() {
+  const std::string folder = HPO_SOURCE_DIR "/configs";
+  std::vector<std::string> files;
+  if (DIR* directory = opendir(folder.c_str())) {
+    while (const dirent* entry = readdir(directory)) {
+      const std::string name = entry->d_name;
+      const size_t dot = name.rfind('.');
+      if (dot != std::string::npos && (name.substr(dot) == ".yaml" || name.substr(dot) == ".yml")) {
+        files.push_back(folder + "/" + name);
+      }
+    }
+    closedir(directory);
+  }
+  return files;
+}
+
+TEST(ConfigTest, EveryShippedConfigParses) {
+  const std::vector<std::string> files = ShippedConfigFiles();
+  if (files.empty()) GTEST_SKIP() << "no *.yaml under " HPO_SOURCE_DIR "/configs yet";
+  for (const std::string& file : files) {
+    SweepConfig config;
+    const Status status = LoadConfigFile(file, &config);
+    EXPECT_TRUE(status.ok()) << status.message();
+  }
+}
+
+}  // namespace
+}  // namespace hpo

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Validates the `sweep:` section of every config against the Weights & Biases sweep schema.
+
+Usage: validate_configs.py CONFIG_DIR SCHEMA_PATH
+
+Each CONFIG_DIR/*.yaml must hold a mapping whose `sweep:` value validates against SCHEMA_PATH
+(JSON Schema draft 7) as W&B reads it: YAML is loaded with PyYAML, as the wandb CLI does, so for
+example `1e-4` (no dot) is a string there and fails where the schema wants a number.
+
+Exit status: 0 all valid; 1 a config is invalid or CONFIG_DIR holds no *.yaml; 77 (ctest's skip
+code) when SCHEMA_PATH does not exist.
+"""
+
+import json
+import pathlib
+import sys
+
+import jsonschema
+import yaml
+
+SKIP = 77
+
+
+def sweep_errors(config_path, validator):
+    """Returns the schema violations of the file's `sweep:` section, as readable lines."""
+    try:
+        document = yaml.safe_load(config_path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        return [f"cannot read: {error}"]
+    if not isinstance(document, dict) or "sweep" not in document:
+        return ["no `sweep:` section"]
+    errors = []
+    for error in sorted(validator.iter_errors(document["sweep"]), key=lambda e: list(e.path)):
+        location = ".".join(str(part) for part in ["sweep", *error.path])
+        errors.append(f"{location}: {error.message}")
+    return errors
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: validate_configs.py CONFIG_DIR SCHEMA_PATH", file=sys.stderr)
+        return 1
+    config_dir = pathlib.Path(argv[1])
+    schema_path = pathlib.Path(argv[2])
+    if not schema_path.is_file():
+        print(f"skipped: schema {schema_path} not found")
+        return SKIP
+    schema = json.loads(schema_path.read_text())
+    validator = jsonschema.Draft7Validator(schema)
+
+    configs = sorted(config_dir.glob("*.yaml"))
+    if not configs:
+        print(f"FAIL: no *.yaml config in {config_dir}")
+        return 1
+    failures = 0
+    for config_path in configs:
+        errors = sweep_errors(config_path, validator)
+        if errors:
+            failures += 1
+            print(f"FAIL {config_path}")
+            for error in errors:
+                print(f"  {error}")
+        else:
+            print(f"ok   {config_path}")
+    print(f"{len(configs) - failures} of {len(configs)} configs valid")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
