@@ -10,7 +10,9 @@
 namespace hpo {
 
 struct LabeledTensors {
-  torch::Tensor inputs;  // float32, [N, ...] (Fashion-MNIST: [N, 1, 28, 28] scaled to [0, 1])
+  // float32, [N, ...]. Fashion-MNIST: [N, 1, 28, 28], scaled to [0, 1] then normalised with the
+  // dataset's mean 0.2860 and std 0.3530. Synthetic: [N, features].
+  torch::Tensor inputs;
   torch::Tensor labels;  // int64, [N]
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
 };

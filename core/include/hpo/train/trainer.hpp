@@ -54,6 +54,13 @@ Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const Ta
                 GroupCollectives& collectives, EpochGate& gate, const TrainOptions& options,
                 TrialOutcome* outcome);
 
+// As above, and when `trained_model` is not null hands over this rank's model as it was when the
+// trial ended (identical on every rank unless the trial failed), e.g. for tests that compare ranks'
+// weights. Collective like RunTrial.
+Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
+                GroupCollectives& collectives, EpochGate& gate, const TrainOptions& options,
+                TrialOutcome* outcome, torch::nn::Sequential* trained_model);
+
 // Evaluates saved weights (from TrainOptions::save_weights_path) of a trial with `params` on
 // `data.test` on this rank alone; returns the accuracy in [0, 1].
 Status EvaluateSavedModel(const ExecutionSpec& execution, const Assignment& params,

@@ -1,0 +1,361 @@
+#include "hpo/train/trainer.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpo/task_catalog.hpp"
+#include "thread_collectives.hpp"
+
+namespace hpo {
+namespace {
+
+constexpr char kDebianFolder[] = "/usr/share/datasets/fashion-mnist";
+
+Assignment Params(double lr, int64_t batch_size, const std::string& optimizer, int64_t width = 16) {
+  return {{"lr", lr},        {"batch_size", batch_size}, {"optimizer", optimizer},
+          {"momentum", 0.9}, {"weight_decay", 0.0},      {"dropout", 0.0},
+          {"width", width}};
+}
+
+ExecutionSpec SyntheticExecution(int64_t train_samples = 250) {
+  ExecutionSpec execution;
+  execution.task = TaskKind::kSynthetic;
+  execution.seed = 11;
+  execution.threads_per_rank = 1;
+  execution.synthetic.train_samples = train_samples;
+  execution.synthetic.val_samples = 101;
+  execution.synthetic.test_samples = 128;
+  execution.synthetic.features = 8;
+  execution.synthetic.classes = 3;
+  return execution;
+}
+
+TaskData LoadOrDie(const ExecutionSpec& execution) {
+  TaskData data;
+  const Status status = LoadTaskData(execution, &data);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return data;
+}
+
+TrialSpec Trial(Assignment params) {
+  TrialSpec trial;
+  trial.trial_id = 4;
+  trial.seed = 2024;
+  trial.params = std::move(params);
+  return trial;
+}
+
+struct RankResult {
+  Status status;
+  TrialOutcome outcome;
+  torch::nn::Sequential model{nullptr};
+};
+
+// Trains `trial` as a group of `size` ranks: the single-rank collectives for 1, else threads.
+template <typename Gate = AlwaysContinue>
+std::vector<RankResult> RunGroup(int size, const ExecutionSpec& execution, const TrialSpec& trial,
+                                 const TaskData& data, const TrainOptions& options) {
+  std::vector<RankResult> results(size);
+  const auto run = [&](GroupCollectives& collectives) {
+    Gate gate;
+    RankResult& result = results[collectives.rank()];
+    result.status = RunTrial(execution, trial, data, collectives, gate, options, &result.outcome,
+                             &result.model);
+  };
+  if (size == 1) {
+    SingleRankCollectives single;
+    run(single);
+  } else {
+    testing::RunOnThreads(size, run);
+  }
+  return results;
+}
+
+void ExpectIdenticalModels(const torch::nn::Sequential& a, const torch::nn::Sequential& b) {
+  const auto pa = a->parameters();
+  const auto pb = b->parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i])) << "param " << i;
+  const auto ba = a->buffers();
+  const auto bb = b->buffers();
+  ASSERT_EQ(ba.size(), bb.size());
+  for (size_t i = 0; i < ba.size(); ++i) EXPECT_TRUE(torch::equal(ba[i], bb[i])) << "buffer " << i;
+}
+
+size_t MetricIndex(TaskKind task, const std::string& name) {
+  const std::vector<std::string>& names = TaskMetricNames(task);
+  return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+// N ranks on N shards of every global batch make the same updates as one rank.
+void ExpectMatchesOneRank(int size, const ExecutionSpec& execution, const TrialSpec& trial,
+                          int64_t epochs) {
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = epochs;
+  options.bucket_bytes = 256;  // several buckets
+  const std::vector<RankResult> one = RunGroup(1, execution, trial, data, options);
+  const std::vector<RankResult> many = RunGroup(size, execution, trial, data, options);
+  ASSERT_TRUE(one[0].status.ok()) << one[0].status.message();
+  ASSERT_EQ(one[0].outcome.status, TrialStatus::kCompleted) << one[0].outcome.message;
+  ASSERT_EQ(one[0].outcome.curve.size(), static_cast<size_t>(epochs));
+  const size_t time_index = MetricIndex(execution.task, "epoch_time_s");
+  for (const RankResult& rank : many) {
+    ASSERT_TRUE(rank.status.ok()) << rank.status.message();
+    ASSERT_EQ(rank.outcome.status, TrialStatus::kCompleted) << rank.outcome.message;
+    ASSERT_EQ(rank.outcome.curve.size(), static_cast<size_t>(epochs));
+    for (int64_t e = 0; e < epochs; ++e) {
+      const std::vector<double>& expected = one[0].outcome.curve[e].values;
+      const std::vector<double>& actual = rank.outcome.curve[e].values;
+      ASSERT_EQ(actual.size(), expected.size());
+      for (size_t m = 0; m < actual.size(); ++m) {
+        if (m == time_index) continue;
+        EXPECT_NEAR(actual[m], expected[m], 1e-4 * std::fabs(expected[m]) + 1e-12)
+            << "epoch " << e + 1 << " metric " << TaskMetricNames(execution.task)[m];
+      }
+      // Identical metrics, epoch time included, on every rank of the group.
+      EXPECT_EQ(actual, many[0].outcome.curve[e].values);
+    }
+    ExpectIdenticalModels(rank.model, many[0].model);
+  }
+  const auto single = one[0].model->parameters();
+  const auto group = many[0].model->parameters();
+  for (size_t i = 0; i < single.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(group[i], single[i], 1e-4, 1e-5)) << "param " << i;
+  }
+}
+
+TEST(TrainerDdpTest, TwoRanksMatchOneRankSgd) {
+  ExpectMatchesOneRank(2, SyntheticExecution(), Trial(Params(0.1, 32, "sgd")), 3);
+}
+
+TEST(TrainerDdpTest, ThreeRanksUnevenShardsMatchOneRankAdamW) {
+  // 250 samples in batches of 32 (last 26): slices of 11/11/10 and 9/9/8.
+  ExpectMatchesOneRank(3, SyntheticExecution(), Trial(Params(0.01, 32, "adamw")), 2);
+}
+
+TEST(TrainerDdpTest, RanksWithEmptySlicesStillMatch) {
+  // Global batches of 2 on 3 ranks: rank 2's slice is always empty.
+  ExpectMatchesOneRank(3, SyntheticExecution(40), Trial(Params(0.05, 2, "sgd")), 2);
+}
+
+TEST(TrainerTest, ReportsTheTaskMetricsEveryEpochAndLearns) {
+  const ExecutionSpec execution = SyntheticExecution(1000);
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = 4;
+  const std::vector<RankResult> result =
+      RunGroup(1, execution, Trial(Params(0.05, 32, "sgd")), data, options);
+  ASSERT_TRUE(result[0].status.ok()) << result[0].status.message();
+  const TrialOutcome& outcome = result[0].outcome;
+  EXPECT_EQ(outcome.status, TrialStatus::kCompleted);
+  EXPECT_TRUE(outcome.message.empty());
+  ASSERT_EQ(outcome.curve.size(), 4u);
+  const size_t train_loss = MetricIndex(execution.task, "train_loss");
+  const size_t val_loss = MetricIndex(execution.task, "val_loss");
+  const size_t accuracy = MetricIndex(execution.task, "val_accuracy");
+  const size_t time = MetricIndex(execution.task, "epoch_time_s");
+  double total_time = 0.0;
+  for (size_t e = 0; e < outcome.curve.size(); ++e) {
+    const EpochMetrics& metrics = outcome.curve[e];
+    EXPECT_EQ(metrics.epoch, static_cast<int64_t>(e + 1));
+    ASSERT_EQ(metrics.values.size(), TaskMetricNames(execution.task).size());
+    EXPECT_GE(metrics.values[accuracy], 0.0);
+    EXPECT_LE(metrics.values[accuracy], 1.0);
+    EXPECT_GT(metrics.values[time], 0.0);
+    total_time += metrics.values[time];
+  }
+  EXPECT_LT(outcome.curve.back().values[train_loss], outcome.curve.front().values[train_loss]);
+  EXPECT_LT(outcome.curve.back().values[val_loss], std::log(3.0));
+  EXPECT_GT(outcome.curve.back().values[accuracy], 0.6);
+  EXPECT_GE(outcome.duration_s, total_time);
+}
+
+TEST(TrainerTest, DefaultsApplyWhenNothingIsSwept) {
+  const ExecutionSpec execution = SyntheticExecution();
+  const TaskData data = LoadOrDie(execution);
+  const std::vector<RankResult> result = RunGroup(1, execution, Trial({}), data, TrainOptions());
+  ASSERT_TRUE(result[0].status.ok()) << result[0].status.message();
+  EXPECT_EQ(result[0].outcome.status, TrialStatus::kCompleted);
+  // width defaults to 16: features -> 16 -> 16 -> classes.
+  EXPECT_EQ(result[0].model->parameters()[0].sizes(), (std::vector<int64_t>{16, 8}));
+}
+
+TEST(TrainerTest, NonFiniteLossFailsTheTrialOnEveryRank) {
+  const ExecutionSpec execution = SyntheticExecution();
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = 3;
+  for (int size : {1, 2}) {
+    const std::vector<RankResult> results =
+        RunGroup(size, execution, Trial(Params(1e6, 16, "sgd")), data, options);
+    for (const RankResult& rank : results) {
+      ASSERT_TRUE(rank.status.ok()) << rank.status.message();
+      EXPECT_EQ(rank.outcome.status, TrialStatus::kFailed);
+      EXPECT_EQ(rank.outcome.message.rfind("non-finite loss at epoch ", 0), 0u)
+          << rank.outcome.message;
+      EXPECT_NE(rank.outcome.message.find(" step "), std::string::npos);
+      EXPECT_EQ(rank.outcome.message, results[0].outcome.message);
+      EXPECT_EQ(rank.outcome.curve.size(), results[0].outcome.curve.size());
+    }
+  }
+}
+
+class StopAfterFirstEpoch final : public EpochGate {
+ public:
+  bool ShouldContinue(int64_t trial_id, const EpochMetrics& metrics) override {
+    EXPECT_EQ(trial_id, 4);
+    EXPECT_EQ(metrics.epoch, ++calls_);
+    return false;
+  }
+
+ private:
+  int64_t calls_ = 0;
+};
+
+TEST(TrainerTest, GateStopsTheTrialOnEveryRank) {
+  const ExecutionSpec execution = SyntheticExecution();
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = 3;
+  const std::vector<RankResult> results =
+      RunGroup<StopAfterFirstEpoch>(2, execution, Trial(Params(0.05, 32, "adam")), data, options);
+  for (const RankResult& rank : results) {
+    ASSERT_TRUE(rank.status.ok()) << rank.status.message();
+    EXPECT_EQ(rank.outcome.status, TrialStatus::kStopped);
+    EXPECT_EQ(rank.outcome.message, "stopped by scheduler after epoch 1");
+    EXPECT_EQ(rank.outcome.curve.size(), 1u);
+  }
+  // A stop answer after the last epoch changes nothing: the trial has completed.
+  options.epochs = 1;
+  const std::vector<RankResult> last =
+      RunGroup<StopAfterFirstEpoch>(1, execution, Trial(Params(0.05, 32, "adam")), data, options);
+  EXPECT_EQ(last[0].outcome.status, TrialStatus::kCompleted);
+  EXPECT_EQ(last[0].outcome.curve.size(), 1u);
+}
+
+TEST(TrainerTest, OutOfRangeHyperparametersAreBadInput) {
+  const ExecutionSpec execution = SyntheticExecution();
+  const TaskData data = LoadOrDie(execution);
+  const std::vector<std::pair<std::string, ParamValue>> bad = {
+      {"batch_size", int64_t{0}},
+      {"optimizer", std::string("rmsprop")},
+      {"lr", -1.0},
+      {"lr", 0.0},
+      {"dropout", 1.0},
+      {"width", int64_t{0}},
+      {"momentum", -0.5},
+      {"weight_decay", -1.0},
+      {"batch_size", 2.5},
+      {"lr", std::string("fast")}};
+  for (const auto& [name, value] : bad) {
+    Assignment params = Params(0.1, 32, "sgd");
+    for (NamedValue& entry : params) {
+      if (entry.name == name) entry.value = value;
+    }
+    TrialOutcome outcome;
+    AlwaysContinue gate;
+    SingleRankCollectives single;
+    const Status status =
+        RunTrial(execution, Trial(params), data, single, gate, TrainOptions(), &outcome);
+    EXPECT_EQ(status.code(), Status::Code::kBadInput) << name << " " << FormatParamValue(value);
+    EXPECT_NE(status.message().find(name), std::string::npos) << status.message();
+  }
+}
+
+TEST(TrainerTest, LeaderSavesWeightsThatEvaluateLikeTheModel) {
+  const ExecutionSpec execution = SyntheticExecution(1000);
+  const TaskData data = LoadOrDie(execution);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hpo_trainer_save_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  TrainOptions options;
+  options.epochs = 4;
+  options.save_weights_path = (dir / "nested" / "best.pt").string();
+  const Assignment params = Params(0.05, 32, "sgd", 12);
+  std::vector<RankResult> results = RunGroup(2, execution, Trial(params), data, options);
+  ASSERT_TRUE(results[0].status.ok()) << results[0].status.message();
+  ASSERT_TRUE(std::filesystem::exists(options.save_weights_path));
+
+  double accuracy = -1.0;
+  const Status status =
+      EvaluateSavedModel(execution, params, options.save_weights_path, data, &accuracy);
+  ASSERT_TRUE(status.ok()) << status.message();
+  torch::NoGradGuard no_grad;
+  results[0].model->eval();
+  const double expected = results[0]
+                              .model->forward(data.test.inputs)
+                              .argmax(1)
+                              .eq(data.test.labels)
+                              .to(torch::kFloat64)
+                              .mean()
+                              .item<double>();
+  EXPECT_DOUBLE_EQ(accuracy, expected);
+  EXPECT_GT(accuracy, 0.5);
+
+  EXPECT_FALSE(
+      EvaluateSavedModel(execution, params, (dir / "missing.pt").string(), data, &accuracy).ok());
+  std::filesystem::remove_all(dir);
+}
+
+bool HaveFashionMnist() {
+  return std::filesystem::exists(std::string(kDebianFolder) + "/train-images-idx3-ubyte.gz");
+}
+
+ExecutionSpec FashionExecution(int64_t train_samples, int64_t validation_samples) {
+  ExecutionSpec execution;
+  execution.task = TaskKind::kFashionMnist;
+  execution.threads_per_rank = 1;
+  execution.train_samples = train_samples;
+  execution.validation_samples = validation_samples;
+  return execution;
+}
+
+TEST(FashionMnistTrainingTest, OneEpochOn5000SamplesLearns) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const ExecutionSpec execution = FashionExecution(5000, 2000);
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = 1;
+  const std::vector<RankResult> result =
+      RunGroup(1, execution, Trial(Params(1e-3, 64, "adam", 8)), data, options);
+  ASSERT_TRUE(result[0].status.ok()) << result[0].status.message();
+  ASSERT_EQ(result[0].outcome.status, TrialStatus::kCompleted) << result[0].outcome.message;
+  const EpochMetrics& metrics = result[0].outcome.curve.at(0);
+  const double accuracy = metrics.values[MetricIndex(execution.task, "val_accuracy")];
+  const double seconds = metrics.values[MetricIndex(execution.task, "epoch_time_s")];
+  std::printf(
+      "[fashion_mnist cnn width 8, batch 64, 1 thread] %.0f train samples/s "
+      "(epoch incl. validation of 2000: %.2f s), val_accuracy %.4f\n",
+      5000 / seconds, seconds, accuracy);
+  EXPECT_GT(accuracy, 0.70);
+}
+
+TEST(FashionMnistTrainingTest, BatchNormStatisticsAgreeAcrossRanks) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const ExecutionSpec execution = FashionExecution(300, 100);
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = 1;
+  const std::vector<RankResult> results =
+      RunGroup(2, execution, Trial(Params(1e-3, 50, "adam", 4)), data, options);
+  for (const RankResult& rank : results) {
+    ASSERT_TRUE(rank.status.ok()) << rank.status.message();
+    ASSERT_EQ(rank.outcome.status, TrialStatus::kCompleted) << rank.outcome.message;
+  }
+  ExpectIdenticalModels(results[0].model, results[1].model);
+  // The running mean moved away from its initial zeros.
+  EXPECT_GT(results[0].model->named_buffers()["1.running_mean"].abs().sum().item<float>(), 0.0f);
+}
+
+}  // namespace
+}  // namespace hpo
