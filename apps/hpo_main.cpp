@@ -39,8 +39,7 @@ hpo::Status ParseArguments(const std::vector<std::string>& args,
                            const po::positional_options_description& positional,
                            po::variables_map* values) {
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(),
-              *values);
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), *values);
     po::notify(*values);
   } catch (const po::error& error) {
     return hpo::Status::BadInput(std::string(error.what()) + " (see --help)");
@@ -94,8 +93,7 @@ int RunReportCommand(const std::vector<std::string>& args) {
   options.add_options()("help,h", "show this help")(
       "study", po::value<std::string>(&study_path)->required(), "the study file")(
       "top,k", po::value<int>(&top_k)->default_value(10), "rows to show (0: all)")(
-      "format,f", po::value<std::string>(&format)->default_value("table"),
-      "table | csv | json");
+      "format,f", po::value<std::string>(&format)->default_value("table"), "table | csv | json");
   po::positional_options_description positional;
   positional.add("study", 1);
   for (const std::string& arg : args) {
@@ -116,9 +114,8 @@ int RunReportCommand(const std::vector<std::string>& args) {
   } else if (format == "json") {
     report.format = hpo::ReportFormat::kJson;
   } else {
-    return ExitWith(hpo::Status::BadInput("--format must be table, csv or json, not '" + format +
-                                          "'"),
-                    true);
+    return ExitWith(
+        hpo::Status::BadInput("--format must be table, csv or json, not '" + format + "'"), true);
   }
   if (top_k < 0) return ExitWith(hpo::Status::BadInput("--top must be 0 or more"), true);
   hpo::StudyContents study;

@@ -61,14 +61,15 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(folder);
     StudyLayout study_layout;
     for (const ParameterSpec& spec : config.sweep.parameters) {
-      study_layout.params.push_back({spec.name, spec.type, spec.type == ParamType::kString ? 8u : 0u});
+      study_layout.params.push_back(
+          {spec.name, spec.type, spec.type == ParamType::kString ? 8u : 0u});
     }
     study_layout.metric_names = TaskMetricNames(config.execution.task);
     StudyAttributes attributes;
     attributes.metric_name = "val_loss";
     attributes.metric_goal = "minimize";
-    Status created = StudyWriter::Create((folder / "study.h5").string(), study_layout, attributes,
-                                         &study);
+    Status created =
+        StudyWriter::Create((folder / "study.h5").string(), study_layout, attributes, &study);
     if (!created.ok()) AbortJob(created.exit_code(), created.message());
     CoordinatorDeps deps;
     Status made = MakeSearcher(config, &deps.searcher);
@@ -76,8 +77,8 @@ int main(int argc, char** argv) {
     deps.study = study.get();
     deps.clock = bench::NowSeconds;
     coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-    server = std::thread(
-        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+    server =
+        std::thread([&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
   }
 
   MPI_Barrier(world.get());
@@ -93,8 +94,7 @@ int main(int argc, char** argv) {
       assignment = channel.Exchange(request);
     }
     BroadcastMessage(layout.group_comm, 0, &assignment);
-    if (finished_at >= 0 && layout.rank_in_group == 0 &&
-        assignment.kind == MessageKind::kTrial) {
+    if (finished_at >= 0 && layout.rank_in_group == 0 && assignment.kind == MessageKind::kTrial) {
       gaps_ms.push_back((bench::NowSeconds() - finished_at) * 1e3);
     }
     if (assignment.kind == MessageKind::kNoMoreTrials) break;

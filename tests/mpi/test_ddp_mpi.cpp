@@ -66,8 +66,7 @@ void ExpectGroupEndsBitIdentical(const ExecutionSpec& execution, const TrialSpec
   options.bucket_bytes = 16 << 10;  // several buckets even for small models
   TrialOutcome outcome;
   torch::nn::Sequential model{nullptr};
-  Status status =
-      RunTrial(execution, trial, data, collectives, gate, options, &outcome, &model);
+  Status status = RunTrial(execution, trial, data, collectives, gate, options, &outcome, &model);
   ASSERT_TRUE(status.ok()) << status.message();
   ASSERT_EQ(outcome.status, TrialStatus::kCompleted) << outcome.message;
   ASSERT_EQ(static_cast<int64_t>(outcome.curve.size()), execution.epochs);
@@ -119,9 +118,9 @@ TEST(DdpMpi, TwoRankTrialMatchesOneRankTrialWithTheSameGlobalBatch) {
     TrainOptions options;
     options.epochs = execution.epochs;
     TrialOutcome outcome;
-    ASSERT_TRUE(RunTrial(execution, MakeTrial("sgd", 0.0), data, collectives, gate, options,
-                         &outcome)
-                    .ok());
+    ASSERT_TRUE(
+        RunTrial(execution, MakeTrial("sgd", 0.0), data, collectives, gate, options, &outcome)
+            .ok());
     ASSERT_EQ(outcome.curve.size(), 2u);
     for (size_t epoch = 0; epoch < 2; ++epoch) {
       for (size_t metric = 0; metric < 3; ++metric) {

@@ -224,7 +224,7 @@ TEST_F(CoordinatorTest, ProtocolViolationsAreErrors) {
   request.kind = MessageKind::kRequestTrial;
   std::optional<ControlMessage> reply;
   EXPECT_FALSE(coordinator->Handle(0, request, &reply).ok());  // still running trial 0
-  EXPECT_FALSE(Finish(*coordinator, 1, 0, 0.5).ok());           // group 1 never ran trial 0
+  EXPECT_FALSE(Finish(*coordinator, 1, 0, 0.5).ok());          // group 1 never ran trial 0
   EXPECT_FALSE(coordinator->Handle(7, request, &reply).ok());  // no such group
   ControlMessage report;
   report.kind = MessageKind::kEpochReport;
@@ -271,8 +271,7 @@ TEST_F(CoordinatorTest, ProgressLineShowsParamsObjectiveBestAndCounts) {
   now_ += 30.0;
   ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.8765).ok());
   const std::string line = progress_.str();
-  EXPECT_NE(line.find("trial 0 | lr=0.1 | val_accuracy 0.8765 (completed, 2 ep"),
-            std::string::npos)
+  EXPECT_NE(line.find("trial 0 | lr=0.1 | val_accuracy 0.8765 (completed, 2 ep"), std::string::npos)
       << line;
   EXPECT_NE(line.find("best 0.8765 (trial 0)"), std::string::npos) << line;
   EXPECT_NE(line.find("1/5 done | elapsed 30s, ~2m00s left"), std::string::npos) << line;

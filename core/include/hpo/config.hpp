@@ -25,11 +25,11 @@ enum class Distribution {
   kIntUniform,
   kUniform,
   kQUniform,
-  kLogUniform,         // min/max are natural-log exponents: exp(uniform(min, max))
-  kLogUniformValues,   // min/max are values: log-uniform between them
+  kLogUniform,        // min/max are natural-log exponents: exp(uniform(min, max))
+  kLogUniformValues,  // min/max are values: log-uniform between them
   kQLogUniform,
   kQLogUniformValues,
-  kInvLogUniform,      // 1 / exp(uniform(min, max))
+  kInvLogUniform,  // 1 / exp(uniform(min, max))
   kInvLogUniformValues,
   kNormal,
   kQNormal,

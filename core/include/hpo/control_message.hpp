@@ -27,11 +27,11 @@ enum class MessageKind : uint8_t {
 
 struct ControlMessage {
   MessageKind kind = MessageKind::kRequestTrial;
-  TrialSpec trial;             // kTrial
-  int64_t trial_id = -1;       // kEpochReport, kEpochDecision
-  EpochMetrics metrics;        // kEpochReport
-  bool keep_going = true;      // kEpochDecision
-  TrialResult result;          // kTrialResult
+  TrialSpec trial;         // kTrial
+  int64_t trial_id = -1;   // kEpochReport, kEpochDecision
+  EpochMetrics metrics;    // kEpochReport
+  bool keep_going = true;  // kEpochDecision
+  TrialResult result;      // kTrialResult
 };
 
 std::vector<uint8_t> EncodeMessage(const ControlMessage& message);

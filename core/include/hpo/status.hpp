@@ -62,9 +62,9 @@ class Status {
 };
 
 // Returns early from the enclosing function when `expr` yields a non-ok Status.
-#define HPO_RETURN_IF_ERROR(expr)           \
-  do {                                      \
-    ::hpo::Status hpo_status_ = (expr);     \
+#define HPO_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::hpo::Status hpo_status_ = (expr);        \
     if (!hpo_status_.ok()) return hpo_status_; \
   } while (false)
 

@@ -17,8 +17,9 @@ std::string FormatDuration(double seconds) {
   const auto total = static_cast<int64_t>(std::llround(std::max(0.0, seconds)));
   char buffer[32];
   if (total >= 3600) {
-    std::snprintf(buffer, sizeof(buffer), "%lldh%02lldm%02llds", static_cast<long long>(total / 3600),
-                  static_cast<long long>(total / 60 % 60), static_cast<long long>(total % 60));
+    std::snprintf(buffer, sizeof(buffer), "%lldh%02lldm%02llds",
+                  static_cast<long long>(total / 3600), static_cast<long long>(total / 60 % 60),
+                  static_cast<long long>(total % 60));
   } else if (total >= 60) {
     std::snprintf(buffer, sizeof(buffer), "%lldm%02llds", static_cast<long long>(total / 60),
                   static_cast<long long>(total % 60));
@@ -154,8 +155,7 @@ void Coordinator::PrintProgress(const TrialResult& result) const {
        << FormatDuration(result.duration_s) << ')';
   if (!result.message.empty()) line << " [" << result.message << ']';
   if (best_) {
-    line << " | best " << FormatObjective(best_->objective) << " (trial " << best_->trial_id
-         << ')';
+    line << " | best " << FormatObjective(best_->objective) << " (trial " << best_->trial_id << ')';
   }
   const double elapsed = deps_.clock() - start_time_;
   const int64_t left = std::max<int64_t>(0, planned_trials_ - trials_finished_);

@@ -49,7 +49,8 @@ MpiSession::~MpiSession() { MPI_Finalize(); }
 Communicator Communicator::World() { return Communicator(MPI_COMM_WORLD, false); }
 
 Communicator::Communicator(Communicator&& other) noexcept
-    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)), owned_(std::exchange(other.owned_, false)) {}
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
+      owned_(std::exchange(other.owned_, false)) {}
 
 Communicator& Communicator::operator=(Communicator&& other) noexcept {
   if (this != &other) {

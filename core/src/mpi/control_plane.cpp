@@ -45,8 +45,8 @@ void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
     int found = 0;
     MPI_Message handle = MPI_MESSAGE_NULL;
     MPI_Status status;
-    HPO_MPI_CHECK(MPI_Improbe(MPI_ANY_SOURCE, kToCoordinatorTag, control.get(), &found, &handle,
-                              &status));
+    HPO_MPI_CHECK(
+        MPI_Improbe(MPI_ANY_SOURCE, kToCoordinatorTag, control.get(), &found, &handle, &status));
     if (!found) {
       std::this_thread::sleep_for(nap);
       nap = std::min(nap * 2, kLongestNap);
@@ -81,8 +81,7 @@ void BroadcastMessage(const Communicator& group, int root, ControlMessage* messa
   uint64_t size = bytes.size();
   HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, root, group.get()));
   bytes.resize(size);
-  HPO_MPI_CHECK(
-      MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_BYTE, root, group.get()));
+  HPO_MPI_CHECK(MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_BYTE, root, group.get()));
   if (group.rank() != root) *message = DecodeOrAbort(bytes);
 }
 

@@ -11,12 +11,12 @@ Status ComputeGroupLayout(const Communicator& world, int ranks_per_trial, GroupL
   const int world_rank = world.rank();
   if (ranks_per_trial < 1 || world_size % ranks_per_trial != 0) {
     const int lower = world_size / ranks_per_trial * ranks_per_trial;
-    return Status::BadInput(
-        "ranks_per_trial is " + std::to_string(ranks_per_trial) + " but the job has " +
-        std::to_string(world_size) + " ranks, which do not divide into groups of " +
-        std::to_string(ranks_per_trial) + "; start " +
-        (lower > 0 ? std::to_string(lower) + " or " : std::string()) +
-        std::to_string(lower + ranks_per_trial) + " ranks");
+    return Status::BadInput("ranks_per_trial is " + std::to_string(ranks_per_trial) +
+                            " but the job has " + std::to_string(world_size) +
+                            " ranks, which do not divide into groups of " +
+                            std::to_string(ranks_per_trial) + "; start " +
+                            (lower > 0 ? std::to_string(lower) + " or " : std::string()) +
+                            std::to_string(lower + ranks_per_trial) + " ranks");
   }
 
   Communicator node = world.SplitShared();

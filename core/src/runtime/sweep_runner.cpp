@@ -109,14 +109,15 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
   const fs::path output(config.execution.output);
   const fs::path study_path = output / kStudyFileName;
   if (options.resume) {
-    return Status::BadInput("--resume is not implemented in this version; start a new study "
-                            "with another --output");
+    return Status::BadInput(
+        "--resume is not implemented in this version; start a new study "
+        "with another --output");
   }
   std::error_code error;
   fs::create_directories(output / "models", error);
   if (error) {
-    return Status::BadInput("output folder " + output.string() + ": cannot create: " +
-                            error.message());
+    return Status::BadInput("output folder " + output.string() +
+                            ": cannot create: " + error.message());
   }
   if (fs::exists(study_path)) {
     return Status::BadInput(study_path.string() +
@@ -258,8 +259,8 @@ Status RunSweep(const SweepOptions& options) {
   if (!options.data_override.empty()) config.execution.data = options.data_override;
 
   GroupLayout layout;
-  HPO_RETURN_IF_ERROR(ComputeGroupLayout(
-      world, static_cast<int>(config.execution.ranks_per_trial), &layout));
+  HPO_RETURN_IF_ERROR(
+      ComputeGroupLayout(world, static_cast<int>(config.execution.ranks_per_trial), &layout));
 
   TaskData data;
   status = LoadTaskData(config.execution, &data);
@@ -291,8 +292,8 @@ Status RunSweep(const SweepOptions& options) {
               << coordinator->planned_trials() << " trials of " << config.execution.epochs
               << " epochs | " << config.sweep.metric.name << " ("
               << GoalName(config.sweep.metric.goal) << ") | study " << study_path << std::endl;
-    coordinator_thread = std::thread(
-        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+    coordinator_thread =
+        std::thread([&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
   }
 
   RunGroupTrials(config, layout, data, control);

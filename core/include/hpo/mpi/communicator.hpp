@@ -1,7 +1,7 @@
 // RAII ownership of MPI state: MpiSession (MPI_Init_thread / MPI_Finalize) and Communicator (a
 // move-only owner of an MPI_Comm that frees it). Creating communicators (Split, Duplicate,
-// SplitShared) is collective over the parent. Every MPI call goes through HPO_MPI_CHECK, which turns
-// a failing call into one message naming the call, file and line, then aborts the job.
+// SplitShared) is collective over the parent. Every MPI call goes through HPO_MPI_CHECK, which
+// turns a failing call into one message naming the call, file and line, then aborts the job.
 #pragma once
 
 #include <mpi.h>
@@ -17,12 +17,12 @@ namespace hpo {
 // ExitCode::kFailure. Never returns.
 [[noreturn]] void FailMpiCall(int error_code, const char* call, const char* file, int line);
 
-#define HPO_MPI_CHECK(call)                                             \
-  do {                                                                  \
-    int hpo_mpi_rc_ = (call);                                           \
-    if (hpo_mpi_rc_ != MPI_SUCCESS) {                                   \
-      ::hpo::FailMpiCall(hpo_mpi_rc_, #call, __FILE__, __LINE__);       \
-    }                                                                   \
+#define HPO_MPI_CHECK(call)                                       \
+  do {                                                            \
+    int hpo_mpi_rc_ = (call);                                     \
+    if (hpo_mpi_rc_ != MPI_SUCCESS) {                             \
+      ::hpo::FailMpiCall(hpo_mpi_rc_, #call, __FILE__, __LINE__); \
+    }                                                             \
   } while (false)
 
 // Ends the whole job after a fatal error on this rank: prints `message` to stderr (prefixed with
