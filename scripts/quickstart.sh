@@ -16,7 +16,7 @@ mpirun_args=(--oversubscribe -np "$ranks")
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-export OMP_NUM_THREADS=1
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 mpirun "${mpirun_args[@]}" build/hpo sweep --config configs/quickstart.yaml --output "$output"
 echo
 build/hpo report "$output/study.h5" --top 5
