@@ -70,6 +70,8 @@ class CountingSearcher final : public Searcher {
   }
   void Observe(int64_t, const Assignment&, TrialStatus, double) override {}
   std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
+  std::string SaveState() const override { return {}; }
+  Status RestoreState(const std::string&) override { return Status::Ok(); }
 };
 
 class MemoryStudy final : public StudyWriter {
@@ -89,7 +91,8 @@ TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
   const Communicator control = world.Duplicate();
   SweepConfig config;
   config.execution.task = TaskKind::kSynthetic;
-  config.sweep.metric = {"val_loss", Goal::kMinimize};
+  config.sweep.metric.name = "val_loss";
+  config.sweep.metric.goal = Goal::kMinimize;
   config.sweep.run_cap = 7;
 
   MemoryStudy study;

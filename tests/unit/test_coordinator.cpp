@@ -22,6 +22,8 @@ class ScriptedSearcher final : public Searcher {
     observed.emplace_back(trial_id, objective);
   }
   std::optional<int64_t> SpaceSize() const override { return space_; }
+  std::string SaveState() const override { return {}; }
+  Status RestoreState(const std::string&) override { return Status::Ok(); }
 
   std::vector<int64_t> suggested;
   std::vector<std::pair<int64_t, double>> observed;
@@ -54,7 +56,8 @@ class CoordinatorTest : public ::testing::Test {
   void SetUp() override {
     config_.execution.task = TaskKind::kSynthetic;
     config_.execution.seed = 1234;
-    config_.sweep.metric = {"val_accuracy", Goal::kMaximize};
+    config_.sweep.metric.name = "val_accuracy";
+    config_.sweep.metric.goal = Goal::kMaximize;
     config_.sweep.run_cap = 5;
   }
 
@@ -183,7 +186,8 @@ TEST_F(CoordinatorTest, ResultsAreRecordedWithObjectiveGroupAndBestKept) {
 }
 
 TEST_F(CoordinatorTest, MinimizeGoalPrefersLowerObjective) {
-  config_.sweep.metric = {"val_loss", Goal::kMinimize};
+  config_.sweep.metric.name = "val_loss";
+  config_.sweep.metric.goal = Goal::kMinimize;
   auto coordinator = Make(1);
   Request(*coordinator, 0);
   ControlMessage done;

@@ -59,7 +59,7 @@ struct ParameterSpec {
   int line = 0;    // 1-based line of the parameter's key in the config file
 };
 
-enum class SearchMethod { kGrid, kRandom };
+enum class SearchMethod { kGrid, kRandom, kBayes };
 enum class Goal { kMinimize, kMaximize };
 
 const char* SearchMethodName(SearchMethod method);
@@ -68,6 +68,20 @@ const char* GoalName(Goal goal);
 struct MetricSpec {
   std::string name;  // one of the task's metrics (TaskMetricNames)
   Goal goal = Goal::kMinimize;
+  // W&B `target`: the sweep stops dispatching new trials once a trial's objective reaches it.
+  std::optional<double> target;
+};
+
+// W&B `early_terminate: {type: hyperband, ...}`, run as asynchronous successive halving (ASHA).
+// Rungs (in epochs): with min_iter, min_iter * eta^k for k = 0, 1, ... below the sweep's epochs;
+// with max_iter and s, max_iter / eta^k for k = s, s-1, ..., 1 (W&B's definition). At each rung a
+// trial continues only if it is in the top 1/eta of the trials that reached that rung.
+struct HyperbandSpec {
+  bool enabled = false;
+  std::optional<int64_t> min_iter;
+  std::optional<int64_t> max_iter;
+  std::optional<int64_t> s;
+  int64_t eta = 3;
 };
 
 // The `sweep:` section.
@@ -75,7 +89,8 @@ struct SweepSpec {
   SearchMethod method = SearchMethod::kRandom;
   MetricSpec metric;
   std::vector<ParameterSpec> parameters;  // in file order
-  std::optional<int64_t> run_cap;         // required for random search
+  std::optional<int64_t> run_cap;         // required for random and bayes search
+  HyperbandSpec early_terminate;
   std::string name;
   std::string description;
 };
@@ -112,11 +127,40 @@ struct ExecutionSpec {
   SyntheticOptions synthetic;
 };
 
+// Key `search:` beside `sweep:`: how the searchers work (W&B has no keys for this).
+enum class BayesModel { kTpe, kGp };
+enum class RandomSampler { kIndependent, kSobol };
+
+struct SearchOptions {
+  BayesModel model = BayesModel::kTpe;  // method bayes: TPE (default) or a GP with EI
+  int64_t startup_trials = 10;          // method bayes: random trials before the model is used
+  int64_t candidates = 24;              // method bayes: candidates scored per suggestion
+  RandomSampler sampler = RandomSampler::kIndependent;  // method random: or scrambled Sobol
+};
+
+// Key `median_stopping:` beside `sweep:` (Katib's medianstop): after epoch `start_step`, a trial
+// stops when its best objective so far is worse than the median of the other trials' running
+// averages at the same epoch, once at least `min_trials` other trials reported that epoch.
+struct MedianStoppingSpec {
+  bool enabled = false;
+  int64_t min_trials = 5;
+  int64_t start_step = 1;
+};
+
+// Keys `time_budget_s` and `max_failed_trials` beside `sweep:`.
+struct BudgetSpec {
+  std::optional<double> time_budget_s;       // no new trial starts after this many seconds
+  std::optional<int64_t> max_failed_trials;  // more failed trials than this end the sweep
+};
+
 struct SweepConfig {
   std::string path;  // as given; used in messages
   std::string text;  // the file's exact text, stored in the study file
   SweepSpec sweep;
   ExecutionSpec execution;
+  SearchOptions search;
+  MedianStoppingSpec median_stopping;
+  BudgetSpec budget;
 };
 
 // Parses and validates a config. Every error names the file, the key (dotted path, e.g.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "hpo/config.hpp"
 #include "hpo/param.hpp"
@@ -25,8 +26,21 @@ class Searcher {
   virtual void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                        double objective) = 0;
 
+  // An intermediate result: trial `trial_id` reached `objective` after `epoch` (1-based). Used by
+  // model-based searchers for multi-fidelity (BOHB-style) fitting; others ignore it.
+  virtual void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
+                            double objective) {
+    (void)trial_id, (void)params, (void)epoch, (void)objective;
+  }
+
   // How many trials the search space holds (grid), or nullopt when unbounded (random).
   virtual std::optional<int64_t> SpaceSize() const = 0;
+
+  // The searcher's whole state (RNG, observations, pending trials) as bytes. A searcher built from
+  // the same config whose RestoreState gets these bytes continues exactly as this one would.
+  virtual std::string SaveState() const = 0;
+  // BadInput when `state` was not written by SaveState of a searcher of this kind and config.
+  virtual Status RestoreState(const std::string& state) = 0;
 };
 
 // Grid: the cartesian product of every parameter's values, the first parameter varying slowest;

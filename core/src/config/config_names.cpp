@@ -51,6 +51,8 @@ const char* SearchMethodName(SearchMethod method) {
       return "grid";
     case SearchMethod::kRandom:
       return "random";
+    case SearchMethod::kBayes:
+      return "bayes";
   }
   return "unknown";
 }

@@ -75,4 +75,14 @@ std::optional<Assignment> GridSearcher::Suggest(int64_t trial_id) {
 
 void GridSearcher::Observe(int64_t, const Assignment&, TrialStatus, double) {}
 
+std::string GridSearcher::SaveState() const { return "grid/v1/" + std::to_string(space_size_); }
+
+Status GridSearcher::RestoreState(const std::string& state) {
+  if (state != SaveState()) {
+    return Status::BadInput("saved searcher state '" + state.substr(0, 40) +
+                            "' is not this grid search's (" + SaveState() + ")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace hpo

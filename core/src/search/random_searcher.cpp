@@ -24,4 +24,14 @@ std::optional<Assignment> RandomSearcher::Suggest(int64_t trial_id) {
 
 void RandomSearcher::Observe(int64_t, const Assignment&, TrialStatus, double) {}
 
+std::string RandomSearcher::SaveState() const { return "random/v1/" + std::to_string(seed_); }
+
+Status RandomSearcher::RestoreState(const std::string& state) {
+  if (state != SaveState()) {
+    return Status::BadInput("saved searcher state '" + state.substr(0, 40) +
+                            "' is not this random search's (" + SaveState() + ")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace hpo

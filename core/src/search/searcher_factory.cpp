@@ -13,6 +13,8 @@ Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* search
     case SearchMethod::kRandom:
       *searcher = std::make_unique<RandomSearcher>(config.sweep.parameters, config.execution.seed);
       return Status::Ok();
+    case SearchMethod::kBayes:
+      break;
   }
   return Status::Failure("unknown search method");
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hpo/config.hpp"
@@ -27,6 +28,9 @@ class GridSearcher final : public Searcher {
   void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                double objective) override;
   std::optional<int64_t> SpaceSize() const override { return space_size_; }
+  // Trial k is point k: the state is only a tag and the space size, checked on restore.
+  std::string SaveState() const override;
+  Status RestoreState(const std::string& state) override;
 
  private:
   explicit GridSearcher(std::vector<ParameterSpec> parameters);
@@ -49,6 +53,9 @@ class RandomSearcher final : public Searcher {
   void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                double objective) override;
   std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
+  // Trial k depends only on (seed, k): the state is only a tag and the seed, checked on restore.
+  std::string SaveState() const override;
+  Status RestoreState(const std::string& state) override;
 
  private:
   std::vector<ParameterSpec> parameters_;

@@ -1,0 +1,51 @@
+// Schedulers decide, after every epoch of a running trial, whether it goes on (early stopping):
+// ASHA from W&B's `early_terminate: {type: hyperband}` and the median stopping rule from
+// `median_stopping:`. They live on rank 0 inside the coordinator and know nothing of MPI or torch.
+// Decisions are immediate (asynchronous): no trial ever waits for another. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hpo/config.hpp"
+#include "hpo/status.hpp"
+#include "hpo/trial.hpp"
+
+namespace hpo {
+
+struct SchedulerDecision {
+  bool keep_going = true;
+  // When stopping: why, for the study's message column, e.g.
+  // "stopped at rung 1 (epoch 3): val_accuracy 0.81 below the rung's top 1/3 cutoff 0.84".
+  std::string reason;
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+
+  // Trial `trial_id` reported `objective` (the sweep metric, NaN if missing) after `epoch`
+  // (1-based, consecutive per trial). Direction comes from the config's goal.
+  virtual SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective) = 0;
+
+  // Trial `trial_id` ended (completed, stopped or failed); a scheduler may drop its running state.
+  virtual void OnTrialEnd(int64_t trial_id, TrialStatus status) { (void)trial_id, (void)status; }
+
+  // The scheduler's state as bytes; RestoreState on a scheduler built from the same config
+  // continues exactly as this one would. BadInput for bytes it did not write.
+  virtual std::string SaveState() const = 0;
+  virtual Status RestoreState(const std::string& state) = 0;
+};
+
+// Builds the config's scheduler: ASHA when sweep.early_terminate is enabled, the median rule when
+// median_stopping is, both (a trial stops when either says stop) when both are; nullptr when
+// neither is (every trial runs all its epochs). BadInput for settings that cannot work with the
+// sweep's epochs (e.g. no rung below `epochs`).
+Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* scheduler);
+
+// The ASHA rungs (epochs at which trials are compared) for `spec` and `epochs`, ascending.
+std::vector<int64_t> HyperbandRungs(const HyperbandSpec& spec, int64_t epochs);
+
+}  // namespace hpo
