@@ -1,0 +1,195 @@
+// DDP training throughput: training samples per second of one fashion_mnist trial (adam, lr 1e-3,
+// width 16, dropout 0, global batch --batch) trained data-parallel by every rank of the world as
+// one trial group, each rank with --threads torch/OpenBLAS intra-op threads. Run under mpirun:
+//   mpirun -np N hpo_bench_ddp [--threads T] [--train-samples N] [--epochs E] [--batch B]
+// What is timed: first an untimed 1-epoch warm-up trial on the first 2048 training samples (thread
+// pools, allocator, first-touch pages); then the timed trial of E epochs over N samples.
+//   samples_per_s = N x E / train_time_s,  train_time_s = sum(epoch_time_s) - E x val_time_s
+// where epoch_time_s is the trainer's metric (the slowest rank's time for the epoch's training
+// steps, gradient allreduces, BatchNorm buffer sync and validation) and val_time_s is the slowest
+// rank's median time, over 3 runs on the trained model, to evaluate its shard of the validation
+// split as the trainer does (batches of 1024, no grad, loss and argmax), so only training remains.
+// samples_per_s_per_core divides by ranks x threads.
+// Check: the trial completed all E epochs, every loss is finite and the last val_accuracy > 0.6.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "hpo/mpi/mpi_collectives.hpp"
+#include "hpo/task_catalog.hpp"
+#include "hpo/train/distributed_sampler.hpp"
+#include "hpo/train/task_data.hpp"
+#include "hpo/train/trainer.hpp"
+
+namespace {
+
+constexpr int64_t kWarmupSamples = 2048;
+constexpr int64_t kValidationSamples = 1000;
+constexpr int64_t kEvalBatch = 1024;  // as the trainer evaluates
+constexpr int kValidationRepeats = 3;
+constexpr double kMinValAccuracy = 0.6;
+
+struct Options {
+  int64_t threads = 1;
+  int64_t train_samples = 20000;
+  int64_t epochs = 1;
+  int64_t batch = 128;
+};
+
+// Parses "--name VALUE" pairs; false on anything else or a value < 1.
+bool ParseOptions(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; i += 2) {
+    const std::string name = argv[i];
+    if (i + 1 >= argc) return false;
+    char* end = nullptr;
+    const long long value = std::strtoll(argv[i + 1], &end, 10);
+    if (*end != '\0' || value < 1) return false;
+    if (name == "--threads") {
+      options->threads = value;
+    } else if (name == "--train-samples") {
+      options->train_samples = value;
+    } else if (name == "--epochs") {
+      options->epochs = value;
+    } else if (name == "--batch") {
+      options->batch = value;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The position of metric `name` in EpochMetrics::values.
+size_t MetricIndex(const std::string& name) {
+  const std::vector<std::string>& names = hpo::TaskMetricNames(hpo::TaskKind::kFashionMnist);
+  return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+// This rank's median time to evaluate its shard of `split`, as the trainer does after each epoch.
+double TimeValidation(torch::nn::Sequential& model, const hpo::LabeledTensors& split,
+                      hpo::IndexRange range) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  std::vector<double> times;
+  for (int repeat = 0; repeat < kValidationRepeats; ++repeat) {
+    const double start = hpo::bench::NowSeconds();
+    for (int64_t begin = range.begin; begin < range.end; begin += kEvalBatch) {
+      const int64_t length = std::min(kEvalBatch, range.end - begin);
+      const torch::Tensor logits = model->forward(split.inputs.narrow(0, begin, length));
+      const torch::Tensor labels = split.labels.narrow(0, begin, length);
+      torch::nn::functional::cross_entropy(
+          logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+          .item<double>();
+      logits.argmax(1).eq(labels).sum().item<double>();
+    }
+    times.push_back(hpo::bench::NowSeconds() - start);
+  }
+  return hpo::bench::Summarize(times).p50;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hpo;
+  std::unique_ptr<MpiSession> session;
+  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
+  const Communicator world = Communicator::World();
+  Options options;
+  if (!ParseOptions(argc, argv, &options)) {
+    if (world.rank() == 0) {
+      std::fprintf(stderr,
+                   "usage: hpo_bench_ddp [--threads T] [--train-samples N] [--epochs E] "
+                   "[--batch B] (every value >= 1)\n");
+    }
+    return 2;
+  }
+
+  ExecutionSpec execution;
+  execution.task = TaskKind::kFashionMnist;
+  execution.threads_per_rank = options.threads;
+  execution.validation_samples = kValidationSamples;
+  execution.train_samples = options.train_samples;
+  TaskData data;
+  Status loaded = LoadTaskData(execution, &data);
+  if (!loaded.ok()) AbortJob(loaded.exit_code(), loaded.message());
+
+  TrialSpec trial;
+  trial.trial_id = 0;
+  trial.seed = 42;
+  trial.params = {{"optimizer", std::string("adam")},
+                  {"lr", 1e-3},
+                  {"batch_size", options.batch},
+                  {"width", int64_t{16}},
+                  {"dropout", 0.0}};
+  MpiGroupCollectives collectives(world);
+  AlwaysContinue gate;
+
+  TaskData warmup_data = data;
+  const int64_t warmup_samples = std::min(kWarmupSamples, data.train.size());
+  warmup_data.train.inputs = data.train.inputs.narrow(0, 0, warmup_samples);
+  warmup_data.train.labels = data.train.labels.narrow(0, 0, warmup_samples);
+  TrainOptions warmup_options;
+  warmup_options.epochs = 1;
+  TrialOutcome warmup;
+  Status warmed =
+      RunTrial(execution, trial, warmup_data, collectives, gate, warmup_options, &warmup);
+
+  TrainOptions train_options;
+  train_options.epochs = options.epochs;
+  TrialOutcome outcome;
+  torch::nn::Sequential model{nullptr};
+  Status trained = warmed.ok() ? RunTrial(execution, trial, data, collectives, gate, train_options,
+                                          &outcome, &model)
+                               : warmed;
+
+  bool check = trained.ok() && outcome.status == TrialStatus::kCompleted &&
+               static_cast<int64_t>(outcome.curve.size()) == options.epochs;
+  double epochs_time_s = 0.0;
+  double val_accuracy = 0.0;
+  if (check) {
+    for (const EpochMetrics& epoch : outcome.curve) {
+      epochs_time_s += epoch.values[MetricIndex("epoch_time_s")];
+      check = check && std::isfinite(epoch.values[MetricIndex("train_loss")]) &&
+              std::isfinite(epoch.values[MetricIndex("val_loss")]);
+    }
+    val_accuracy = outcome.curve.back().values[MetricIndex("val_accuracy")];
+    check = check && val_accuracy > kMinValAccuracy;
+  }
+  // Collective on every rank whatever the outcome, so no rank waits alone.
+  double val_time_s =
+      trained.ok()
+          ? TimeValidation(model, data.validation,
+                           ShardOf({0, data.validation.size()}, world.rank(), world.size()))
+          : 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &val_time_s, 1, MPI_DOUBLE, MPI_MAX, world.get());
+
+  if (world.rank() != 0) return 0;
+  if (!trained.ok()) std::fprintf(stderr, "hpo_bench_ddp: %s\n", trained.message().c_str());
+  if (outcome.status != TrialStatus::kCompleted) {
+    std::fprintf(stderr, "hpo_bench_ddp: trial %s: %s\n", TrialStatusName(outcome.status),
+                 outcome.message.c_str());
+  }
+  const double train_time_s = epochs_time_s - static_cast<double>(options.epochs) * val_time_s;
+  const double samples_per_s =
+      static_cast<double>(data.train.size() * options.epochs) / train_time_s;
+  const int64_t cores = world.size() * options.threads;
+  bench::PrintResult("ddp_throughput",
+                     {{"ranks", std::to_string(world.size())},
+                      {"threads_per_rank", std::to_string(options.threads)},
+                      {"batch", std::to_string(options.batch)},
+                      {"train_samples", std::to_string(data.train.size())},
+                      {"epochs", std::to_string(options.epochs)},
+                      {"train_time_s", bench::Number(train_time_s)},
+                      {"val_time_s", bench::Number(val_time_s)},
+                      {"samples_per_s", bench::Number(samples_per_s)},
+                      {"samples_per_s_per_core", bench::Number(samples_per_s / cores)},
+                      {"val_accuracy", bench::Number(val_accuracy)}},
+                     check);
+  return check ? 0 : 1;
+}
