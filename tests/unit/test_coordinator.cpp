@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "hpo/coordinator.hpp"
@@ -21,12 +22,21 @@ class ScriptedSearcher final : public Searcher {
   void Observe(int64_t trial_id, const Assignment&, TrialStatus, double objective) override {
     observed.emplace_back(trial_id, objective);
   }
+  void ObserveEpoch(int64_t trial_id, const Assignment&, int64_t epoch, double objective) override {
+    observed_epochs.push_back({trial_id, epoch, objective});
+  }
   std::optional<int64_t> SpaceSize() const override { return space_; }
-  std::string SaveState() const override { return {}; }
+  std::string SaveState() const override { return std::string("\x01\xab", 2); }
   Status RestoreState(const std::string&) override { return Status::Ok(); }
 
   std::vector<int64_t> suggested;
   std::vector<std::pair<int64_t, double>> observed;
+  struct EpochObservation {
+    int64_t trial_id;
+    int64_t epoch;
+    double objective;
+  };
+  std::vector<EpochObservation> observed_epochs;
 
  private:
   std::optional<int64_t> space_;
@@ -39,10 +49,34 @@ class RecordingStudy final : public StudyWriter {
     rows.push_back(result);
     return Status::Ok();
   }
-  Status SetAttribute(const std::string&, const StudyAttribute&) override { return Status::Ok(); }
+  Status SetAttribute(const std::string& name, const StudyAttribute& value) override {
+    attributes[name] = value;
+    return Status::Ok();
+  }
 
   std::vector<TrialResult> rows;
+  std::map<std::string, StudyAttribute> attributes;
   bool fail_next = false;
+};
+
+// Stops trial `victim` at epoch `at_epoch`; records what it was told.
+class ScriptedScheduler final : public Scheduler {
+ public:
+  SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective) override {
+    seen.push_back({trial_id, epoch, objective});
+    if (trial_id == victim && epoch == at_epoch) return {false, "stopped at rung 0 (epoch 1)"};
+    return {};
+  }
+  void OnTrialEnd(int64_t trial_id, TrialStatus status) override {
+    ended.emplace_back(trial_id, status);
+  }
+  std::string SaveState() const override { return "sched"; }
+  Status RestoreState(const std::string&) override { return Status::Ok(); }
+
+  int64_t victim = -1;
+  int64_t at_epoch = 1;
+  std::vector<ScriptedSearcher::EpochObservation> seen;
+  std::vector<std::pair<int64_t, TrialStatus>> ended;
 };
 
 class RecordingArtifacts final : public TrialArtifacts {
@@ -61,11 +95,17 @@ class CoordinatorTest : public ::testing::Test {
     config_.sweep.run_cap = 5;
   }
 
-  std::unique_ptr<Coordinator> Make(int groups, std::optional<int64_t> space = std::nullopt) {
+  std::unique_ptr<Coordinator> Make(int groups, std::optional<int64_t> space = std::nullopt,
+                                    bool with_scheduler = false) {
     auto searcher = std::make_unique<ScriptedSearcher>(space);
     searcher_ = searcher.get();
     CoordinatorDeps deps;
     deps.searcher = std::move(searcher);
+    if (with_scheduler) {
+      auto scheduler = std::make_unique<ScriptedScheduler>();
+      scheduler_ = scheduler.get();
+      deps.scheduler = std::move(scheduler);
+    }
     deps.study = &study_;
     deps.artifacts = &artifacts_;
     deps.progress = &progress_;
@@ -100,7 +140,35 @@ class CoordinatorTest : public ::testing::Test {
   RecordingStudy study_;
   RecordingArtifacts artifacts_;
   std::ostringstream progress_;
+  ControlMessage Report(Coordinator& coordinator, int group, int64_t trial_id, int64_t epoch,
+                        double accuracy) {
+    ControlMessage report;
+    report.kind = MessageKind::kEpochReport;
+    report.trial_id = trial_id;
+    report.metrics = {epoch, {1.0, 1.0, accuracy, 0.1}};
+    std::optional<ControlMessage> reply;
+    Status status = coordinator.Handle(group, report, &reply);
+    EXPECT_TRUE(status.ok()) << status.message();
+    EXPECT_TRUE(reply.has_value());
+    return reply.value_or(ControlMessage{});
+  }
+
+  Status SendResult(Coordinator& coordinator, int group, int64_t trial_id, TrialStatus status,
+                    std::vector<double> accuracies, std::string message = "") {
+    ControlMessage done;
+    done.kind = MessageKind::kTrialResult;
+    done.result.trial_id = trial_id;
+    done.result.status = status;
+    for (size_t i = 0; i < accuracies.size(); ++i) {
+      done.result.curve.push_back({static_cast<int64_t>(i + 1), {1.0, 1.0, accuracies[i], 0.1}});
+    }
+    done.result.message = std::move(message);
+    std::optional<ControlMessage> reply;
+    return coordinator.Handle(group, done, &reply);
+  }
+
   ScriptedSearcher* searcher_ = nullptr;
+  ScriptedScheduler* scheduler_ = nullptr;
   double now_ = 100.0;
 };
 
@@ -280,6 +348,108 @@ TEST_F(CoordinatorTest, ProgressLineShowsParamsObjectiveBestAndCounts) {
   EXPECT_NE(line.find("best 0.8765 (trial 0)"), std::string::npos) << line;
   EXPECT_NE(line.find("1/5 done | elapsed 30s, ~2m00s left"), std::string::npos) << line;
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
+}
+
+TEST_F(CoordinatorTest, SchedulerStopsATrialAndItsReasonIsRecorded) {
+  auto coordinator = Make(2, std::nullopt, /*with_scheduler=*/true);
+  scheduler_->victim = 1;
+  Request(*coordinator, 0);
+  Request(*coordinator, 1);
+  EXPECT_TRUE(Report(*coordinator, 0, 0, 1, 0.6).keep_going);
+  const ControlMessage stop = Report(*coordinator, 1, 1, 1, 0.3);
+  EXPECT_FALSE(stop.keep_going);
+  EXPECT_EQ(stop.trial_id, 1);
+  // The trainer reports a generic message; the scheduler's reason replaces it.
+  ASSERT_TRUE(
+      SendResult(*coordinator, 1, 1, TrialStatus::kStopped, {0.3}, "stopped by scheduler").ok());
+  ASSERT_EQ(study_.rows.size(), 1u);
+  EXPECT_EQ(study_.rows[0].status, TrialStatus::kStopped);
+  EXPECT_EQ(study_.rows[0].message, "stopped at rung 0 (epoch 1)");
+  EXPECT_EQ(study_.rows[0].epochs, 1);
+  EXPECT_DOUBLE_EQ(study_.rows[0].objective, 0.3);
+  ASSERT_EQ(scheduler_->seen.size(), 2u);
+  EXPECT_DOUBLE_EQ(scheduler_->seen[1].objective, 0.3);  // the sweep metric, val_accuracy
+  ASSERT_EQ(scheduler_->ended.size(), 1u);
+  EXPECT_EQ(scheduler_->ended[0].second, TrialStatus::kStopped);
+  // The searcher saw every epoch, and the group got its next trial at once.
+  EXPECT_EQ(searcher_->observed_epochs.size(), 2u);
+  EXPECT_EQ(Request(*coordinator, 1).trial.trial_id, 2);
+}
+
+TEST_F(CoordinatorTest, SearchStateIsSavedInTheStudyAfterEveryResult) {
+  auto coordinator = Make(1, std::nullopt, /*with_scheduler=*/true);
+  Request(*coordinator, 0);
+  ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  EXPECT_EQ(std::get<std::string>(study_.attributes.at("searcher_state")), "01ab");
+  EXPECT_EQ(std::get<std::string>(study_.attributes.at("scheduler_state")), "7363686564");
+}
+
+TEST_F(CoordinatorTest, ReachingTheTargetStopsOtherTrialsAndEndsDispatch) {
+  config_.sweep.metric.target = 0.9;
+  auto coordinator = Make(2);
+  Request(*coordinator, 0);
+  Request(*coordinator, 1);
+  EXPECT_TRUE(Report(*coordinator, 0, 0, 1, 0.95).keep_going);  // reaches it: goes on
+  EXPECT_FALSE(Report(*coordinator, 1, 1, 1, 0.5).keep_going);  // stopped for the target
+  ASSERT_TRUE(SendResult(*coordinator, 1, 1, TrialStatus::kStopped, {0.5}).ok());
+  EXPECT_NE(study_.rows[0].message.find("target was reached by trial 0"), std::string::npos);
+  EXPECT_EQ(Request(*coordinator, 1).kind, MessageKind::kNoMoreTrials);
+  ASSERT_TRUE(SendResult(*coordinator, 0, 0, TrialStatus::kCompleted, {0.95, 0.96}).ok());
+  EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kNoMoreTrials);
+  EXPECT_TRUE(coordinator->Finished());
+  EXPECT_NE(coordinator->end_reason().find("trial 0 reached the target val_accuracy 0.9"),
+            std::string::npos)
+      << coordinator->end_reason();
+  EXPECT_FALSE(coordinator->too_many_failures());
+}
+
+TEST_F(CoordinatorTest, MinimizeTargetIsReachedFromAbove) {
+  config_.sweep.metric.name = "val_loss";
+  config_.sweep.metric.goal = Goal::kMinimize;
+  config_.sweep.metric.target = 0.2;
+  auto coordinator = Make(1);
+  Request(*coordinator, 0);
+  ControlMessage done;
+  done.kind = MessageKind::kTrialResult;
+  done.result.trial_id = 0;
+  done.result.status = TrialStatus::kCompleted;
+  done.result.curve = {{1, {1.0, 0.3, 0.5, 0.1}}};
+  std::optional<ControlMessage> reply;
+  ASSERT_TRUE(coordinator->Handle(0, done, &reply).ok());
+  EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kTrial);  // 0.3 is not <= 0.2
+  done.result.trial_id = 1;
+  done.result.curve = {{1, {1.0, 0.2, 0.5, 0.1}}};
+  ASSERT_TRUE(coordinator->Handle(0, done, &reply).ok());
+  EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kNoMoreTrials);
+}
+
+TEST_F(CoordinatorTest, TimeBudgetEndsDispatchButRunningTrialsFinish) {
+  config_.budget.time_budget_s = 60.0;
+  auto coordinator = Make(2);
+  Request(*coordinator, 0);
+  now_ += 61.0;
+  EXPECT_EQ(Request(*coordinator, 1).kind, MessageKind::kNoMoreTrials);
+  ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  EXPECT_EQ(study_.rows.size(), 1u);
+  EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kNoMoreTrials);
+  EXPECT_TRUE(coordinator->Finished());
+  EXPECT_NE(coordinator->end_reason().find("time budget of 1m00s"), std::string::npos);
+  EXPECT_NE(progress_.str().find("sweep ending early"), std::string::npos);
+}
+
+TEST_F(CoordinatorTest, MoreFailuresThanAllowedEndTheSweepAsAFailure) {
+  config_.budget.max_failed_trials = 1;
+  auto coordinator = Make(1);
+  Request(*coordinator, 0);
+  ASSERT_TRUE(SendResult(*coordinator, 0, 0, TrialStatus::kFailed, {}, "non-finite loss").ok());
+  EXPECT_FALSE(coordinator->too_many_failures());  // one failure is allowed
+  Request(*coordinator, 0);
+  ASSERT_TRUE(SendResult(*coordinator, 0, 1, TrialStatus::kFailed, {}, "non-finite loss").ok());
+  EXPECT_TRUE(coordinator->too_many_failures());
+  EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kNoMoreTrials);
+  EXPECT_NE(coordinator->end_reason().find("2 trials failed, more than max_failed_trials (1)"),
+            std::string::npos);
+  EXPECT_EQ(study_.rows.size(), 2u);  // both failures are in the study
 }
 
 }  // namespace

@@ -1,19 +1,24 @@
 // Coordinator: rank 0's decisions in a sweep — which trial a free group runs next, whether a
-// trial continues after an epoch, what happens to a finished trial (study file, progress line,
-// artifacts). It knows neither MPI nor torch: the runtime feeds it the leaders' messages and sends
-// its replies (Horovod's controller/execution split), so it is unit-tested with fakes.
-// Not thread-safe: one thread (rank 0's coordinator thread) calls it.
+// trial continues after an epoch (the scheduler, the metric target), what happens to a finished
+// trial (study file, searcher and scheduler state, progress line, artifacts), and when the sweep
+// ends (run_cap, search space, time budget, metric target, max_failed_trials). It knows neither MPI
+// nor torch: the runtime feeds it the leaders' messages and sends its replies (Horovod's
+// controller/execution split), so it is unit-tested with fakes. Not thread-safe: one thread (rank
+// 0's coordinator thread) calls it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hpo/config.hpp"
 #include "hpo/control_message.hpp"
+#include "hpo/scheduler.hpp"
 #include "hpo/searcher.hpp"
 #include "hpo/status.hpp"
 #include "hpo/study_file.hpp"
@@ -28,10 +33,12 @@ class TrialArtifacts {
   virtual void Discard(int64_t trial_id) = 0;
 };
 
-// The collaborators a coordinator borrows; all must outlive it. `artifacts` and `progress` may be
-// null; `clock` returns seconds since an arbitrary origin.
+// The collaborators a coordinator owns (searcher, scheduler) or borrows (the rest, which must
+// outlive it). `scheduler`, `artifacts` and `progress` may be null; `clock` returns seconds since
+// an arbitrary origin.
 struct CoordinatorDeps {
   std::unique_ptr<Searcher> searcher;
+  std::unique_ptr<Scheduler> scheduler;
   StudyWriter* study = nullptr;
   TrialArtifacts* artifacts = nullptr;
   std::ostream* progress = nullptr;
@@ -53,13 +60,23 @@ class Coordinator {
   // The best finished trial by the sweep's goal, if any trial produced an objective.
   const std::optional<TrialResult>& best_trial() const { return best_; }
   int64_t trials_finished() const { return trials_finished_; }
-  // How many trials the sweep will run: min(run_cap, size of the search space).
+  // How many trials the sweep will run at most: min(run_cap, size of the search space).
   int64_t planned_trials() const { return planned_trials_; }
+  // Why the sweep stopped dispatching before run_cap and the search space ran out (time budget,
+  // target reached, too many failures); empty otherwise.
+  const std::string& end_reason() const { return end_reason_; }
+  // True when more trials failed than max_failed_trials allows: the sweep ends as a failure.
+  bool too_many_failures() const { return too_many_failures_; }
 
  private:
   Status HandleRequest(int group, std::optional<ControlMessage>* reply);
+  Status HandleEpochReport(int group, const ControlMessage& report,
+                           std::optional<ControlMessage>* reply);
   Status HandleResult(int group, const TrialResult& result);
+  Status SaveSearchState();
   bool IsBetter(double objective, double than) const;
+  bool ReachesTarget(double objective) const;
+  void EndSweep(const std::string& reason);
   void PrintProgress(const TrialResult& result) const;
 
   const SweepConfig& config_;
@@ -70,9 +87,15 @@ class Coordinator {
   int64_t planned_trials_ = 0;
   int64_t next_trial_id_ = 0;
   int64_t trials_finished_ = 0;
+  int64_t trials_failed_ = 0;
   int groups_done_ = 0;
   bool search_exhausted_ = false;
-  std::vector<int64_t> running_;  // per group: its trial id, or -1
+  bool too_many_failures_ = false;
+  std::string end_reason_;
+  std::vector<int64_t> running_;                 // per group: its trial id, or -1
+  std::vector<Assignment> running_params_;       // per group: its trial's hyperparameters
+  std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why
+  int64_t target_trial_ = -1;                    // the first trial that reached the metric target
   std::optional<TrialResult> best_;
 };
 
