@@ -1,8 +1,13 @@
-// Dispatch overhead: the time from a group finishing a trial to the group starting its next one
-// (result to rank 0, study append + flush, next suggestion, reply, broadcast to the group), with
-// no-op trials so nothing else is timed. Run under mpirun:
-//   mpirun -np 4 hpo_bench_dispatch [TRIALS] [RANKS_PER_TRIAL]
+// Coordinator overhead, two ways. Run under mpirun:
+//   mpirun -np 4 hpo_bench_dispatch [TRIALS] [RANKS_PER_TRIAL] [SLEEP_MIN_S SLEEP_MAX_S]
+// Without a sleep range, trials are no-ops: trials per second, microseconds per trial, and the
+// gap from a group finishing a trial to it starting the next (result to rank 0, study append +
+// flush, next suggestion, reply, broadcast to the group). With a sleep range, every rank of a
+// group "trains" for a duration drawn uniformly from it (from the trial seed, so the same on all
+// its ranks), and the benchmark reports slot utilization = time ranks spent in trials / (ranks x
+// wall time): what the coordinator and dispatch cost the cluster (rank 0 also trains).
 // Check: the study file holds exactly TRIALS rows afterwards.
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -40,6 +45,8 @@ int main(int argc, char** argv) {
   if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
   const int64_t trials = argc > 1 ? std::stoll(argv[1]) : 2000;
   const int ranks_per_trial = argc > 2 ? std::stoi(argv[2]) : 1;
+  const double sleep_min_s = argc > 4 ? std::stod(argv[3]) : 0.0;
+  const double sleep_max_s = argc > 4 ? std::stod(argv[4]) : 0.0;
 
   const Communicator world = Communicator::World();
   std::string text = kConfig;
@@ -86,6 +93,7 @@ int main(int argc, char** argv) {
   LeaderChannel channel(control);
   std::vector<double> gaps_ms;
   double finished_at = -1.0;
+  double busy_s = 0.0;
   for (;;) {
     ControlMessage assignment;
     if (layout.rank_in_group == 0) {
@@ -98,6 +106,13 @@ int main(int argc, char** argv) {
       gaps_ms.push_back((bench::NowSeconds() - finished_at) * 1e3);
     }
     if (assignment.kind == MessageKind::kNoMoreTrials) break;
+    if (sleep_max_s > 0.0) {
+      const double u = static_cast<double>(assignment.trial.seed >> 11) * 0x1.0p-53;
+      const double duration = sleep_min_s + (sleep_max_s - sleep_min_s) * u;
+      const double began = bench::NowSeconds();
+      std::this_thread::sleep_for(std::chrono::duration<double>(duration));
+      busy_s += bench::NowSeconds() - began;
+    }
     finished_at = bench::NowSeconds();
     if (layout.rank_in_group == 0) {
       ControlMessage done;
@@ -111,6 +126,9 @@ int main(int argc, char** argv) {
   }
   MPI_Barrier(world.get());
   const double elapsed = bench::NowSeconds() - start;
+
+  double total_busy_s = 0.0;
+  MPI_Reduce(&busy_s, &total_busy_s, 1, MPI_DOUBLE, MPI_SUM, 0, world.get());
 
   // Gather every leader's gaps on rank 0.
   int count = static_cast<int>(gaps_ms.size());
@@ -133,16 +151,30 @@ int main(int argc, char** argv) {
     Status read = ReadStudy((folder / "study.h5").string(), &contents);
     const bool check = read.ok() && static_cast<int64_t>(contents.trials.size()) == trials;
     const bench::Summary gap = bench::Summarize(all);
-    bench::PrintResult("dispatch_overhead",
-                       {{"ranks", std::to_string(world.size())},
-                        {"groups", std::to_string(layout.num_groups)},
-                        {"trials", std::to_string(trials)},
-                        {"trials_per_s", bench::Number(trials / elapsed)},
-                        {"us_per_trial", bench::Number(elapsed / trials * 1e6)},
-                        {"gap_ms_mean", bench::Number(gap.mean)},
-                        {"gap_ms_p50", bench::Number(gap.p50)},
-                        {"gap_ms_p99", bench::Number(gap.p99)}},
-                       check);
+    if (sleep_max_s > 0.0) {
+      bench::PrintResult(
+          "slot_utilization",
+          {{"ranks", std::to_string(world.size())},
+           {"groups", std::to_string(layout.num_groups)},
+           {"trials", std::to_string(trials)},
+           {"sleep_s", bench::Number(sleep_min_s) + "-" + bench::Number(sleep_max_s)},
+           {"wall_s", bench::Number(elapsed)},
+           {"utilization", bench::Number(total_busy_s / (world.size() * elapsed))},
+           {"gap_ms_mean", bench::Number(gap.mean)},
+           {"gap_ms_p99", bench::Number(gap.p99)}},
+          check);
+    } else {
+      bench::PrintResult("dispatch_overhead",
+                         {{"ranks", std::to_string(world.size())},
+                          {"groups", std::to_string(layout.num_groups)},
+                          {"trials", std::to_string(trials)},
+                          {"trials_per_s", bench::Number(trials / elapsed)},
+                          {"us_per_trial", bench::Number(elapsed / trials * 1e6)},
+                          {"gap_ms_mean", bench::Number(gap.mean)},
+                          {"gap_ms_p50", bench::Number(gap.p50)},
+                          {"gap_ms_p99", bench::Number(gap.p99)}},
+                         check);
+    }
     std::filesystem::remove_all(folder);
     return check ? 0 : 1;
   }

@@ -73,7 +73,8 @@ class Coordinator {
   Status HandleEpochReport(int group, const ControlMessage& report,
                            std::optional<ControlMessage>* reply);
   Status HandleResult(int group, const TrialResult& result);
-  Status SaveSearchState();
+  // The searcher's and scheduler's state after the latest result, as study attributes.
+  std::map<std::string, StudyAttribute> SearchStateAttributes() const;
   bool IsBetter(double objective, double than) const;
   bool ReachesTarget(double objective) const;
   void EndSweep(const std::string& reason);

@@ -64,6 +64,15 @@ class StudyWriter {
 
   // Sets (creating or replacing) a root attribute and flushes.
   virtual Status SetAttribute(const std::string& name, const StudyAttribute& value) = 0;
+
+  // Appends `result` and sets `attributes` (e.g. the searcher's state after this trial) so that
+  // they reach the disk together, with one flush. This default sets them one by one; the HDF5
+  // writer overrides it.
+  virtual Status AppendWithAttributes(const TrialResult& result,
+                                      const std::map<std::string, StudyAttribute>& attributes) {
+    for (const auto& [name, value] : attributes) HPO_RETURN_IF_ERROR(SetAttribute(name, value));
+    return Append(result);
+  }
 };
 
 // Everything in a study file, as read back.

@@ -173,10 +173,9 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     if (result.status == TrialStatus::kStopped) result.message = stop_reason->second;
     stop_reasons_.erase(stop_reason);
   }
-  HPO_RETURN_IF_ERROR(deps_.study->Append(result));
   deps_.searcher->Observe(result.trial_id, result.params, result.status, result.objective);
   if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
-  HPO_RETURN_IF_ERROR(SaveSearchState());
+  HPO_RETURN_IF_ERROR(deps_.study->AppendWithAttributes(result, SearchStateAttributes()));
   ++trials_finished_;
   if (result.status == TrialStatus::kFailed) {
     ++trials_failed_;
@@ -205,14 +204,11 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   return Status::Ok();
 }
 
-Status Coordinator::SaveSearchState() {
-  HPO_RETURN_IF_ERROR(
-      deps_.study->SetAttribute("searcher_state", HexEncode(deps_.searcher->SaveState())));
-  if (deps_.scheduler) {
-    HPO_RETURN_IF_ERROR(
-        deps_.study->SetAttribute("scheduler_state", HexEncode(deps_.scheduler->SaveState())));
-  }
-  return Status::Ok();
+std::map<std::string, StudyAttribute> Coordinator::SearchStateAttributes() const {
+  std::map<std::string, StudyAttribute> attributes;
+  attributes["searcher_state"] = HexEncode(deps_.searcher->SaveState());
+  if (deps_.scheduler) attributes["scheduler_state"] = HexEncode(deps_.scheduler->SaveState());
+  return attributes;
 }
 
 bool Coordinator::ReachesTarget(double objective) const {

@@ -254,7 +254,10 @@ class Hdf5StudyWriter final : public StudyWriter {
     return Flush();
   }
 
-  Status Append(const TrialResult& result) override {
+  Status Append(const TrialResult& result) override { return AppendWithAttributes(result, {}); }
+
+  Status AppendWithAttributes(const TrialResult& result,
+                              const std::map<std::string, StudyAttribute>& attributes) override {
     ScopedErrorSilencer silencer;
     std::vector<char> trial_row(trials_schema_.row_size(), 0);
     HPO_RETURN_IF_ERROR(EncodeTrial(result, trial_row.data()));
@@ -282,6 +285,10 @@ class Hdf5StudyWriter final : public StudyWriter {
       HPO_RETURN_IF_ERROR(AppendRows(curves_.get(), curves_memory_type_.get(), curve_rows,
                                      result.curve.size(), &curve_rows_)
                               .WithContext(path_ + ": /curves"));
+    }
+    for (const auto& [name, value] : attributes) {
+      if (name.empty()) return Status::Failure(path_ + ": attribute name is empty");
+      HPO_RETURN_IF_ERROR(WriteAttribute(file_.get(), name, value).WithContext(path_));
     }
     return Flush();
   }
