@@ -284,6 +284,131 @@ TEST(ConfigTest, ParsingIsDeterministic) {
   }
 }
 
+TEST(ConfigTest, BayesWithEarlyStoppingSearchOptionsAndBudgets) {
+  const std::string text = R"(task: synthetic
+epochs: 27
+sweep:
+  method: bayes
+  run_cap: 50
+  metric:
+    name: val_accuracy
+    goal: maximize
+    target: 0.95
+  early_terminate:
+    type: hyperband
+    min_iter: 1
+    eta: 3
+  parameters:
+    lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
+search:
+  model: gp
+  startup_trials: 5
+  candidates: 64
+median_stopping:
+  min_trials: 3
+  start_step: 2
+time_budget_s: 3600.5
+max_failed_trials: 0
+)";
+  SweepConfig config;
+  ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
+  EXPECT_EQ(config.sweep.method, SearchMethod::kBayes);
+  EXPECT_EQ(config.sweep.run_cap, 50);
+  ASSERT_TRUE(config.sweep.metric.target.has_value());
+  EXPECT_DOUBLE_EQ(*config.sweep.metric.target, 0.95);
+
+  const HyperbandSpec& hyperband = config.sweep.early_terminate;
+  EXPECT_TRUE(hyperband.enabled);
+  EXPECT_EQ(hyperband.min_iter, 1);
+  EXPECT_FALSE(hyperband.max_iter.has_value());
+  EXPECT_FALSE(hyperband.s.has_value());
+  EXPECT_EQ(hyperband.eta, 3);
+
+  EXPECT_EQ(config.search.model, BayesModel::kGp);
+  EXPECT_EQ(config.search.startup_trials, 5);
+  EXPECT_EQ(config.search.candidates, 64);
+  EXPECT_EQ(config.search.sampler, RandomSampler::kIndependent);
+
+  EXPECT_TRUE(config.median_stopping.enabled);
+  EXPECT_EQ(config.median_stopping.min_trials, 3);
+  EXPECT_EQ(config.median_stopping.start_step, 2);
+
+  ASSERT_TRUE(config.budget.time_budget_s.has_value());
+  EXPECT_DOUBLE_EQ(*config.budget.time_budget_s, 3600.5);
+  EXPECT_EQ(config.budget.max_failed_trials, 0);
+}
+
+TEST(ConfigTest, EarlyTerminateWithMaxIterAndS) {
+  // W&B's example: max_iter 27, s 2 (eta defaults to 3) gives rungs at 27/9 = 3 and 27/3 = 9.
+  const std::string text = R"(task: synthetic
+epochs: 27
+sweep:
+  method: random
+  run_cap: 4
+  early_terminate: {type: hyperband, max_iter: 27, s: 2}
+  metric: {name: val_loss}
+  parameters:
+    lr: {values: [0.1]}
+)";
+  SweepConfig config;
+  ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
+  const HyperbandSpec& hyperband = config.sweep.early_terminate;
+  EXPECT_TRUE(hyperband.enabled);
+  EXPECT_FALSE(hyperband.min_iter.has_value());
+  EXPECT_EQ(hyperband.max_iter, 27);
+  EXPECT_EQ(hyperband.s, 2);
+  EXPECT_EQ(hyperband.eta, 3);
+}
+
+TEST(ConfigTest, SearchAndStoppingDefaultsWhenAbsent) {
+  SweepConfig config;
+  ASSERT_TRUE(Parse(kFullConfig, &config).ok());
+  EXPECT_FALSE(config.sweep.metric.target.has_value());
+  EXPECT_FALSE(config.sweep.early_terminate.enabled);
+  EXPECT_EQ(config.search.model, BayesModel::kTpe);
+  EXPECT_EQ(config.search.startup_trials, 10);
+  EXPECT_EQ(config.search.candidates, 24);
+  EXPECT_EQ(config.search.sampler, RandomSampler::kIndependent);
+  EXPECT_FALSE(config.median_stopping.enabled);
+  EXPECT_FALSE(config.budget.time_budget_s.has_value());
+  EXPECT_FALSE(config.budget.max_failed_trials.has_value());
+}
+
+TEST(ConfigTest, EmptyMedianStoppingEnablesItsDefaultsAndSobolSuitsRandom) {
+  const std::string text = R"(task: synthetic
+epochs: 2
+sweep:
+  method: random
+  run_cap: 4
+  metric: {name: val_loss}
+  parameters:
+    lr: {min: 0.001, max: 0.1}
+search:
+  sampler: sobol
+median_stopping: {}
+time_budget_s: 90
+)";
+  SweepConfig config;
+  ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
+  EXPECT_EQ(config.search.sampler, RandomSampler::kSobol);
+  EXPECT_TRUE(config.median_stopping.enabled);
+  EXPECT_EQ(config.median_stopping.min_trials, MedianStoppingSpec().min_trials);
+  EXPECT_EQ(config.median_stopping.start_step, MedianStoppingSpec().start_step);
+  EXPECT_DOUBLE_EQ(config.budget.time_budget_s.value_or(0.0), 90.0);
+}
+
+TEST(ConfigTest, GridAndBayesTakeTheDefaultRandomSampler) {
+  for (const char* method : {"grid", "bayes"}) {
+    const std::string text = std::string("task: synthetic\nsweep:\n  method: ") + method +
+                             "\n  run_cap: 4\n  metric: {name: val_loss}\n  parameters:\n"
+                             "    lr: {values: [0.1]}\nsearch: {sampler: random}\n";
+    SweepConfig config;
+    const Status status = Parse(text, &config);
+    EXPECT_TRUE(status.ok()) << method << ": " << status.message();
+    EXPECT_EQ(config.search.sampler, RandomSampler::kIndependent);
+  }
+}
+
 struct BadConfig {
   const char* name;
   const char* text;
@@ -397,23 +522,34 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
      "  parameters:\n    momentum:\n      value: 1.5\n",
      "test.yaml:9: sweep.parameters.momentum.value: 1.5 is outside momentum's valid range [0, 1)"},
-    {"BayesNotSupported",
-     "task: synthetic\nsweep:\n  method: bayes\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+    {"BayesWithoutRunCap",
+     "task: synthetic\nsweep:\n  method: bayes\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",
-     "test.yaml:3: sweep.method: method 'bayes' is not supported yet"},
+     "test.yaml:2: sweep.run_cap: missing required key (bayes search needs a cap on its number of "
+     "trials)"},
+    {"CustomMethodNotSupported",
+     "task: synthetic\nsweep:\n  method: custom\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:3: sweep.method: method 'custom' is not supported yet (supported: grid, random, "
+     "bayes)"},
     {"UnknownMethod",
      "task: synthetic\nsweep:\n  method: anneal\n  run_cap: 4\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",
-     "test.yaml:3: sweep.method: must be grid or random, got 'anneal'"},
-    {"EarlyTerminateNotSupported",
+     "test.yaml:3: sweep.method: must be grid, random or bayes, got 'anneal'"},
+    {"EarlyTerminateWithOneEpoch",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  early_terminate:\n"
      "    type: hyperband\n    min_iter: 1\n  metric:\n    name: val_loss\n  parameters:\n"
      "    lr:\n      values: [0.1]\n",
-     "test.yaml:5: sweep.early_terminate: not supported yet"},
-    {"MetricTargetNotSupported",
+     "test.yaml:7: sweep.early_terminate.min_iter: must be < epochs (min_iter 1, epochs 1): a rung "
+     "at or past the last epoch can never stop anything"},
+    {"MetricTargetNotANumber",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
-     "    target: 0.1\n  parameters:\n    lr:\n      values: [0.1]\n",
-     "test.yaml:7: sweep.metric.target: not supported yet"},
+     "    target: low\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:7: sweep.metric.target: must be a number, got 'low'"},
+    {"MetricImputeNotSupported",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "    impute: worst\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:7: sweep.metric.impute: not supported yet"},
     {"MalformedYaml", "task: synthetic\nsweep:\n  method: random\n  parameters: [0.1, 0.2\n",
      "test.yaml:5: invalid YAML: "},
     {"TwoDocuments", "task: synthetic\n---\ntask: synthetic\n",
@@ -542,6 +678,201 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1, .inf]\n",
      "test.yaml:9: sweep.parameters.lr.values[1]: must be a finite number, got '.inf'"},
+    {"EarlyTerminateTypeNotHyperband",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: median\n    min_iter: 1\n",
+     "test.yaml:12: sweep.early_terminate.type: must be hyperband, got 'median'"},
+    {"EarlyTerminateMissingType",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    min_iter: 1\n",
+     "test.yaml:11: sweep.early_terminate.type: missing required key (hyperband)"},
+    {"EarlyTerminateEtaOne",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 1\n    eta: 1\n",
+     "test.yaml:14: sweep.early_terminate.eta: must be >= 2, got 1"},
+    {"EarlyTerminateEtaFloat",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 1\n    eta: 2.5\n",
+     "test.yaml:14: sweep.early_terminate.eta: must be an integer, got '2.5'"},
+    {"EarlyTerminateMinIterAtEpochs",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 9\n",
+     "test.yaml:13: sweep.early_terminate.min_iter: must be < epochs (min_iter 9, epochs 9): "
+     "a rung at or past the last epoch can never stop anything"},
+    {"EarlyTerminateMinIterZero",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 0\n",
+     "test.yaml:13: sweep.early_terminate.min_iter: must be >= 1, got 0"},
+    {"EarlyTerminateMinIterFloat",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 1.5\n",
+     "test.yaml:13: sweep.early_terminate.min_iter: must be an integer, got '1.5'"},
+    {"EarlyTerminateMaxIterPastEpochs",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    max_iter: 10\n    s: 2\n",
+     "test.yaml:13: sweep.early_terminate.max_iter: must be <= epochs (max_iter 10, epochs 9)"},
+    {"EarlyTerminateFirstRungBelowOne",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    max_iter: 8\n    s: 2\n",
+     "test.yaml:14: sweep.early_terminate.s: max_iter / eta^s must be >= 1 (max_iter 8, eta 3, "
+     "s 2): its first rung would be epoch 0"},
+    {"EarlyTerminateMaxIterWithoutS",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    max_iter: 9\n",
+     "test.yaml:11: sweep.early_terminate.s: missing required key (max_iter needs s, the "
+     "number of rungs below it)"},
+    {"EarlyTerminateSWithoutMaxIter",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    s: 2\n",
+     "test.yaml:13: sweep.early_terminate.s: is only used with max_iter"},
+    {"EarlyTerminateNoIterations",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    eta: 2\n",
+     "test.yaml:11: sweep.early_terminate: needs min_iter, or max_iter and s"},
+    {"EarlyTerminateMinIterAndMaxIter",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 1\n    max_iter: 9\n    s: 2\n",
+     "test.yaml:14: sweep.early_terminate.max_iter: give either min_iter, or max_iter and s, "
+     "not both"},
+    {"EarlyTerminateUnknownKey",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    bands: [1, 3]\n",
+     "test.yaml:13: sweep.early_terminate.bands: unknown key (accepted keys: type, min_iter, "
+     "max_iter, s, eta)"},
+    {"EarlyTerminateStrictNotSupported",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 1\n    strict: true\n",
+     "test.yaml:14: sweep.early_terminate.strict: not supported yet"},
+    {"EarlyTerminateNotAMapping",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  early_terminate: hyperband\n  metric:\n    name: val_loss\n  parameters:\n    lr:\n"
+     "      values: [0.1]\n",
+     "test.yaml:6: sweep.early_terminate: must be a mapping"},
+    {"SearchUnknownKey",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  model: tpe\n  kernel: rbf\n",
+     "test.yaml:13: search.kernel: unknown key (accepted keys: model, startup_trials, "
+     "candidates, sampler)"},
+    {"SearchModelWithRandom",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  model: gp\n",
+     "test.yaml:12: search.model: only used by method bayes (this sweep's method is random)"},
+    {"SearchCandidatesWithGrid",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: grid\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  candidates: 8\n",
+     "test.yaml:11: search.candidates: only used by method bayes (this sweep's method is grid)"},
+    {"SearchStartupTrialsZero",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  startup_trials: 0\n",
+     "test.yaml:12: search.startup_trials: must be >= 1, got 0"},
+    {"SearchCandidatesFloat",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  candidates: 2.5\n",
+     "test.yaml:12: search.candidates: must be an integer, got '2.5'"},
+    {"SearchUnknownModel",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  model: forest\n",
+     "test.yaml:12: search.model: must be tpe or gp, got 'forest'"},
+    {"SearchSobolWithGrid",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: grid\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  sampler: sobol\n",
+     "test.yaml:11: search.sampler: sobol is only used by method random (this sweep's method "
+     "is grid)"},
+    {"SearchSobolWithBayes",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  sampler: sobol\n",
+     "test.yaml:12: search.sampler: sobol is only used by method random (this sweep's method "
+     "is bayes)"},
+    {"SearchUnknownSampler",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  sampler: halton\n",
+     "test.yaml:12: search.sampler: must be random or sobol, got 'halton'"},
+    {"SearchNotAMapping",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search: tpe\n",
+     "test.yaml:11: search: must be a mapping"},
+    {"MedianStoppingStartStepAtEpochs",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "median_stopping:\n  start_step: 3\n",
+     "test.yaml:12: median_stopping.start_step: must be < epochs (start_step 3, epochs 3): the "
+     "rule never stops a trial at its last epoch"},
+    {"MedianStoppingMinTrialsZero",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "median_stopping:\n  min_trials: 0\n",
+     "test.yaml:12: median_stopping.min_trials: must be >= 1, got 0"},
+    {"MedianStoppingUnknownKey",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "median_stopping:\n  min_steps: 2\n",
+     "test.yaml:12: median_stopping.min_steps: unknown key (accepted keys: min_trials, "
+     "start_step)"},
+    {"MedianStoppingNotAMapping",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "median_stopping: true\n",
+     "test.yaml:11: median_stopping: must be a mapping"},
+    {"MedianStoppingWithOneEpoch",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\nmedian_stopping: {}\n",
+     "test.yaml:10: median_stopping.start_step: must be < epochs (start_step 1, the default, "
+     "epochs 1)"},
+    {"TimeBudgetZero",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "time_budget_s: 0\n",
+     "test.yaml:11: time_budget_s: must be > 0, got 0"},
+    {"TimeBudgetNegative",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "time_budget_s: -2.5\n",
+     "test.yaml:11: time_budget_s: must be > 0, got -2.5"},
+    {"TimeBudgetNotANumber",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "time_budget_s: 1h\n",
+     "test.yaml:11: time_budget_s: must be a number, got '1h'"},
+    {"TimeBudgetInfinite",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "time_budget_s: .inf\n",
+     "test.yaml:11: time_budget_s: must be a finite number, got '.inf'"},
+    {"MaxFailedTrialsNegative",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "max_failed_trials: -1\n",
+     "test.yaml:11: max_failed_trials: must be >= 0, got -1"},
+    {"MaxFailedTrialsFloat",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "max_failed_trials: 2.0\n",
+     "test.yaml:11: max_failed_trials: must be an integer, got '2.0'"},
 };
 
 // Names the case in test listings instead of dumping its bytes.

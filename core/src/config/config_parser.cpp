@@ -1,5 +1,6 @@
 // ParseConfig and LoadConfigFile: the config's top level, its execution keys and its `sweep:`
-// section. Parameters are parsed by parameter_parser.cpp and checked by parameter_checks.cpp.
+// section. Parameters are parsed by parameter_parser.cpp and checked by parameter_checks.cpp;
+// early termination, search options, median stopping and budgets by section_parsers.cpp.
 #include "hpo/config.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 
 #include "hpo/task_catalog.hpp"
 #include "parameter_parser.hpp"
+#include "section_parsers.hpp"
 #include "yaml_fields.hpp"
 
 namespace hpo {
@@ -117,10 +120,13 @@ Status ParseMethod(const ErrorFormatter& errors, const Field& field, SearchMetho
     *method = SearchMethod::kGrid;
   } else if (name == "random") {
     *method = SearchMethod::kRandom;
-  } else if (name == "bayes" || name == "custom") {
-    return errors.At(field, "method '" + name + "' is not supported yet (supported: grid, random)");
+  } else if (name == "bayes") {
+    *method = SearchMethod::kBayes;
+  } else if (name == "custom") {
+    return errors.At(field,
+                     "method 'custom' is not supported yet (supported: grid, random, bayes)");
   } else {
-    return errors.At(field, "must be grid or random, got '" + name + "'");
+    return errors.At(field, "must be grid, random or bayes, got '" + name + "'");
   }
   return Status::Ok();
 }
@@ -130,7 +136,7 @@ Status ParseMetric(const ErrorFormatter& errors, const Field& field, TaskKind ta
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
   HPO_RETURN_IF_ERROR(
-      fields.CheckKeys({"name", "goal"}, {"target", "impute", "impute_while_running"}));
+      fields.CheckKeys({"name", "goal", "target"}, {"impute", "impute_while_running"}));
   const Field* name = fields.Find("name");
   if (name == nullptr) return fields.Missing("name");
   HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *name, &metric->name));
@@ -156,6 +162,11 @@ Status ParseMetric(const ErrorFormatter& errors, const Field& field, TaskKind ta
       return errors.At(*goal, "must be minimize or maximize, got '" + text + "'");
     }
   }
+  if (const Field* target = fields.Find("target")) {
+    double value = 0.0;
+    HPO_RETURN_IF_ERROR(config_internal::ReadFiniteNumber(errors, *target, &value));
+    metric->target = value;
+  }
   return Status::Ok();
 }
 
@@ -177,29 +188,34 @@ Status ParseParameters(const ErrorFormatter& errors, const Field& field, SearchM
   return Status::Ok();
 }
 
-Status ParseSweep(const ErrorFormatter& errors, const MappingFields& top, TaskKind task,
-                  SweepSpec* sweep) {
+Status ParseSweep(const ErrorFormatter& errors, const MappingFields& top,
+                  const ExecutionSpec& execution, SweepSpec* sweep) {
   const Field* section = top.Find("sweep");
   if (section == nullptr) return top.Missing("sweep", "a Weights & Biases sweep configuration");
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *section, &fields));
   // project, entity, program and command tell the W&B agent what to run; they are accepted so a
   // W&B sweep file can be pasted verbatim, and ignored.
-  HPO_RETURN_IF_ERROR(fields.CheckKeys({"method", "metric", "parameters", "run_cap", "name",
-                                        "description", "project", "entity", "program", "command"},
-                                       {"early_terminate", "scheduler", "metrics", "controller",
-                                        "job", "image_uri", "apiVersion", "kind"}));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys(
+      {"method", "metric", "parameters", "run_cap", "early_terminate", "name", "description",
+       "project", "entity", "program", "command"},
+      {"scheduler", "metrics", "controller", "job", "image_uri", "apiVersion", "kind"}));
 
   const Field* method = fields.Find("method");
-  if (method == nullptr) return fields.Missing("method", "grid or random");
+  if (method == nullptr) return fields.Missing("method", "grid, random or bayes");
   HPO_RETURN_IF_ERROR(ParseMethod(errors, *method, &sweep->method));
 
   if (const Field* run_cap = fields.Find("run_cap")) {
     int64_t cap = 0;
     HPO_RETURN_IF_ERROR(config_internal::ReadInteger(errors, *run_cap, 1, kInt64Max, &cap));
     sweep->run_cap = cap;
-  } else if (sweep->method == SearchMethod::kRandom) {
-    return fields.Missing("run_cap", "random search needs a cap on its number of trials");
+  } else if (sweep->method != SearchMethod::kGrid) {
+    return fields.Missing("run_cap", std::string(SearchMethodName(sweep->method)) +
+                                         " search needs a cap on its number of trials");
+  }
+  if (const Field* early_terminate = fields.Find("early_terminate")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParseEarlyTerminate(
+        errors, *early_terminate, execution.epochs, &sweep->early_terminate));
   }
   if (const Field* name = fields.Find("name")) {
     HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *name, &sweep->name));
@@ -210,11 +226,26 @@ Status ParseSweep(const ErrorFormatter& errors, const MappingFields& top, TaskKi
 
   const Field* metric = fields.Find("metric");
   if (metric == nullptr) return fields.Missing("metric", "the study ranks trials by it");
-  HPO_RETURN_IF_ERROR(ParseMetric(errors, *metric, task, &sweep->metric));
+  HPO_RETURN_IF_ERROR(ParseMetric(errors, *metric, execution.task, &sweep->metric));
 
   const Field* parameters = fields.Find("parameters");
   if (parameters == nullptr) return fields.Missing("parameters");
-  return ParseParameters(errors, *parameters, sweep->method, task, &sweep->parameters);
+  return ParseParameters(errors, *parameters, sweep->method, execution.task, &sweep->parameters);
+}
+
+// The keys beside `sweep:` that steer search and early stopping; checked after the sweep, as they
+// depend on its method.
+Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields& top,
+                              SweepConfig* config) {
+  if (const Field* search = top.Find("search")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParseSearchOptions(errors, *search, config->sweep.method,
+                                                            &config->search));
+  }
+  if (const Field* median_stopping = top.Find("median_stopping")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParseMedianStopping(
+        errors, *median_stopping, config->execution.epochs, &config->median_stopping));
+  }
+  return config_internal::ParseBudget(errors, top, &config->budget);
 }
 
 Status ParseYaml(const ErrorFormatter& errors, const std::string& text, YAML::Node* root) {
@@ -249,12 +280,14 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, root_field, &top));
   HPO_RETURN_IF_ERROR(
       top.CheckKeys({"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank",
-                     "seed", "output", "validation_samples", "train_samples", "synthetic"}));
+                     "seed", "output", "validation_samples", "train_samples", "synthetic", "search",
+                     "median_stopping", "time_budget_s", "max_failed_trials"}));
   SweepConfig parsed;
   parsed.path = path;
   parsed.text = text;
   HPO_RETURN_IF_ERROR(ParseExecution(errors, top, &parsed.execution));
-  HPO_RETURN_IF_ERROR(ParseSweep(errors, top, parsed.execution.task, &parsed.sweep));
+  HPO_RETURN_IF_ERROR(ParseSweep(errors, top, parsed.execution, &parsed.sweep));
+  HPO_RETURN_IF_ERROR(ParseSearchAndStopping(errors, top, &parsed));
   *config = std::move(parsed);
   return Status::Ok();
 }

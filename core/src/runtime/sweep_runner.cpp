@@ -11,6 +11,7 @@
 #include "hpo/mpi/control_plane.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/mpi/mpi_collectives.hpp"
+#include "hpo/scheduler.hpp"
 #include "hpo/searcher.hpp"
 #include "hpo/study_file.hpp"
 #include "hpo/sweep.hpp"
@@ -209,7 +210,10 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
 void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
                      const TaskData& data, StudyWriter* study, const std::string& study_path) {
   const std::optional<TrialResult>& best = coordinator.best_trial();
-  std::cout << "sweep finished: " << coordinator.trials_finished() << " trials" << std::endl;
+  std::cout << "sweep finished: " << coordinator.trials_finished() << " trials";
+  if (!coordinator.end_reason().empty())
+    std::cout << " (ended early: " << coordinator.end_reason() << ')';
+  std::cout << std::endl;
   if (!best) {
     std::cout << "no trial produced a " << config.sweep.metric.name << std::endl;
   } else {
@@ -267,7 +271,12 @@ Status RunSweep(const SweepOptions& options) {
   if (!status.ok()) AbortJob(status.exit_code(), status.message());
 
   std::unique_ptr<StudyWriter> study;
-  if (root) status = PrepareOutput(config, options, world.size(), &study);
+  CoordinatorDeps deps;
+  if (root) {
+    status = MakeSearcher(config, &deps.searcher);
+    if (status.ok()) status = MakeScheduler(config, &deps.scheduler);
+    if (status.ok()) status = PrepareOutput(config, options, world.size(), &study);
+  }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
 
   const Communicator control = world.Duplicate();
@@ -276,9 +285,6 @@ Status RunSweep(const SweepOptions& options) {
   std::thread coordinator_thread;
   const std::string study_path = (fs::path(config.execution.output) / kStudyFileName).string();
   if (root) {
-    CoordinatorDeps deps;
-    Status made = MakeSearcher(config, &deps.searcher);
-    if (!made.ok()) AbortJob(made.exit_code(), made.message());
     model_files = std::make_unique<ModelFiles>(config.execution.output);
     deps.study = study.get();
     deps.artifacts = model_files.get();
@@ -298,11 +304,16 @@ Status RunSweep(const SweepOptions& options) {
 
   RunGroupTrials(config, layout, data, control);
 
+  Status outcome;
   if (root) {
     coordinator_thread.join();
     RecordBestTrial(config, *coordinator, data, study.get(), study_path);
+    if (coordinator->too_many_failures()) {
+      outcome = Status::Failure("the sweep was ended: " + coordinator->end_reason() +
+                                " (every finished trial is in " + study_path + ")");
+    }
   }
-  return Status::Ok();
+  return BroadcastStatus(world, outcome);
 }
 
 }  // namespace hpo

@@ -1,0 +1,36 @@
+// Private to the config parser: the sections that steer search and early stopping, W&B's
+// `sweep.early_terminate` and the keys beside `sweep:` that W&B has no word for (`search:`,
+// `median_stopping:`, `time_budget_s`, `max_failed_trials`). Each checks its keys against the
+// sweep's method and epochs, so a setting that could never take effect is an error naming its key
+// and line ("FILE:LINE: KEY.PATH: what is wrong"), never silently ignored.
+#pragma once
+
+#include <cstdint>
+
+#include "hpo/config.hpp"
+#include "hpo/status.hpp"
+#include "yaml_fields.hpp"
+
+namespace hpo::config_internal {
+
+// `sweep.early_terminate` (W&B's hyperband_stopping: type hyperband; min_iter, or max_iter and s;
+// eta >= 2, default 3). Every rung it defines must lie below `epochs`: min_iter < epochs,
+// max_iter <= epochs and max_iter / eta^s >= 1. Sets spec->enabled.
+Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int64_t epochs,
+                           HyperbandSpec* spec);
+
+// `search:` {model: tpe|gp, startup_trials >= 1, candidates >= 1, sampler: random|sobol}. model,
+// startup_trials and candidates are only used by method bayes, sampler sobol only by method
+// random; either elsewhere is an error.
+Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, SearchMethod method,
+                          SearchOptions* options);
+
+// `median_stopping:` {min_trials >= 1, start_step >= 1}; its presence enables the rule, which
+// needs start_step < epochs (it never stops a trial at its last epoch). Sets spec->enabled.
+Status ParseMedianStopping(const ErrorFormatter& errors, const Field& field, int64_t epochs,
+                           MedianStoppingSpec* spec);
+
+// `time_budget_s` (a number > 0) and `max_failed_trials` (an integer >= 0) from the top level.
+Status ParseBudget(const ErrorFormatter& errors, const MappingFields& top, BudgetSpec* budget);
+
+}  // namespace hpo::config_internal

@@ -1,0 +1,109 @@
+// Private to hpo_core: the two early-stopping rules the Scheduler of MakeScheduler combines (see
+// scheduler.hpp). Each rule is a plain value type that records what trials reported and answers
+// at once; neither knows of the other, of MPI or of torch. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hpo/bytes.hpp"
+#include "hpo/config.hpp"
+#include "hpo/scheduler.hpp"
+#include "hpo/status.hpp"
+
+namespace hpo::sched_internal {
+
+// True when objective `a` is strictly better than `b` for `goal`. NaN is worse than any number,
+// and two NaNs tie (neither is better).
+bool IsBetter(Goal goal, double a, double b);
+
+// Asynchronous successive halving, stopping variant (Ray Tune's AsyncHyperBand, W&B's hyperband
+// early termination). When a trial reports an epoch that is a rung, its objective is recorded at
+// that rung (a repeated report of the same trial and rung, as after a resume, replaces its value)
+// and the trial goes on only if it is in the top 1/eta of every value recorded at the rung so far,
+// its own included:
+//   n      = number of trials recorded at the rung (this one included),
+//   better = number of other recorded values strictly better than this one (ties count for it;
+//            NaN is worst),
+//   keep going iff better < max(1, floor(n / eta)).
+// So the first trial at a rung always goes on, and of n trials at most floor(n / eta) (at least
+// one) are ahead of any trial that goes on. Epochs that are not rungs always go on. Recorded
+// values are kept for the whole sweep, whatever becomes of their trials.
+class AshaRule {
+ public:
+  // `rungs`: ascending, distinct epochs >= 1 (HyperbandRungs); `eta` >= 2; `metric` names the
+  // objective in stop reasons.
+  AshaRule(std::vector<int64_t> rungs, int64_t eta, Goal goal, std::string metric);
+
+  // Stop reason: "stopped at rung R (epoch E): METRIC V not in the top 1/ETA of N trials at this
+  // rung", R counting rungs from 0.
+  SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective);
+
+  const std::vector<int64_t>& rungs() const { return rungs_; }
+  int64_t eta() const { return eta_; }
+
+  // The recorded values (not the settings, which the caller fingerprints). Restore replaces them;
+  // false for bytes Save did not write for as many rungs, and the rule is then left in an
+  // unspecified state (restore into a copy).
+  void Save(ByteWriter* writer) const;
+  bool Restore(ByteReader* reader);
+
+ private:
+  std::vector<int64_t> rungs_;
+  int64_t eta_;
+  Goal goal_;
+  std::string metric_;
+  std::vector<std::map<int64_t, double>> recorded_;  // per rung: trial id -> objective
+};
+
+// The median stopping rule (Katib's medianstop, Google Vizier's automated early stopping). At
+// epoch e with start_step <= e < epochs (a trial at its last epoch is never stopped: it is done),
+// the other trials that reported epoch e and have at least one finite objective in epochs 1..e
+// each give their running average (mean of their finite objectives over epochs 1..e). Once at
+// least `min_trials` do, the trial stops when its best objective so far (NaN when it has no finite
+// one) is strictly worse than the median of those averages (the mean of the two middle ones for
+// an even count). Histories are kept for the whole sweep, whatever becomes of their trials; a
+// repeated report of an epoch (as after a resume) replaces it and every later one. Reports of
+// epochs outside 1..epochs are ignored (they go on).
+class MedianRule {
+ public:
+  // min_trials >= 1, start_step >= 1, epochs >= 1.
+  MedianRule(int64_t min_trials, int64_t start_step, int64_t epochs, Goal goal, std::string metric);
+
+  // Stop reason: "stopped at epoch E by the median rule: best METRIC V worse than the median
+  // running average M of N trials".
+  SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective);
+
+  int64_t min_trials() const { return min_trials_; }
+  int64_t start_step() const { return start_step_; }
+
+  // The histories (not the settings). Restore replaces them; false for bytes Save did not write,
+  // and the rule is then left in an unspecified state (restore into a copy).
+  void Save(ByteWriter* writer) const;
+  bool Restore(ByteReader* reader);
+
+ private:
+  // One reported epoch with the finite objectives of epochs 1..e summed and counted.
+  struct Point {
+    double objective;
+    double finite_sum;
+    int64_t finite_count;
+  };
+  using History = std::vector<Point>;  // index e - 1 holds epoch e
+
+  // Sets epoch `epoch` of `history` to `objective`, dropping later epochs; epochs skipped before
+  // it are NaN.
+  static void Record(History* history, int64_t epoch, double objective);
+  double BestSoFar(const History& history) const;
+
+  int64_t min_trials_;
+  int64_t start_step_;
+  int64_t epochs_;
+  Goal goal_;
+  std::string metric_;
+  std::map<int64_t, History> histories_;  // trial id -> its reported epochs
+};
+
+}  // namespace hpo::sched_internal
