@@ -1,0 +1,93 @@
+"""Compute to reach a validation-accuracy target on Fashion-MNIST: bayes+hyperband vs random.
+
+Runs `hpo sweep` under mpirun for each method and seed (same space, run_cap and target; the sweep
+ends once a trial reaches the target) and reports the epochs trained by all trials until then, in
+the order trials finished (the study's row order). Prints one harness line per method:
+  bench=compute_to_target method=... seeds=... median_epochs=... reached=k/n check=ok
+Check: every study holds consistent rows (epochs == curve rows) and the target trial's curve
+really reaches the target.
+
+usage: compute_to_target.py HPO_BINARY [--seeds 1,2,3] [--ranks 4]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+METHODS = {"random": "fmnist_target_random.yaml", "bayes+hyperband": "fmnist_target_bohb.yaml"}
+
+
+def run_sweep(hpo, config, seed, ranks, output):
+    with open(config) as f:
+        text = f.read().replace("seed: 1\n", "seed: %d\n" % seed)
+    seeded = os.path.join(output, "config.yaml")
+    os.makedirs(output, exist_ok=True)
+    with open(seeded, "w") as f:
+        f.write(text)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMP_NUM_THREADS="1", OMP_WAIT_POLICY="passive")
+    subprocess.run(["mpirun", "--oversubscribe", "-np", str(ranks), hpo, "sweep", "-c", seeded,
+                    "-o", os.path.join(output, "study")], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    return os.path.join(output, "study", "study.h5")
+
+
+def epochs_to_target(study, target):
+    """(epochs spent until the target was first reached or None, total epochs, consistent)."""
+    with h5py.File(study, "r") as f:
+        trials = f["trials"][:]
+        curves = f["curves"][:]
+    spent = 0
+    consistent = True
+    reached_at = None
+    for trial in trials:  # finish order
+        rows = curves[curves["trial_id"] == trial["trial_id"]]
+        consistent &= len(rows) == trial["epochs"]
+        hits = [int(r["epoch"]) for r in rows if r["val_accuracy"] >= target]
+        if reached_at is None and hits:
+            reached_at = spent + hits[0]
+        spent += int(trial["epochs"])
+    return reached_at, spent, consistent
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("hpo")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--ranks", type=int, default=4)
+    parser.add_argument("--target", type=float, default=0.86)
+    args = parser.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="hpo-bench-target-") as tmp:
+        results = {method: [] for method in METHODS}
+        for seed in seeds:  # interleaved, so both methods see the same machine noise
+            for method, config in METHODS.items():
+                out = os.path.join(tmp, "%s-%d" % (method.replace("+", "_"), seed))
+                study = run_sweep(args.hpo, os.path.join(HERE, "configs", config), seed,
+                                  args.ranks, out)
+                reached, total, consistent = epochs_to_target(study, args.target)
+                ok &= consistent
+                results[method].append((reached, total))
+                print("# %s seed %d: target reached after %s epochs (%d epochs in all)"
+                      % (method, seed, reached, total), flush=True)
+        for method, runs in results.items():
+            # A sweep that never reached the target counts with all the epochs it spent.
+            costs = [r if r is not None else t for r, t in runs]
+            reached = sum(r is not None for r, _ in runs)
+            print("bench=compute_to_target method=%s seeds=%s target=%g median_epochs=%g "
+                  "epochs=%s reached=%d/%d check=%s"
+                  % (method, args.seeds, args.target, statistics.median(costs),
+                     "/".join(str(c) for c in costs), reached, len(runs),
+                     "ok" if ok else "FAILED"), flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
