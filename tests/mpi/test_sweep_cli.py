@@ -149,6 +149,34 @@ class Grid(SweepTestCase):
         self.assertTrue(set(trials["group"].tolist()) <= {0, 1, 2, 3})
 
 
+class EarlyStopping(SweepTestCase):
+    """bayes + hyperband on 4 one-rank groups: ASHA stops trials, recorded as such."""
+
+    def test_hyperband_stops_trials_and_the_study_records_them(self):
+        rc, stdout, stderr, _ = mpirun(
+            4, ["sweep", "-c", os.path.join(CONFIGS, "synthetic_bohb.yaml"), "-o", self.out()])
+        self.assertEqual(rc, 0, stdout + stderr)
+        study = os.path.join(self.out(), "study.h5")
+        with h5py.File(study, "r") as f:
+            trials = f["trials"][:]
+            curves = f["curves"][:]
+            attrs = dict(f.attrs)
+        self.assertEqual(len(trials), 12)
+        stopped = trials[trials["status"] == b"stopped"]
+        self.assertGreater(len(stopped), 0, trials)
+        for trial in stopped:
+            self.assertLess(trial["epochs"], 4)
+            self.assertIn(b"stopped at rung", trial["message"])
+        for trial in trials:
+            rows = curves[curves["trial_id"] == trial["trial_id"]]
+            self.assertEqual(len(rows), trial["epochs"])
+        completed = trials[trials["status"] == b"completed"]
+        self.assertTrue((completed["epochs"] == 4).all())
+        self.assertGreater(len(attrs["searcher_state"]), 0)
+        self.assertGreater(len(attrs["scheduler_state"]), 0)
+        self.assertEqual(stdout.count("(stopped, "), len(stopped), stdout)
+
+
 class BadInput(SweepTestCase):
     def test_bad_config_fails_once_with_file_and_line(self):
         config = os.path.join(self.tmp, "bad.yaml")

@@ -11,10 +11,16 @@ Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* search
     case SearchMethod::kGrid:
       return GridSearcher::Create(config, searcher);
     case SearchMethod::kRandom:
+      if (config.search.sampler == RandomSampler::kSobol) {
+        return SobolSearcher::Create(config, searcher);
+      }
       *searcher = std::make_unique<RandomSearcher>(config.sweep.parameters, config.execution.seed);
       return Status::Ok();
     case SearchMethod::kBayes:
-      break;
+      if (config.search.model == BayesModel::kGp) {
+        return Status::BadInput("search.model: gp is not implemented yet; use tpe");
+      }
+      return TpeSearcher::Create(config, searcher);
   }
   return Status::Failure("unknown search method");
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,8 @@
 
 #include "hpo/config.hpp"
 #include "hpo/searcher.hpp"
+#include "model_space.hpp"
+#include "sobol.hpp"
 
 namespace hpo {
 
@@ -60,6 +63,125 @@ class RandomSearcher final : public Searcher {
  private:
   std::vector<ParameterSpec> parameters_;
   uint64_t seed_;
+};
+
+// Tree-structured Parzen estimator search (Bergstra et al. 2011) for `method: bayes` with
+// `search.model: tpe`, after Optuna's TPESampler with its default settings (independent: each
+// parameter is modelled and chosen on its own; see parzen_estimator.hpp and model_space.hpp for
+// the estimators and how each W&B distribution is modelled).
+//
+// Suggest(k):
+//  * Start-up: while k < search.startup_trials, or while there is too little data to fit (below),
+//    trial k is exactly RandomSearcher's trial k for the same seed.
+//  * Data: with sweep.early_terminate disabled, the final objectives of the observed trials
+//    (at least startup_trials of them). With it enabled (BOHB-style multi-fidelity), the
+//    objectives reported by ObserveEpoch at the highest epoch (the fidelity) that at least
+//    max(startup_trials, modelled parameters + 1) trials reported, where a modelled parameter is
+//    one with more than one possible value. Finished trials that did not report that epoch rank
+//    behind every trial that did, as Optuna ranks pruned trials: stopped ones by the last epoch
+//    they reported (later is better), then by their final objective; failed ones last. So trials
+//    the scheduler stops early still steer the model away from where they were. When no epoch has
+//    enough reports, the final objectives are used as without early termination.
+//  * Split: objectives become losses by the metric's goal (NaN, i.e. failed, is the worst), the
+//    best min(ceil(0.1 n), 25) of the n data points (in the ranking above, ties by trial id)
+//    form l(x), the rest g(x).
+//  * Constant liar: every trial suggested and not yet observed (other than k itself) joins g(x)
+//    at the worst value, so concurrent suggestions for busy groups spread out; a pending trial
+//    that reported the chosen epoch counts with that report instead.
+//  * Per parameter, search.candidates draws from l(x); the one maximising log l(x) - log g(x)
+//    (the first on ties) is decoded into the parameter's value.
+// Randomness: trial k's generator is seeded with DeriveSeed(seed, TPE purpose, k), and the data
+// are ordered by trial id, so the same observations, pending trials and seed give the same
+// suggestion whatever the order of the calls. SaveState holds every trial's record (params,
+// status, objective, per-epoch objectives; pending ones too) and a fingerprint of the method and
+// the parameters; RestoreState rejects a state from another config or not written by SaveState.
+class TpeSearcher final : public Searcher {
+ public:
+  // BadInput when search.candidates < 1 or search.startup_trials < 0.
+  static Status Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
+
+  std::optional<Assignment> Suggest(int64_t trial_id) override;
+  void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
+               double objective) override;
+  void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
+                    double objective) override;
+  std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
+  std::string SaveState() const override;
+  Status RestoreState(const std::string& state) override;
+
+ private:
+  // What the searcher knows of one trial; a record that is not finished is pending.
+  struct TrialRecord {
+    Assignment params;
+    std::optional<std::vector<double>> coordinates;  // nullopt when params do not fit the space
+    bool finished = false;
+    TrialStatus status = TrialStatus::kRunning;
+    double objective = 0.0;
+    std::map<int64_t, double> epoch_objectives;
+  };
+  // One trial as the model sees it. Data points rank by epoch (descending), then loss, then id.
+  struct DataPoint {
+    int64_t trial_id = 0;
+    const std::vector<double>* coordinates = nullptr;
+    int64_t epoch = 0;  // the epoch the loss is from (0 for final objectives)
+    double loss = 0.0;
+  };
+
+  explicit TpeSearcher(const SweepConfig& config);
+
+  std::string Fingerprint() const;
+  void SetParams(const Assignment& params, TrialRecord* record) const;
+  double Loss(double objective) const;
+  // Fills `observed` and `pending` (the liar's trials) for suggesting trial `trial_id`; false
+  // when there are too few data points to fit a model.
+  bool CollectData(int64_t trial_id, std::vector<DataPoint>* observed,
+                   std::vector<DataPoint>* pending) const;
+  Assignment ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
+                             std::vector<DataPoint> pending) const;
+
+  std::vector<ParameterSpec> parameters_;
+  std::vector<ModelDimension> dimensions_;  // one per parameter
+  size_t modelled_parameters_ = 0;          // dimensions that are not kFixed
+  Goal goal_;
+  uint64_t seed_;
+  int64_t startup_trials_;
+  int64_t candidates_;
+  bool multi_fidelity_;
+  RandomSearcher startup_searcher_;
+  std::map<int64_t, TrialRecord> records_;  // by trial id
+};
+
+// Quasi-random search for `method: random` with `search.sampler: sobol`: trial k takes point k
+// of a scrambled Sobol' sequence (sobol.hpp; the scramble is seeded from the sweep seed), one
+// sequence dimension per parameter in config order, except constants (fixed) and beta/q_beta,
+// which have no simple inverse CDF and are drawn by SampleParameter from a generator seeded with
+// DeriveSeed(seed, kSamplingPurpose, k). A coordinate u in (0, 1) becomes a value by
+// the distribution's inverse CDF: min + u (max - min) for uniform ranges (in log space for the
+// log and inverse-log ones, then rounded to multiples of q inside the bounds for q_*);
+// int_uniform's floor(u * count)-th integer; categorical's floor(u * n)-th value (with
+// probabilities: the value whose cumulative probability interval holds u); normal-family values
+// through the inverse normal CDF. Trial k depends only on (seed, k). Unbounded: SpaceSize is
+// nullopt. SaveState is a tag, the seed and the parameters' names and distributions, checked on
+// restore.
+class SobolSearcher final : public Searcher {
+ public:
+  // BadInput naming the limit when more than ScrambledSobolSequence::kMaxDimensions parameters
+  // need a sequence dimension.
+  static Status Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
+
+  std::optional<Assignment> Suggest(int64_t trial_id) override;
+  void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
+               double objective) override;
+  std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
+  std::string SaveState() const override;
+  Status RestoreState(const std::string& state) override;
+
+ private:
+  SobolSearcher(std::vector<ParameterSpec> parameters, uint64_t seed, int dimensions);
+
+  std::vector<ParameterSpec> parameters_;
+  uint64_t seed_;
+  ScrambledSobolSequence sequence_;
 };
 
 }  // namespace hpo
