@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark harness: runs every benchmark under bench/ with mpirun on this machine and checks
 # their results. Results are recorded by hand in bench/RESULTS.md.
-#   bench/run.sh [BUILD_DIR]        (default: build; needs hpo_bench_ddp and hpo_bench_dispatch)
+#   bench/run.sh [BUILD_DIR]        (default: build; needs the hpo_bench_* targets)
 # Environment knobs: REPS (DDP repetitions, default 3), TRAIN_SAMPLES (default 20000), EPOCHS
 # (default 1), DISPATCH_TRIALS (default 2000).
 #
@@ -9,6 +9,10 @@
 #     1 rank x 1 thread, interleaved for REPS repetitions so every configuration sees the same
 #     machine noise; prints the median samples/s of each and the scaling efficiencies.
 # (b) Dispatch overhead with 4 ranks, groups of 1 and of 2.
+# (c) Coordinator overhead (10,000 no-op trials) and slot utilization (200 sleep trials).
+# (d) Search quality (TPE vs random vs Sobol) and TPE suggestion cost, without MPI.
+# The Fashion-MNIST compute-to-target comparison takes minutes per sweep and runs on its own:
+#   /usr/bin/python3 bench/compute_to_target.py build/hpo --seeds 1,2,3
 # Prints machine info first. Exits 1 when a benchmark fails or any result line says check=FAILED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +85,20 @@ echo
 echo "== (b) dispatch overhead: 4 ranks, $dispatch_trials no-op trials"
 for ranks_per_trial in 1 2; do
   run_bench 4 "$build/bench/hpo_bench_dispatch" "$dispatch_trials" "$ranks_per_trial"
+done
+
+echo "== (c) coordinator overhead: 4 ranks, 10000 no-op trials; slot utilization: 200 trials of"
+echo "   0.1-1 s sleeps on 4 groups"
+run_bench 4 "$build/bench/hpo_bench_dispatch" 10000 1
+run_bench 4 "$build/bench/hpo_bench_dispatch" 200 1 0.1 1.0
+
+echo "== (d) search quality (Branin, Hartmann-6, multi-fidelity curves) and TPE suggestion cost"
+for bench in hpo_bench_search_quality hpo_bench_tpe_cost; do
+  echo "+ $build/bench/$bench"
+  if ! "$build/bench/$bench" | tee -a "$log"; then
+    echo "run.sh: the benchmark above failed" >&2
+    failed=1
+  fi
 done
 
 if grep -q "check=FAILED" "$log"; then
