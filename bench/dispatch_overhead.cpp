@@ -5,7 +5,9 @@
 // flush, next suggestion, reply, broadcast to the group). With a sleep range, every rank of a
 // group "trains" for a duration drawn uniformly from it (from the trial seed, so the same on all
 // its ranks), and the benchmark reports slot utilization = time ranks spent in trials / (ranks x
-// wall time): what the coordinator and dispatch cost the cluster (rank 0 also trains).
+// wall time): what the coordinator and dispatch cost the cluster (rank 0 also trains), and the
+// dispatch share = rank time spent between a group's trials / (ranks x wall time); the rest of the
+// shortfall from 1 is the drain at the end (groups idle while the last trials finish).
 // Check: the study file holds exactly TRIALS rows afterwards.
 #include <chrono>
 #include <filesystem>
@@ -160,6 +162,8 @@ int main(int argc, char** argv) {
            {"sleep_s", bench::Number(sleep_min_s) + "-" + bench::Number(sleep_max_s)},
            {"wall_s", bench::Number(elapsed)},
            {"utilization", bench::Number(total_busy_s / (world.size() * elapsed))},
+           {"dispatch_share", bench::Number(gap.mean * 1e-3 * static_cast<double>(gap.count) *
+                                            ranks_per_trial / (world.size() * elapsed))},
            {"gap_ms_mean", bench::Number(gap.mean)},
            {"gap_ms_p99", bench::Number(gap.p99)}},
           check);
