@@ -301,7 +301,7 @@ sweep:
   parameters:
     lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
 search:
-  model: gp
+  model: tpe
   startup_trials: 5
   candidates: 64
 median_stopping:
@@ -324,7 +324,7 @@ max_failed_trials: 0
   EXPECT_FALSE(hyperband.s.has_value());
   EXPECT_EQ(hyperband.eta, 3);
 
-  EXPECT_EQ(config.search.model, BayesModel::kGp);
+  EXPECT_EQ(config.search.model, BayesModel::kTpe);
   EXPECT_EQ(config.search.startup_trials, 5);
   EXPECT_EQ(config.search.candidates, 64);
   EXPECT_EQ(config.search.sampler, RandomSampler::kIndependent);
@@ -772,8 +772,13 @@ const BadConfig kBadConfigs[] = {
     {"SearchModelWithRandom",
      "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
-     "search:\n  model: gp\n",
+     "search:\n  model: tpe\n",
      "test.yaml:12: search.model: only used by method bayes (this sweep's method is random)"},
+    {"SearchModelGpNotYet",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  model: gp\n",
+     "test.yaml:12: search.model: gp is not implemented yet; use tpe"},
     {"SearchCandidatesWithGrid",
      "task: synthetic\nepochs: 3\nsweep:\n  method: grid\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"

@@ -119,7 +119,7 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
     if (name == "tpe") {
       parsed.model = BayesModel::kTpe;
     } else if (name == "gp") {
-      parsed.model = BayesModel::kGp;
+      return errors.At(*model, "gp is not implemented yet; use tpe");
     } else {
       return errors.At(*model, "must be tpe or gp, got '" + name + "'");
     }
