@@ -23,9 +23,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 METHODS = {"random": "fmnist_target_random.yaml", "bayes+hyperband": "fmnist_target_bohb.yaml"}
 
 
-def run_sweep(hpo, config, seed, ranks, output):
+def run_sweep(hpo, config, seed, target, ranks, output):
     with open(config) as f:
         text = f.read().replace("seed: 1\n", "seed: %d\n" % seed)
+        text = text.replace("target: 0.86,", "target: %g," % target)
     seeded = os.path.join(output, "config.yaml")
     os.makedirs(output, exist_ok=True)
     with open(seeded, "w") as f:
@@ -71,7 +72,7 @@ def main():
             for method, config in METHODS.items():
                 out = os.path.join(tmp, "%s-%d" % (method.replace("+", "_"), seed))
                 study = run_sweep(args.hpo, os.path.join(HERE, "configs", config), seed,
-                                  args.ranks, out)
+                                  args.target, args.ranks, out)
                 reached, total, consistent = epochs_to_target(study, args.target)
                 ok &= consistent
                 results[method].append((reached, total))
