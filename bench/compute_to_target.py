@@ -26,7 +26,7 @@ METHODS = {"random": "fmnist_target_random.yaml", "bayes+hyperband": "fmnist_tar
 def run_sweep(hpo, config, seed, target, ranks, output):
     with open(config) as f:
         text = f.read().replace("seed: 1\n", "seed: %d\n" % seed)
-        text = text.replace("target: 0.86,", "target: %g," % target)
+        text = text.replace("target: 0.86}", "target: %g}" % target)
     seeded = os.path.join(output, "config.yaml")
     os.makedirs(output, exist_ok=True)
     with open(seeded, "w") as f:
