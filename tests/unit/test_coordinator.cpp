@@ -167,6 +167,17 @@ class CoordinatorTest : public ::testing::Test {
     return coordinator.Handle(group, done, &reply);
   }
 
+  // A completed one-epoch trial whose val_loss (the second metric) is `loss`.
+  Status FinishWithValLoss(Coordinator& coordinator, int64_t trial_id, double loss) {
+    ControlMessage done;
+    done.kind = MessageKind::kTrialResult;
+    done.result.trial_id = trial_id;
+    done.result.status = TrialStatus::kCompleted;
+    done.result.curve = {{1, {1.0, loss, 0.5, 0.1}}};
+    std::optional<ControlMessage> reply;
+    return coordinator.Handle(0, done, &reply);
+  }
+
   ScriptedSearcher* searcher_ = nullptr;
   ScriptedScheduler* scheduler_ = nullptr;
   double now_ = 100.0;
@@ -258,17 +269,9 @@ TEST_F(CoordinatorTest, MinimizeGoalPrefersLowerObjective) {
   config_.sweep.metric.goal = Goal::kMinimize;
   auto coordinator = Make(1);
   Request(*coordinator, 0);
-  ControlMessage done;
-  done.kind = MessageKind::kTrialResult;
-  done.result.trial_id = 0;
-  done.result.status = TrialStatus::kCompleted;
-  done.result.curve = {{1, {1.0, 0.4, 0.5, 0.1}}};
-  std::optional<ControlMessage> reply;
-  ASSERT_TRUE(coordinator->Handle(0, done, &reply).ok());
+  ASSERT_TRUE(FinishWithValLoss(*coordinator, 0, 0.4).ok());
   Request(*coordinator, 0);
-  done.result.trial_id = 1;
-  done.result.curve = {{1, {1.0, 0.3, 0.5, 0.1}}};
-  ASSERT_TRUE(coordinator->Handle(0, done, &reply).ok());
+  ASSERT_TRUE(FinishWithValLoss(*coordinator, 1, 0.3).ok());
   EXPECT_EQ(coordinator->best_trial()->trial_id, 1);
   EXPECT_DOUBLE_EQ(study_.rows[1].objective, 0.3);
 }
@@ -409,17 +412,9 @@ TEST_F(CoordinatorTest, MinimizeTargetIsReachedFromAbove) {
   config_.sweep.metric.target = 0.2;
   auto coordinator = Make(1);
   Request(*coordinator, 0);
-  ControlMessage done;
-  done.kind = MessageKind::kTrialResult;
-  done.result.trial_id = 0;
-  done.result.status = TrialStatus::kCompleted;
-  done.result.curve = {{1, {1.0, 0.3, 0.5, 0.1}}};
-  std::optional<ControlMessage> reply;
-  ASSERT_TRUE(coordinator->Handle(0, done, &reply).ok());
+  ASSERT_TRUE(FinishWithValLoss(*coordinator, 0, 0.3).ok());
   EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kTrial);  // 0.3 is not <= 0.2
-  done.result.trial_id = 1;
-  done.result.curve = {{1, {1.0, 0.2, 0.5, 0.1}}};
-  ASSERT_TRUE(coordinator->Handle(0, done, &reply).ok());
+  ASSERT_TRUE(FinishWithValLoss(*coordinator, 1, 0.2).ok());
   EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kNoMoreTrials);
 }
 
