@@ -7,7 +7,10 @@ the order trials finished (the study's row order). Prints one harness line per m
 Check: every study holds consistent rows (epochs == curve rows) and the target trial's curve
 really reaches the target.
 
-usage: compute_to_target.py HPO_BINARY [--seeds 1,2,3] [--ranks 4]
+usage: compute_to_target.py HPO_BINARY [--space tuned|wide] [--seeds 1,2,3] [--ranks 4]
+                            [--target 0.86]
+"tuned" is a small space of sensible settings; "wide" an untuned one where most settings train
+badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early stopping matters.
 """
 
 import argparse
@@ -20,7 +23,11 @@ import tempfile
 import h5py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-METHODS = {"random": "fmnist_target_random.yaml", "bayes+hyperband": "fmnist_target_bohb.yaml"}
+# Per search space: the config of each method (same space, run_cap and target).
+SPACES = {
+    "tuned": {"random": "fmnist_target_random.yaml", "bayes+hyperband": "fmnist_target_bohb.yaml"},
+    "wide": {"random": "fmnist_wide_random.yaml", "bayes+hyperband": "fmnist_wide_bohb.yaml"},
+}
 
 
 def run_sweep(hpo, config, seed, target, ranks, output):
@@ -60,6 +67,7 @@ def epochs_to_target(study, target):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("hpo")
+    parser.add_argument("--space", choices=sorted(SPACES), default="tuned")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--target", type=float, default=0.86)
@@ -67,9 +75,10 @@ def main():
     seeds = [int(s) for s in args.seeds.split(",")]
     ok = True
     with tempfile.TemporaryDirectory(prefix="hpo-bench-target-") as tmp:
-        results = {method: [] for method in METHODS}
+        methods = SPACES[args.space]
+        results = {method: [] for method in methods}
         for seed in seeds:  # interleaved, so both methods see the same machine noise
-            for method, config in METHODS.items():
+            for method, config in methods.items():
                 out = os.path.join(tmp, "%s-%d" % (method.replace("+", "_"), seed))
                 study = run_sweep(args.hpo, os.path.join(HERE, "configs", config), seed,
                                   args.target, args.ranks, out)
@@ -82,9 +91,9 @@ def main():
             # A sweep that never reached the target counts with all the epochs it spent.
             costs = [r if r is not None else t for r, t in runs]
             reached = sum(r is not None for r, _ in runs)
-            print("bench=compute_to_target method=%s seeds=%s target=%g median_epochs=%g "
-                  "epochs=%s reached=%d/%d check=%s"
-                  % (method, args.seeds, args.target, statistics.median(costs),
+            print("bench=compute_to_target space=%s method=%s seeds=%s target=%g "
+                  "median_epochs=%g epochs=%s reached=%d/%d check=%s"
+                  % (args.space, method, args.seeds, args.target, statistics.median(costs),
                      "/".join(str(c) for c in costs), reached, len(runs),
                      "ok" if ok else "FAILED"), flush=True)
     return 0 if ok else 1
