@@ -15,6 +15,7 @@ badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early st
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -33,7 +34,7 @@ SPACES = {
 def run_sweep(hpo, config, seed, target, ranks, output):
     with open(config) as f:
         text = f.read().replace("seed: 1\n", "seed: %d\n" % seed)
-        text = text.replace("target: 0.86}", "target: %g}" % target)
+        text = re.sub(r"target: [0-9.]+}", "target: %g}" % target, text)
     seeded = os.path.join(output, "config.yaml")
     os.makedirs(output, exist_ok=True)
     with open(seeded, "w") as f:
@@ -70,7 +71,8 @@ def main():
     parser.add_argument("--space", choices=sorted(SPACES), default="tuned")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--ranks", type=int, default=4)
-    parser.add_argument("--target", type=float, default=0.86)
+    parser.add_argument("--target", type=float, default=0.86,
+                        help="overrides the configs' metric.target")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     ok = True
