@@ -1,16 +1,15 @@
 #include <chrono>
 #include <ctime>
-#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <thread>
 
+#include "group_trials.hpp"
 #include "hpo/config.hpp"
 #include "hpo/coordinator.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/control_plane.hpp"
 #include "hpo/mpi/group_layout.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
 #include "hpo/scheduler.hpp"
 #include "hpo/searcher.hpp"
 #include "hpo/study_file.hpp"
@@ -66,10 +65,6 @@ Status BroadcastStatus(const Communicator& world, const Status& status) {
       break;
   }
   return Status::Failure(message);
-}
-
-std::string WeightsPath(const std::string& output, int64_t trial_id) {
-  return (fs::path(output) / "models" / ("trial_" + std::to_string(trial_id) + ".pt")).string();
 }
 
 // Final weights under OUTPUT/models; the coordinator discards all but the best trial's.
@@ -132,78 +127,6 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
   attributes.start_time = UtcTimestamp();
   attributes.version = HPO_VERSION;
   return StudyWriter::Create(study_path.string(), MakeStudyLayout(config), attributes, study);
-}
-
-// Asks rank 0 after every epoch whether the trial goes on; the leader asks, the group hears.
-class ControlPlaneGate final : public EpochGate {
- public:
-  ControlPlaneGate(const GroupLayout& layout, LeaderChannel* channel)
-      : layout_(layout), channel_(channel) {}
-
-  bool ShouldContinue(int64_t trial_id, const EpochMetrics& metrics) override {
-    ControlMessage decision;
-    if (layout_.rank_in_group == 0) {
-      ControlMessage report;
-      report.kind = MessageKind::kEpochReport;
-      report.trial_id = trial_id;
-      report.metrics = metrics;
-      decision = channel_->Exchange(report);
-    }
-    BroadcastMessage(layout_.group_comm, 0, &decision);
-    return decision.keep_going;
-  }
-
- private:
-  const GroupLayout& layout_;
-  LeaderChannel* channel_;
-};
-
-// Every rank: trains the trials rank 0 hands its group until there are none left.
-void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const TaskData& data,
-                    const Communicator& control) {
-  MpiGroupCollectives collectives(layout.group_comm);
-  LeaderChannel channel(control);
-  ControlPlaneGate gate(layout, &channel);
-  const bool leader = layout.rank_in_group == 0;
-  ControlMessage request;
-  request.kind = MessageKind::kRequestTrial;
-  for (;;) {
-    ControlMessage assignment;
-    if (leader) assignment = channel.Exchange(request);
-    BroadcastMessage(layout.group_comm, 0, &assignment);
-    if (assignment.kind == MessageKind::kNoMoreTrials) return;
-    if (assignment.kind != MessageKind::kTrial) {
-      AbortJob(ExitCode::kFailure, "control plane: expected a trial from rank 0");
-    }
-    const TrialSpec& trial = assignment.trial;
-    TrainOptions options;
-    options.epochs = config.execution.epochs;
-    options.save_weights_path = WeightsPath(config.execution.output, trial.trial_id);
-    TrialOutcome outcome;
-    Status status;
-    try {
-      status = RunTrial(config.execution, trial, data, collectives, gate, options, &outcome);
-    } catch (const std::exception& error) {
-      AbortJob(ExitCode::kFailure,
-               "trial " + std::to_string(trial.trial_id) + " failed: " + error.what());
-    }
-    if (!status.ok()) {
-      outcome.status = TrialStatus::kFailed;
-      outcome.message = status.message();
-    }
-    if (leader) {
-      ControlMessage done;
-      done.kind = MessageKind::kTrialResult;
-      done.result.trial_id = trial.trial_id;
-      done.result.status = outcome.status;
-      done.result.params = trial.params;
-      done.result.duration_s = outcome.duration_s;
-      done.result.group = layout.group;
-      done.result.curve = std::move(outcome.curve);
-      done.result.message = std::move(outcome.message);
-      channel.Send(done);
-    }
-  }
 }
 
 // Rank 0, after every group is done: the best trial on the held-out test set.

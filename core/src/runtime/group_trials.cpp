@@ -1,0 +1,93 @@
+#include "group_trials.hpp"
+
+#include <exception>
+#include <filesystem>
+
+#include "hpo/control_message.hpp"
+#include "hpo/mpi/control_plane.hpp"
+#include "hpo/mpi/mpi_collectives.hpp"
+#include "hpo/train/trainer.hpp"
+
+namespace hpo {
+
+namespace {
+
+// Asks rank 0 after every epoch whether the trial goes on; the leader asks, the group hears.
+class ControlPlaneGate final : public EpochGate {
+ public:
+  ControlPlaneGate(const GroupLayout& layout, LeaderChannel* channel)
+      : layout_(layout), channel_(channel) {}
+
+  bool ShouldContinue(int64_t trial_id, const EpochMetrics& metrics) override {
+    ControlMessage decision;
+    if (layout_.rank_in_group == 0) {
+      ControlMessage report;
+      report.kind = MessageKind::kEpochReport;
+      report.trial_id = trial_id;
+      report.metrics = metrics;
+      decision = channel_->Exchange(report);
+    }
+    BroadcastMessage(layout_.group_comm, 0, &decision);
+    return decision.keep_going;
+  }
+
+ private:
+  const GroupLayout& layout_;
+  LeaderChannel* channel_;
+};
+
+}  // namespace
+
+void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const TaskData& data,
+                    const Communicator& control) {
+  MpiGroupCollectives collectives(layout.group_comm);
+  LeaderChannel channel(control);
+  ControlPlaneGate gate(layout, &channel);
+  const bool leader = layout.rank_in_group == 0;
+  ControlMessage request;
+  request.kind = MessageKind::kRequestTrial;
+  for (;;) {
+    ControlMessage assignment;
+    if (leader) assignment = channel.Exchange(request);
+    BroadcastMessage(layout.group_comm, 0, &assignment);
+    if (assignment.kind == MessageKind::kNoMoreTrials) return;
+    if (assignment.kind != MessageKind::kTrial) {
+      AbortJob(ExitCode::kFailure, "control plane: expected a trial from rank 0");
+    }
+    const TrialSpec& trial = assignment.trial;
+    TrainOptions options;
+    options.epochs = config.execution.epochs;
+    options.save_weights_path = WeightsPath(config.execution.output, trial.trial_id);
+    TrialOutcome outcome;
+    Status status;
+    try {
+      status = RunTrial(config.execution, trial, data, collectives, gate, options, &outcome);
+    } catch (const std::exception& error) {
+      AbortJob(ExitCode::kFailure,
+               "trial " + std::to_string(trial.trial_id) + " failed: " + error.what());
+    }
+    if (!status.ok()) {
+      outcome.status = TrialStatus::kFailed;
+      outcome.message = status.message();
+    }
+    if (leader) {
+      ControlMessage done;
+      done.kind = MessageKind::kTrialResult;
+      done.result.trial_id = trial.trial_id;
+      done.result.status = outcome.status;
+      done.result.params = trial.params;
+      done.result.duration_s = outcome.duration_s;
+      done.result.group = layout.group;
+      done.result.curve = std::move(outcome.curve);
+      done.result.message = std::move(outcome.message);
+      channel.Send(done);
+    }
+  }
+}
+
+std::string WeightsPath(const std::string& output, int64_t trial_id) {
+  namespace fs = std::filesystem;
+  return (fs::path(output) / "models" / ("trial_" + std::to_string(trial_id) + ".pt")).string();
+}
+
+}  // namespace hpo
