@@ -468,5 +468,65 @@ TEST_F(StudyFileTest, EmptyStudyIsReadableByH5pyAndPandas) {
   EXPECT_EQ(CheckReadable(path_, 0, TestLayout(), 0), 0);
 }
 
+TEST_F(StudyFileTest, OpenAppendsToAnExistingStudyAndKeepsItsTrials) {
+  const std::vector<TrialResult> trials = TestTrials();
+  WriteStudy({trials[0], trials[1]});
+  std::unique_ptr<StudyWriter> writer;
+  ASSERT_TRUE(StudyWriter::Open(path_, TestLayout(), &writer).ok());
+  ASSERT_TRUE(
+      writer->AppendWithAttributes(trials[2], {{"searcher_state", std::string("ab")}}).ok());
+  writer.reset();
+  const StudyContents contents = Read();
+  ASSERT_EQ(contents.trials.size(), 3u);
+  for (size_t i = 0; i < trials.size(); ++i) ExpectSameTrial(trials[i], contents.trials[i]);
+  EXPECT_EQ(std::get<std::string>(contents.extra_attributes.at("searcher_state")), "ab");
+  EXPECT_EQ(contents.attributes.metric_name, TestAttributes().metric_name);
+}
+
+TEST_F(StudyFileTest, OpenRefusesAnotherLayoutANonHdf5FileAndASecondWriter) {
+  WriteStudy(TestTrials());
+  std::unique_ptr<StudyWriter> writer;
+  StudyLayout other = TestLayout();
+  other.params.pop_back();
+  Status status = StudyWriter::Open(path_, other, &writer);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find("/trials: its columns differ"), std::string::npos)
+      << status.message();
+
+  ASSERT_TRUE(StudyWriter::Open(path_, TestLayout(), &writer).ok());
+  std::unique_ptr<StudyWriter> second;
+  status = StudyWriter::Open(path_, TestLayout(), &second);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find("another sweep is writing this study"), std::string::npos)
+      << status.message();
+  writer.reset();
+
+  const std::string text = dir_ + "/text.h5";
+  std::ofstream(text) << "not a study\n";
+  status = StudyWriter::Open(text, TestLayout(), &writer);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find(text + ": not an HDF5 file"), std::string::npos)
+      << status.message();
+}
+
+TEST_F(StudyFileTest, RepublishingALargeStateDoesNotGrowTheFile) {
+  // The sweep state attributes are replaced with every trial; space they leave must be reused.
+  std::unique_ptr<StudyWriter> writer;
+  ASSERT_TRUE(StudyWriter::Create(path_, TestLayout(), TestAttributes(), &writer).ok());
+  const std::string state(100000, 'f');
+  uintmax_t size_after_10 = 0;
+  for (int64_t id = 0; id < 200; ++id) {
+    ASSERT_TRUE(writer
+                    ->AppendWithAttributes(MakeTrial(id, TrialStatus::kCompleted, 0.5, 2),
+                                           {{"searcher_state", state + std::to_string(id)}})
+                    .ok());
+    if (id == 10) size_after_10 = std::filesystem::file_size(path_);
+  }
+  const uintmax_t size_after_200 = std::filesystem::file_size(path_);
+  EXPECT_LT(size_after_200, size_after_10 + 200 * 1024)
+      << size_after_10 << " -> " << size_after_200;
+  EXPECT_EQ(Read().trials.size(), 200u);
+}
+
 }  // namespace
 }  // namespace hpo

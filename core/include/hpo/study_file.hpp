@@ -7,7 +7,8 @@
 //            reported metric.
 //   root attributes (fixed-length strings or scalars): config, metric_name, metric_goal,
 //            world_size, start_time, version, and any extra attribute set later (e.g.
-//            best_trial_id, test_accuracy).
+//            best_trial_id, test_accuracy, and the sweep's state for resume: searcher_state,
+//            scheduler_state, running_trials).
 // Only fixed-length strings, so h5py + pandas.DataFrame and pandas.read_hdf (PyTables generic
 // table) both read it. Written by rank 0 only; not thread-safe.
 #pragma once
@@ -48,29 +49,42 @@ struct StudyAttributes {
   std::string version;     // the program's version
 };
 
-// Appends trials to a new study file. Each Append writes the trial's row and its curve rows and
-// flushes the file, so a crash keeps every trial appended before it.
+// Appends trials to a study file. The study is held in memory and every call that changes it
+// publishes the whole file atomically (write STUDY.h5.tmp, fsync, rename): a crash at any moment,
+// SIGKILL included, leaves the last published study, complete and readable. One writer per study
+// (STUDY.h5.lock); rank 0 only; not thread-safe.
 class StudyWriter {
  public:
   // Creates `path` (truncating nothing: an existing file is a BadInput error naming it).
   static Status Create(const std::string& path, const StudyLayout& layout,
                        const StudyAttributes& attributes, std::unique_ptr<StudyWriter>* writer);
 
+  // Opens an existing study to append to it (resume). BadInput when the file is not a study with
+  // `layout` or another writer has it open. Changes nothing on disk until the first call below.
+  static Status Open(const std::string& path, const StudyLayout& layout,
+                     std::unique_ptr<StudyWriter>* writer);
+
   virtual ~StudyWriter() = default;
 
-  // Appends one finished trial. Its params must hold every column of the layout with the
-  // column's type, and each curve entry one value per metric name; otherwise Failure.
+  // Appends one finished trial and publishes. Its params must hold every column of the layout with
+  // the column's type, and each curve entry one value per metric name; otherwise Failure.
   virtual Status Append(const TrialResult& result) = 0;
 
-  // Sets (creating or replacing) a root attribute and flushes.
+  // Sets (creating or replacing) a root attribute and publishes.
   virtual Status SetAttribute(const std::string& name, const StudyAttribute& value) = 0;
 
+  // Sets several root attributes and publishes once.
+  virtual Status SetAttributes(const std::map<std::string, StudyAttribute>& attributes) {
+    for (const auto& [name, value] : attributes) HPO_RETURN_IF_ERROR(SetAttribute(name, value));
+    return Status::Ok();
+  }
+
   // Appends `result` and sets `attributes` (e.g. the searcher's state after this trial) so that
-  // they reach the disk together, with one flush. This default sets them one by one; the HDF5
+  // they reach the disk together, in one publish. This default does them one by one; the HDF5
   // writer overrides it.
   virtual Status AppendWithAttributes(const TrialResult& result,
                                       const std::map<std::string, StudyAttribute>& attributes) {
-    for (const auto& [name, value] : attributes) HPO_RETURN_IF_ERROR(SetAttribute(name, value));
+    HPO_RETURN_IF_ERROR(SetAttributes(attributes));
     return Append(result);
   }
 };

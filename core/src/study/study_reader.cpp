@@ -116,42 +116,17 @@ Status OpenTable(hid_t file, const char* name, DatasetHandle* dataset, hsize_t* 
   return Status::Ok();
 }
 
-// Reads every row of `dataset` into `buffer` through the memory type of `schema`. When that read
-// fails and the rows before the dataset's last chunk still read, those rows are kept and `*rows`
-// is cut back to them: this is the file a crash leaves while flushing the Append that allocated
-// the last chunk (the chunk index reached the disk, the superblock's end of file did not; see
-// study_writer.cpp). Any other failure is BadInput.
-Status ReadRows(hid_t dataset, const RowSchema& schema, const std::string& what, hsize_t* rows,
+// Reads every row of `dataset` into `buffer` through the memory type of `schema`; BadInput when
+// the rows do not read.
+Status ReadRows(hid_t dataset, const RowSchema& schema, const std::string& what, hsize_t rows,
                 std::vector<char>* buffer) {
-  buffer->assign(schema.row_size() * *rows, 0);
-  if (*rows == 0) return Status::Ok();
+  buffer->assign(schema.row_size() * rows, 0);
+  if (rows == 0) return Status::Ok();
   DatatypeHandle memory_type;
   HPO_RETURN_IF_ERROR(schema.MakeMemoryType(&memory_type));
-  if (H5Dread(dataset, memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer->data()) >= 0) {
-    return Status::Ok();
+  if (H5Dread(dataset, memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer->data()) < 0) {
+    return Status::BadInput(what + ": " + Hdf5Error("H5Dread"));
   }
-  const Status error = Status::BadInput(what + ": " + Hdf5Error("H5Dread"));
-  PropertyListHandle dcpl(H5Dget_create_plist(dataset));
-  hsize_t chunk[1] = {0};
-  if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CHUNKED ||
-      H5Pget_chunk(dcpl.get(), 1, chunk) != 1 || chunk[0] == 0) {
-    return error;
-  }
-  const hsize_t kept = (*rows - 1) / chunk[0] * chunk[0];
-  if (kept > 0) {
-    DataspaceHandle file_space(H5Dget_space(dataset));
-    const hsize_t start[1] = {0};
-    const hsize_t count[1] = {kept};
-    DataspaceHandle memory_space(H5Screate_simple(1, count, nullptr));
-    if (!file_space.valid() || !memory_space.valid() ||
-        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
-        H5Dread(dataset, memory_type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT,
-                buffer->data()) < 0) {
-      return error;
-    }
-  }
-  *rows = kept;
-  buffer->resize(schema.row_size() * kept);
   return Status::Ok();
 }
 
@@ -206,7 +181,7 @@ Status ReadTrials(hid_t file, StudyContents* contents) {
                                     FieldKind::kString, what, &schema));
 
   std::vector<char> buffer;
-  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, &rows, &buffer));
+  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, rows, &buffer));
   contents->trials.clear();
   contents->trials.reserve(rows);
   for (hsize_t r = 0; r < rows; ++r) {
@@ -214,7 +189,6 @@ Status ReadTrials(hid_t file, StudyContents* contents) {
     TrialResult trial;
     trial.trial_id = schema.GetInt64(row, 0);
     const std::string status = schema.GetString(row, 1);
-    if (trial.trial_id == study_internal::kUnwrittenTrialId && status.empty()) continue;
     if (!ParseTrialStatus(status, &trial.status)) {
       return Status::BadInput(what + " row " + std::to_string(r) + " has unknown status '" +
                               status + "'");
@@ -269,7 +243,7 @@ Status ReadCurves(hid_t file, StudyContents* contents) {
   }
 
   std::vector<char> buffer;
-  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, &rows, &buffer));
+  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, rows, &buffer));
   std::unordered_map<int64_t, size_t> trial_index;
   for (size_t t = 0; t < contents->trials.size(); ++t) {
     trial_index.emplace(contents->trials[t].trial_id, t);
@@ -277,7 +251,7 @@ Status ReadCurves(hid_t file, StudyContents* contents) {
   const size_t metrics = contents->layout.metric_names.size();
   for (hsize_t r = 0; r < rows; ++r) {
     const char* row = buffer.data() + r * schema.row_size();
-    // Rows of no trial in /trials (such as unwritten fill rows, kUnwrittenTrialId) are skipped.
+    // Rows of no trial in /trials are skipped.
     const auto found = trial_index.find(schema.GetInt64(row, 0));
     if (found == trial_index.end()) continue;
     EpochMetrics epoch;
