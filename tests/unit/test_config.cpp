@@ -309,6 +309,8 @@ median_stopping:
   start_step: 2
 time_budget_s: 3600.5
 max_failed_trials: 0
+trial_retries: 2
+checkpoint: {interval: 3, grace_period_s: 120}
 )";
   SweepConfig config;
   ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
@@ -336,6 +338,9 @@ max_failed_trials: 0
   ASSERT_TRUE(config.budget.time_budget_s.has_value());
   EXPECT_DOUBLE_EQ(*config.budget.time_budget_s, 3600.5);
   EXPECT_EQ(config.budget.max_failed_trials, 0);
+  EXPECT_EQ(config.budget.trial_retries, 2);
+  EXPECT_EQ(config.checkpoint.interval, 3);
+  EXPECT_DOUBLE_EQ(config.checkpoint.grace_period_s, 120.0);
 }
 
 TEST(ConfigTest, EarlyTerminateWithMaxIterAndS) {
@@ -372,6 +377,9 @@ TEST(ConfigTest, SearchAndStoppingDefaultsWhenAbsent) {
   EXPECT_FALSE(config.median_stopping.enabled);
   EXPECT_FALSE(config.budget.time_budget_s.has_value());
   EXPECT_FALSE(config.budget.max_failed_trials.has_value());
+  EXPECT_EQ(config.budget.trial_retries, 0);
+  EXPECT_EQ(config.checkpoint.interval, 1);
+  EXPECT_DOUBLE_EQ(config.checkpoint.grace_period_s, 60.0);
 }
 
 TEST(ConfigTest, EmptyMedianStoppingEnablesItsDefaultsAndSobolSuitsRandom) {
@@ -878,6 +886,26 @@ const BadConfig kBadConfigs[] = {
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "max_failed_trials: 2.0\n",
      "test.yaml:11: max_failed_trials: must be an integer, got '2.0'"},
+    {"TrialRetriesNegative",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "trial_retries: -1\n",
+     "test.yaml:11: trial_retries: must be in [0, 100], got -1"},
+    {"CheckpointUnknownKey",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "checkpoint:\n  every: 2\n",
+     "test.yaml:12: checkpoint.every: unknown key"},
+    {"CheckpointNegativeInterval",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "checkpoint:\n  interval: -1\n",
+     "test.yaml:12: checkpoint.interval: must be >= 0, got -1"},
+    {"CheckpointZeroGrace",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "checkpoint:\n  grace_period_s: 0\n",
+     "test.yaml:12: checkpoint.grace_period_s: must be > 0, got 0"},
 };
 
 // Names the case in test listings instead of dumping its bytes.

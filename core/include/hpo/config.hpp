@@ -147,10 +147,22 @@ struct MedianStoppingSpec {
   int64_t start_step = 1;
 };
 
-// Keys `time_budget_s` and `max_failed_trials` beside `sweep:`.
+// Keys `time_budget_s`, `max_failed_trials` and `trial_retries` beside `sweep:`.
 struct BudgetSpec {
   std::optional<double> time_budget_s;       // no new trial starts after this many seconds
   std::optional<int64_t> max_failed_trials;  // more failed trials than this end the sweep
+  // A failed trial runs again (same id and hyperparameters, a new seed) up to this many times
+  // before it is recorded as failed.
+  int64_t trial_retries = 0;
+};
+
+// Key `checkpoint:` beside `sweep:`. Trials checkpoint model, optimizer and data order to
+// OUTPUT/checkpoints every `interval` epochs (0: never; a trial that was running when a sweep
+// stopped then starts over on resume) and always at the step where a preemption signal arrives.
+// After SIGTERM or SIGUSR1 the job exits within `grace_period_s` seconds.
+struct CheckpointSpec {
+  int64_t interval = 1;
+  double grace_period_s = 60.0;
 };
 
 struct SweepConfig {
@@ -161,6 +173,7 @@ struct SweepConfig {
   SearchOptions search;
   MedianStoppingSpec median_stopping;
   BudgetSpec budget;
+  CheckpointSpec checkpoint;
 };
 
 // Parses and validates a config. Every error names the file, the key (dotted path, e.g.

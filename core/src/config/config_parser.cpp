@@ -245,6 +245,9 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
     HPO_RETURN_IF_ERROR(config_internal::ParseMedianStopping(
         errors, *median_stopping, config->execution.epochs, &config->median_stopping));
   }
+  if (const Field* checkpoint = top.Find("checkpoint")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParseCheckpoint(errors, *checkpoint, &config->checkpoint));
+  }
   return config_internal::ParseBudget(errors, top, &config->budget);
 }
 
@@ -281,7 +284,8 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
   HPO_RETURN_IF_ERROR(
       top.CheckKeys({"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank",
                      "seed", "output", "validation_samples", "train_samples", "synthetic", "search",
-                     "median_stopping", "time_budget_s", "max_failed_trials"}));
+                     "median_stopping", "time_budget_s", "max_failed_trials", "trial_retries",
+                     "checkpoint"}));
   SweepConfig parsed;
   parsed.path = path;
   parsed.text = text;

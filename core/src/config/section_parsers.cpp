@@ -184,7 +184,26 @@ Status ParseBudget(const ErrorFormatter& errors, const MappingFields& top, Budge
     HPO_RETURN_IF_ERROR(ReadInteger(errors, *max_failed, 0, kInt64Max, &count));
     parsed.max_failed_trials = count;
   }
+  if (const Field* retries = top.Find("trial_retries")) {
+    HPO_RETURN_IF_ERROR(ReadInteger(errors, *retries, 0, 100, &parsed.trial_retries));
+  }
   *budget = parsed;
+  return Status::Ok();
+}
+
+Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, CheckpointSpec* spec) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"interval", "grace_period_s"}));
+  CheckpointSpec parsed;
+  HPO_RETURN_IF_ERROR(ReadOptionalInteger(errors, fields, "interval", 0, &parsed.interval));
+  if (const Field* grace = fields.Find("grace_period_s")) {
+    HPO_RETURN_IF_ERROR(ReadFiniteNumber(errors, *grace, &parsed.grace_period_s));
+    if (parsed.grace_period_s <= 0.0) {
+      return errors.At(*grace, "must be > 0, got " + FormatNumber(parsed.grace_period_s));
+    }
+  }
+  *spec = parsed;
   return Status::Ok();
 }
 

@@ -30,7 +30,11 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
 Status ParseMedianStopping(const ErrorFormatter& errors, const Field& field, int64_t epochs,
                            MedianStoppingSpec* spec);
 
-// `time_budget_s` (a number > 0) and `max_failed_trials` (an integer >= 0) from the top level.
+// `time_budget_s` (a number > 0), `max_failed_trials` (an integer >= 0) and `trial_retries` (an
+// integer in [0, 100]) from the top level.
 Status ParseBudget(const ErrorFormatter& errors, const MappingFields& top, BudgetSpec* budget);
+
+// `checkpoint:` {interval: epochs >= 0, grace_period_s > 0}.
+Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, CheckpointSpec* spec);
 
 }  // namespace hpo::config_internal
