@@ -6,13 +6,19 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "hpo/seeding.hpp"
 #include "hpo/task_catalog.hpp"
 #include "hpo/train/distributed_sampler.hpp"
 #include "hpo/train/gradient_buckets.hpp"
@@ -177,9 +183,69 @@ EvalSums Evaluate(torch::nn::Sequential& model, const LabeledTensors& split, Ind
   return sums;
 }
 
+// A checkpoint file that exists but cannot be restored (another version's format, damaged).
+class CheckpointUnusable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Canonical text of a trial's hyperparameters, stored in its checkpoint to recognise it.
+std::string DescribeParams(const Assignment& params) {
+  std::string text;
+  for (const NamedValue& entry : params) {
+    text += entry.name + '=' + FormatParamValueExact(entry.value) + ';';
+  }
+  return text;
+}
+
+std::string DescribeException(const std::exception& error) {
+  if (dynamic_cast<const std::bad_alloc*>(&error) != nullptr) {
+    return std::string("out of memory (") + error.what() + ")";
+  }
+  return error.what();
+}
+
+// Collective: every rank says whether it failed (and why); returns, on every rank, the first
+// failing rank's reason prefixed with its rank, or "" when no rank failed.
+std::string AgreeOnError(GroupCollectives& collectives, const std::string& local_error) {
+  std::vector<double> failed(static_cast<size_t>(collectives.size()), 0.0);
+  failed[static_cast<size_t>(collectives.rank())] = local_error.empty() ? 0.0 : 1.0;
+  collectives.AllreduceSum(failed.data(), failed.size());
+  const auto first = std::find_if(failed.begin(), failed.end(), [](double f) { return f > 0.0; });
+  if (first == failed.end()) return "";
+  const int root = static_cast<int>(first - failed.begin());
+  uint64_t length = collectives.rank() == root ? local_error.size() : 0;
+  collectives.Broadcast(&length, sizeof(length), root);
+  std::string reason = collectives.rank() == root ? local_error : std::string(length, '\0');
+  collectives.Broadcast(reason.data(), length, root);
+  return "rank " + std::to_string(root) + ": " + reason;
+}
+
+// Writes `archive` to `path` through a temporary file and a rename, so a crash leaves either the
+// previous checkpoint or the new one.
+void SaveArchiveAtomically(torch::serialize::OutputArchive& archive, const std::string& path) {
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  const std::string temporary = path + ".tmp";
+  archive.save_to(temporary);
+  std::filesystem::rename(temporary, target);
+}
+
+// Where a trial stands: epochs done, steps of the next epoch done, and that epoch's loss so far.
+struct TrainingPosition {
+  int64_t epochs_done = 0;
+  int64_t next_step = 0;
+  double partial_loss_sum = 0.0;
+};
+
+// Slots riding in the first gradient bucket: each rank's share of the step's loss, and flags
+// (0 or 1 per rank, summed) for a failure on the rank and an interruption request.
+enum StepExtra : size_t { kLossShare = 0, kFailed = 1, kInterrupt = 2, kStepExtras = 3 };
+
 // One rank's side of a running trial.
 class TrialRun {
  public:
+  // Builds the model and optimizer on this rank; not collective, may throw.
   TrialRun(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
            GroupCollectives& collectives, const Hyperparameters& h, const TrainOptions& options)
       : execution_(execution),
@@ -190,51 +256,73 @@ class TrialRun {
         model_(BuildSeededModel(MakeModelSpec(execution.task, h, data), trial.seed)),
         sampler_(data.train.size(), h.batch_size, trial.seed, collectives.rank(),
                  collectives.size()) {
-    BroadcastModelState(*model_, collectives_);
-    // Dropout masks differ between ranks (they see different samples) but not between runs.
-    torch::manual_seed(trial.seed + 0x9e3779b97f4a7c15ULL * (collectives.rank() + 1));
     for (const torch::Tensor& parameter : model_->parameters()) {
       if (parameter.requires_grad()) parameters_.push_back(parameter);
     }
-    buckets_ = std::make_unique<GradientBuckets>(parameters_, options.bucket_bytes, 1);
+    buckets_ = std::make_unique<GradientBuckets>(parameters_, options.bucket_bytes, kStepExtras);
     optimizer_ = MakeOptimizer(h, parameters_);
   }
 
   const torch::nn::Sequential& model() const { return model_; }
 
-  // Runs every epoch, asking `gate` after each; fills `outcome` (not duration_s).
+  // Collective: identical initial weights on every rank, or, with `resume`, the state of the
+  // trial's checkpoint when there is one. Fills the restored part of `outcome`. Throws
+  // CheckpointUnusable on every rank alike when the checkpoint cannot be read back.
+  void Start(bool resume, TrialOutcome* outcome) {
+    BroadcastModelState(*model_, collectives_);
+    if (resume && !options_.checkpoint_path.empty()) LoadCheckpoint(outcome);
+  }
+
+  // Runs the remaining epochs, asking `gate` after each; fills `outcome` (not duration_s).
   Status Run(EpochGate& gate, TrialOutcome* outcome) {
     const std::vector<std::string>& metric_names = TaskMetricNames(execution_.task);
     model_->train();
-    for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+    for (int64_t epoch = position_.epochs_done + 1; epoch <= options_.epochs; ++epoch) {
       const Clock::time_point start = Clock::now();
-      double train_loss = 0.0;
-      int64_t failed_step = 0;
-      TrainEpoch(epoch, &train_loss, &failed_step);
-      if (failed_step > 0) {
+      const StepResult trained = TrainEpoch(epoch, gate);
+      if (!trained.failure.empty()) {
         outcome->status = TrialStatus::kFailed;
-        outcome->message = "non-finite loss at epoch " + std::to_string(epoch) + " step " +
-                           std::to_string(failed_step);
+        outcome->message = trained.failure;
+        return Status::Ok();
+      }
+      if (trained.interrupted) {
+        SyncBuffers(*model_, collectives_);
+        SaveCheckpoint(outcome->curve);
+        outcome->status = TrialStatus::kRunning;
+        outcome->message = "interrupted at epoch " + std::to_string(epoch) + " step " +
+                           std::to_string(position_.next_step) + "; checkpoint saved";
         return Status::Ok();
       }
       SyncBuffers(*model_, collectives_);
-      const EvalSums local =
-          Evaluate(model_, data_.validation,
-                   ShardOf({0, data_.validation.size()}, collectives_.rank(), collectives_.size()));
-
-      // [loss_sum, correct, count, epoch time of rank 0, ..., of rank n-1]
-      std::vector<double> sums(3 + collectives_.size(), 0.0);
-      sums[0] = local.loss_sum;
-      sums[1] = local.correct;
-      sums[2] = local.count;
-      sums[3 + collectives_.rank()] = SecondsSince(start);
+      std::string local_error;
+      EvalSums local;
+      try {
+        local = Evaluate(
+            model_, data_.validation,
+            ShardOf({0, data_.validation.size()}, collectives_.rank(), collectives_.size()));
+      } catch (const std::exception& error) {
+        local_error = DescribeException(error);
+      }
+      // [failed ranks, loss_sum, correct, count, epoch time of rank 0, ..., of rank n-1]
+      std::vector<double> sums(4 + collectives_.size(), 0.0);
+      sums[0] = local_error.empty() ? 0.0 : 1.0;
+      sums[1] = local.loss_sum;
+      sums[2] = local.correct;
+      sums[3] = local.count;
+      sums[4 + collectives_.rank()] = SecondsSince(start);
       collectives_.AllreduceSum(sums.data(), sums.size());
+      if (sums[0] > 0.0) {
+        outcome->status = TrialStatus::kFailed;
+        outcome->message = "exception while validating epoch " + std::to_string(epoch) + " on " +
+                           AgreeOnError(collectives_, local_error);
+        return Status::Ok();
+      }
 
       const std::map<std::string, double> values = {
-          {"train_loss", train_loss},
-          {"val_loss", sums[0] / sums[2]},
-          {"val_accuracy", sums[1] / sums[2]},
-          {"epoch_time_s", *std::max_element(sums.begin() + 3, sums.end())},
+          {"train_loss", trained.loss_sum / static_cast<double>(data_.train.size())},
+          {"val_loss", sums[1] / sums[3]},
+          {"val_accuracy", sums[2] / sums[3]},
+          {"epoch_time_s", *std::max_element(sums.begin() + 4, sums.end())},
       };
       EpochMetrics metrics;
       metrics.epoch = epoch;
@@ -244,7 +332,20 @@ class TrialRun {
         metrics.values.push_back(found->second);
       }
       outcome->curve.push_back(metrics);
-      if (!gate.ShouldContinue(trial_.trial_id, metrics) && epoch < options_.epochs) {
+      position_ = {epoch, 0, 0.0};
+      const bool interval_due =
+          options_.checkpoint_interval > 0 && epoch % options_.checkpoint_interval == 0;
+      const bool saved = interval_due || epoch == options_.epochs;
+      if (saved) SaveCheckpoint(outcome->curve);
+      const EpochVerdict verdict = gate.AfterEpoch(trial_.trial_id, metrics);
+      if (verdict == EpochVerdict::kInterrupt && epoch < options_.epochs) {
+        if (!saved) SaveCheckpoint(outcome->curve);
+        outcome->status = TrialStatus::kRunning;
+        outcome->message =
+            "interrupted after epoch " + std::to_string(epoch) + "; checkpoint saved";
+        return Status::Ok();
+      }
+      if (verdict == EpochVerdict::kStop && epoch < options_.epochs) {
         outcome->status = TrialStatus::kStopped;
         outcome->message = "stopped by scheduler after epoch " + std::to_string(epoch);
         break;
@@ -254,35 +355,164 @@ class TrialRun {
   }
 
  private:
-  // Trains one epoch; sets `train_loss` (the mean over the epoch's samples on all ranks) or, when
-  // some rank's loss is not finite, `failed_step` (1-based; every rank stops at the same step).
-  void TrainEpoch(int64_t epoch, double* train_loss, int64_t* failed_step) {
+  struct StepResult {
+    double loss_sum = 0.0;  // summed over the epoch's samples on all ranks
+    std::string failure;    // why the trial failed, when it did
+    bool interrupted = false;
+  };
+
+  // Trains epoch `epoch` from position_.next_step on. Every rank ends at the same step: at the end
+  // of the epoch, at a non-finite loss or an exception on any rank (failure), or after the step at
+  // which any rank's gate asked for an interruption (position_ then points past that step).
+  StepResult TrainEpoch(int64_t epoch, EpochGate& gate) {
     sampler_.SetEpoch(epoch);
-    double loss_sum = 0.0;
-    for (int64_t step = 0; step < sampler_.num_steps(); ++step) {
+    StepResult result;
+    result.loss_sum = position_.partial_loss_sum;
+    for (int64_t step = position_.next_step; step < sampler_.num_steps(); ++step) {
       const std::vector<int64_t> indices = sampler_.LocalIndices(step);
       const auto local_count = static_cast<double>(indices.size());
       const auto global_count = static_cast<double>(sampler_.GlobalBatch(step).size());
-      optimizer_->zero_grad();
-      // This rank's share of the global batch's mean loss; the group's sum is that mean.
-      float loss_share = 0.0f;
-      if (!indices.empty()) {
-        const torch::Tensor logits = model_->forward(Rows(data_.train.inputs, indices));
-        const torch::Tensor loss =
-            torch::nn::functional::cross_entropy(logits, Rows(data_.train.labels, indices));
-        loss.backward();
-        loss_share = static_cast<float>(loss.item<double>() * local_count / global_count);
+      // Dropout masks depend on (trial, rank, epoch, step) only, so a resumed trial draws the
+      // masks the uninterrupted one would have.
+      torch::manual_seed(
+          DeriveSeed(trial_.seed, static_cast<uint64_t>(collectives_.rank()) + 1,
+                     (static_cast<uint64_t>(epoch) << 32) ^ static_cast<uint64_t>(step)));
+      float extras[kStepExtras] = {0.0f, 0.0f, 0.0f};
+      std::string local_error;
+      try {
+        optimizer_->zero_grad();
+        InjectFault(epoch, step);
+        // This rank's share of the global batch's mean loss; the group's sum is that mean.
+        if (!indices.empty()) {
+          const torch::Tensor logits = model_->forward(Rows(data_.train.inputs, indices));
+          const torch::Tensor loss =
+              torch::nn::functional::cross_entropy(logits, Rows(data_.train.labels, indices));
+          loss.backward();
+          extras[kLossShare] = static_cast<float>(loss.item<double>() * local_count / global_count);
+        }
+      } catch (const std::exception& error) {
+        local_error = DescribeException(error);
+        extras[kFailed] = 1.0f;
+        optimizer_->zero_grad();
       }
+      extras[kInterrupt] = gate.InterruptRequested() ? 1.0f : 0.0f;
       buckets_->AllreduceGradients(collectives_, static_cast<float>(local_count / global_count),
-                                   &loss_share);
-      if (!std::isfinite(loss_share)) {
-        *failed_step = step + 1;
-        return;
+                                   extras);
+      const std::string where =
+          " at epoch " + std::to_string(epoch) + " step " + std::to_string(step + 1);
+      if (extras[kFailed] > 0.0f) {
+        result.failure = "exception" + where + " on " + AgreeOnError(collectives_, local_error);
+        return result;
+      }
+      if (!std::isfinite(extras[kLossShare])) {
+        result.failure = "non-finite loss" + where;
+        return result;
       }
       optimizer_->step();
-      loss_sum += static_cast<double>(loss_share) * global_count;
+      result.loss_sum += static_cast<double>(extras[kLossShare]) * global_count;
+      if (extras[kInterrupt] > 0.0f && step + 1 < sampler_.num_steps()) {
+        position_ = {epoch - 1, step + 1, result.loss_sum};
+        result.interrupted = true;
+        return result;
+      }
     }
-    *train_loss = loss_sum / static_cast<double>(data_.train.size());
+    return result;
+  }
+
+  void InjectFault(int64_t epoch, int64_t step) const {
+    const FaultInjection& fault = options_.fault;
+    if (fault.kind == FaultInjection::Kind::kNone || fault.trial_id != trial_.trial_id ||
+        fault.epoch != epoch || fault.rank != collectives_.rank() || step != 0) {
+      return;
+    }
+    if (fault.kind == FaultInjection::Kind::kOutOfMemory) throw std::bad_alloc();
+    throw std::runtime_error("injected fault (HPO_INJECT_FAULT)");
+  }
+
+  // Leader only: model, optimizer, position and curve, replacing the previous checkpoint.
+  void SaveCheckpoint(const std::vector<EpochMetrics>& curve) {
+    if (options_.checkpoint_path.empty() || collectives_.rank() != 0) return;
+    torch::serialize::OutputArchive archive;
+    torch::serialize::OutputArchive model_archive;
+    model_->save(model_archive);
+    archive.write("model", model_archive);
+    torch::serialize::OutputArchive optimizer_archive;
+    optimizer_->save(optimizer_archive);
+    archive.write("optimizer", optimizer_archive);
+    archive.write("trial_id", c10::IValue(trial_.trial_id));
+    archive.write("params", c10::IValue(DescribeParams(trial_.params)));
+    archive.write("epochs_done", c10::IValue(position_.epochs_done));
+    archive.write("next_step", c10::IValue(position_.next_step));
+    archive.write("partial_loss_sum", c10::IValue(position_.partial_loss_sum));
+    const int64_t metrics = static_cast<int64_t>(TaskMetricNames(execution_.task).size());
+    torch::Tensor table =
+        torch::zeros({static_cast<int64_t>(curve.size()), 1 + metrics}, torch::kFloat64);
+    for (size_t row = 0; row < curve.size(); ++row) {
+      table[static_cast<int64_t>(row)][0] = static_cast<double>(curve[row].epoch);
+      for (int64_t m = 0; m < metrics; ++m) {
+        table[static_cast<int64_t>(row)][1 + m] = curve[row].values[static_cast<size_t>(m)];
+      }
+    }
+    archive.write("curve", table);
+    SaveArchiveAtomically(archive, options_.checkpoint_path);
+  }
+
+  // Collective: the leader reads the checkpoint file and broadcasts its bytes; every rank restores
+  // the same state from them. A missing, unreadable or foreign checkpoint is ignored (the trial
+  // starts from the beginning) on every rank alike.
+  void LoadCheckpoint(TrialOutcome* outcome) {
+    std::string bytes;
+    if (collectives_.rank() == 0) {
+      std::ifstream file(options_.checkpoint_path, std::ios::binary);
+      if (file)
+        bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    }
+    uint64_t size = bytes.size();
+    collectives_.Broadcast(&size, sizeof(size), 0);
+    if (size == 0) return;
+    bytes.resize(size);
+    collectives_.Broadcast(bytes.data(), size, 0);
+    try {
+      torch::serialize::InputArchive archive;
+      archive.load_from(bytes.data(), bytes.size());
+      c10::IValue trial_id;
+      c10::IValue params;
+      archive.read("trial_id", trial_id);
+      archive.read("params", params);
+      if (trial_id.toInt() != trial_.trial_id ||
+          params.toStringRef() != DescribeParams(trial_.params)) {
+        return;
+      }
+      torch::serialize::InputArchive model_archive;
+      archive.read("model", model_archive);
+      model_->load(model_archive);
+      torch::serialize::InputArchive optimizer_archive;
+      archive.read("optimizer", optimizer_archive);
+      optimizer_->load(optimizer_archive);
+      c10::IValue epochs_done;
+      c10::IValue next_step;
+      c10::IValue partial_loss_sum;
+      archive.read("epochs_done", epochs_done);
+      archive.read("next_step", next_step);
+      archive.read("partial_loss_sum", partial_loss_sum);
+      torch::Tensor table;
+      archive.read("curve", table);
+      std::vector<EpochMetrics> curve;
+      for (int64_t row = 0; row < table.size(0); ++row) {
+        EpochMetrics metrics;
+        metrics.epoch = table[row][0].item<int64_t>();
+        for (int64_t m = 1; m < table.size(1); ++m) {
+          metrics.values.push_back(table[row][m].item<double>());
+        }
+        curve.push_back(std::move(metrics));
+      }
+      position_ = {epochs_done.toInt(), next_step.toInt(), partial_loss_sum.toDouble()};
+      outcome->curve = std::move(curve);
+      outcome->resumed_epochs = position_.epochs_done;
+      outcome->resumed_step = position_.next_step;
+    } catch (const std::exception& error) {
+      throw CheckpointUnusable(options_.checkpoint_path + ": " + error.what());
+    }
   }
 
   Status SaveWeights() {
@@ -307,6 +537,7 @@ class TrialRun {
   std::vector<torch::Tensor> parameters_;
   std::unique_ptr<GradientBuckets> buckets_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  TrainingPosition position_;
 };
 
 }  // namespace
@@ -331,15 +562,34 @@ Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const Ta
   if (data.train.size() == 0 || data.validation.size() == 0) {
     return Status::BadInput("the task has no training or no validation samples");
   }
-  Status status;
+  SetComputeThreads(execution.threads_per_rank);
+  std::unique_ptr<TrialRun> run;
+  std::string local_error;
   try {
-    SetComputeThreads(execution.threads_per_rank);
-    TrialRun run(execution, trial, data, collectives, h, options);
-    status = run.Run(gate, outcome);
-    if (trained_model != nullptr) *trained_model = run.model();
+    run = std::make_unique<TrialRun>(execution, trial, data, collectives, h, options);
   } catch (const std::exception& error) {
-    status = Status::Failure(std::string("trial ") + std::to_string(trial.trial_id) + ": " +
-                             error.what());
+    local_error = DescribeException(error);
+  }
+  const std::string build_error = AgreeOnError(collectives, local_error);
+  Status status;
+  if (!build_error.empty()) {
+    outcome->status = TrialStatus::kFailed;
+    outcome->message = "exception while building the model on " + build_error;
+  } else {
+    try {
+      run->Start(options.resume, outcome);
+    } catch (const CheckpointUnusable& error) {
+      // The model and optimizer may be half-loaded: rebuild them and train from the beginning.
+      if (collectives.rank() == 0) {
+        std::cerr << "hpo: warning: trial " << trial.trial_id << " starts over: " << error.what()
+                  << std::endl;
+      }
+      *outcome = TrialOutcome();
+      run = std::make_unique<TrialRun>(execution, trial, data, collectives, h, options);
+      run->Start(false, outcome);
+    }
+    status = run->Run(gate, outcome);
+    if (trained_model != nullptr) *trained_model = run->model();
   }
   outcome->duration_s = SecondsSince(start);
   return status;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -212,10 +213,10 @@ TEST(TrainerTest, NonFiniteLossFailsTheTrialOnEveryRank) {
 
 class StopAfterFirstEpoch final : public EpochGate {
  public:
-  bool ShouldContinue(int64_t trial_id, const EpochMetrics& metrics) override {
+  EpochVerdict AfterEpoch(int64_t trial_id, const EpochMetrics& metrics) override {
     EXPECT_EQ(trial_id, 4);
     EXPECT_EQ(metrics.epoch, ++calls_);
-    return false;
+    return EpochVerdict::kStop;
   }
 
  private:
@@ -355,6 +356,159 @@ TEST(FashionMnistTrainingTest, BatchNormStatisticsAgreeAcrossRanks) {
   ExpectIdenticalModels(results[0].model, results[1].model);
   // The running mean moved away from its initial zeros.
   EXPECT_GT(results[0].model->named_buffers()["1.running_mean"].abs().sum().item<float>(), 0.0f);
+}
+
+// Interrupts the trial after epoch `after_epoch` (as rank 0's coordinator does during a
+// preemption), or, with `at_call` > 0, asks for an interruption before the at_call-th step.
+template <int64_t kAfterEpoch, int64_t kAtCall>
+class InterruptingGate final : public EpochGate {
+ public:
+  EpochVerdict AfterEpoch(int64_t, const EpochMetrics& metrics) override {
+    return metrics.epoch == kAfterEpoch ? EpochVerdict::kInterrupt : EpochVerdict::kContinue;
+  }
+  bool InterruptRequested() override { return ++calls_ == kAtCall; }
+
+ private:
+  int64_t calls_ = 0;
+};
+
+// The metrics that do not depend on timing (all but epoch_time_s).
+void ExpectSameCurves(const std::vector<EpochMetrics>& expected,
+                      const std::vector<EpochMetrics>& actual) {
+  ASSERT_EQ(expected.size(), actual.size());
+  for (size_t e = 0; e < expected.size(); ++e) {
+    EXPECT_EQ(expected[e].epoch, actual[e].epoch);
+    for (size_t m = 0; m + 1 < expected[e].values.size(); ++m) {
+      EXPECT_DOUBLE_EQ(expected[e].values[m], actual[e].values[m]) << "epoch " << e + 1;
+    }
+  }
+}
+
+void ExpectSameWeights(const torch::nn::Sequential& expected, const torch::nn::Sequential& actual) {
+  const auto expected_state = expected->named_parameters();
+  const auto actual_state = actual->named_parameters();
+  for (const auto& entry : expected_state) {
+    EXPECT_TRUE(torch::equal(entry.value(), actual_state[entry.key()])) << entry.key();
+  }
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() / ("hpo_checkpoint_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    options_.epochs = 4;
+    options_.checkpoint_path = (dir_ / "trial_4.pt").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  TrainOptions options_;
+};
+
+TEST_F(CheckpointTest, ResumingAfterAnEpochInterruptionEqualsTheUninterruptedRun) {
+  const ExecutionSpec execution = SyntheticExecution(600);
+  const TaskData data = LoadOrDie(execution);
+  Assignment params = Params(0.05, 32, "adam");
+  for (NamedValue& entry : params) {
+    if (entry.name == "dropout") entry.value = 0.3;  // the masks must be drawn again alike
+  }
+  const std::vector<RankResult> whole = RunGroup(1, execution, Trial(params), data, options_);
+  ASSERT_EQ(whole[0].outcome.status, TrialStatus::kCompleted);
+  std::filesystem::remove(options_.checkpoint_path);
+
+  const std::vector<RankResult> first =
+      RunGroup<InterruptingGate<2, 0>>(1, execution, Trial(params), data, options_);
+  ASSERT_TRUE(first[0].status.ok()) << first[0].status.message();
+  EXPECT_EQ(first[0].outcome.status, TrialStatus::kRunning);
+  EXPECT_EQ(first[0].outcome.message, "interrupted after epoch 2; checkpoint saved");
+  ASSERT_TRUE(std::filesystem::exists(options_.checkpoint_path));
+
+  TrainOptions resume = options_;
+  resume.resume = true;
+  const std::vector<RankResult> second = RunGroup(1, execution, Trial(params), data, resume);
+  ASSERT_TRUE(second[0].status.ok()) << second[0].status.message();
+  EXPECT_EQ(second[0].outcome.status, TrialStatus::kCompleted);
+  EXPECT_EQ(second[0].outcome.resumed_epochs, 2);
+  ExpectSameCurves(whole[0].outcome.curve, second[0].outcome.curve);
+  ExpectSameWeights(whole[0].model, second[0].model);
+}
+
+TEST_F(CheckpointTest, ResumingMidEpochOnTwoRanksContinuesFromTheStep) {
+  const ExecutionSpec execution = SyntheticExecution(600);
+  const TaskData data = LoadOrDie(execution);
+  const Assignment params = Params(0.05, 32, "sgd");
+  const std::vector<RankResult> whole = RunGroup(2, execution, Trial(params), data, options_);
+  std::filesystem::remove(options_.checkpoint_path);
+
+  // 600 samples in batches of 32: 19 steps per epoch; rank 0 asks before step 25 (epoch 2, step 6).
+  const std::vector<RankResult> first =
+      RunGroup<InterruptingGate<0, 25>>(2, execution, Trial(params), data, options_);
+  for (const RankResult& rank : first) {
+    ASSERT_TRUE(rank.status.ok()) << rank.status.message();
+    EXPECT_EQ(rank.outcome.status, TrialStatus::kRunning);
+    EXPECT_EQ(rank.outcome.message, "interrupted at epoch 2 step 6; checkpoint saved");
+  }
+  TrainOptions resume = options_;
+  resume.resume = true;
+  const std::vector<RankResult> second = RunGroup(2, execution, Trial(params), data, resume);
+  for (const RankResult& rank : second) {
+    ASSERT_TRUE(rank.status.ok()) << rank.status.message();
+    EXPECT_EQ(rank.outcome.status, TrialStatus::kCompleted);
+    EXPECT_EQ(rank.outcome.resumed_epochs, 1);
+    EXPECT_EQ(rank.outcome.resumed_step, 6);
+    ExpectSameCurves(whole[0].outcome.curve, rank.outcome.curve);
+  }
+  ExpectSameWeights(whole[0].model, second[0].model);
+}
+
+TEST_F(CheckpointTest, AnotherTrialsOrAnUnreadableCheckpointIsNotUsed) {
+  const ExecutionSpec execution = SyntheticExecution(300);
+  const TaskData data = LoadOrDie(execution);
+  options_.epochs = 2;
+  RunGroup<InterruptingGate<1, 0>>(1, execution, Trial(Params(0.05, 32, "sgd")), data, options_);
+  ASSERT_TRUE(std::filesystem::exists(options_.checkpoint_path));
+  TrainOptions resume = options_;
+  resume.resume = true;
+  std::vector<RankResult> other =
+      RunGroup(1, execution, Trial(Params(0.01, 32, "sgd")), data, resume);
+  EXPECT_EQ(other[0].outcome.resumed_epochs, 0);
+  EXPECT_EQ(other[0].outcome.curve.size(), 2u);
+
+  std::ofstream(options_.checkpoint_path, std::ios::trunc) << "not a checkpoint";
+  std::vector<RankResult> damaged =
+      RunGroup(2, execution, Trial(Params(0.05, 32, "sgd")), data, resume);
+  for (const RankResult& rank : damaged) {
+    EXPECT_EQ(rank.outcome.status, TrialStatus::kCompleted);
+    EXPECT_EQ(rank.outcome.resumed_epochs, 0);
+    EXPECT_EQ(rank.outcome.curve.size(), 2u);
+  }
+}
+
+TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
+  const ExecutionSpec execution = SyntheticExecution();
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = 3;
+  options.fault = {FaultInjection::Kind::kException, 4, 2, 1};
+  std::vector<RankResult> results =
+      RunGroup(2, execution, Trial(Params(0.05, 32, "sgd")), data, options);
+  for (const RankResult& rank : results) {
+    ASSERT_TRUE(rank.status.ok()) << rank.status.message();
+    EXPECT_EQ(rank.outcome.status, TrialStatus::kFailed);
+    EXPECT_EQ(rank.outcome.message,
+              "exception at epoch 2 step 1 on rank 1: injected fault (HPO_INJECT_FAULT)");
+    EXPECT_EQ(rank.outcome.curve.size(), 1u);
+  }
+  options.fault = {FaultInjection::Kind::kOutOfMemory, 4, 1, 0};
+  results = RunGroup(3, execution, Trial(Params(0.05, 32, "sgd")), data, options);
+  for (const RankResult& rank : results) {
+    EXPECT_EQ(rank.outcome.status, TrialStatus::kFailed);
+    EXPECT_EQ(rank.outcome.message.rfind("exception at epoch 1 step 1 on rank 0: out of memory", 0),
+              0u)
+        << rank.outcome.message;
+  }
 }
 
 }  // namespace

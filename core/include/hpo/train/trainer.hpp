@@ -14,26 +14,49 @@
 
 namespace hpo {
 
-// Decides after each epoch whether a trial goes on. Called on every rank of the group after the
-// epoch's metrics are known (they are identical on all ranks); the implementation must return the
-// same answer on all of them (the runtime asks rank 0 on the leader and broadcasts the answer).
+// What a trial does after an epoch: go on, stop (early stopping: the trial ends as `stopped`), or
+// stop because the sweep is being interrupted (the trial saves a checkpoint and ends as `running`,
+// to continue on resume).
+enum class EpochVerdict { kContinue, kStop, kInterrupt };
+
+// Decides after each epoch whether a trial goes on. AfterEpoch is called on every rank of the group
+// after the epoch's metrics are known (they are identical on all ranks); the implementation must
+// return the same answer on all of them (the runtime asks rank 0 on the leader and broadcasts it).
 class EpochGate {
  public:
   virtual ~EpochGate() = default;
-  virtual bool ShouldContinue(int64_t trial_id, const EpochMetrics& metrics) = 0;
+  virtual EpochVerdict AfterEpoch(int64_t trial_id, const EpochMetrics& metrics) = 0;
+  // Local, not collective, called before every training step on every rank: whether this rank was
+  // asked to stop (a preemption signal). The group stops after the first step at which any of its
+  // ranks says so, checkpoints, and ends the trial as interrupted.
+  virtual bool InterruptRequested() { return false; }
 };
 
 // Always continues.
 class AlwaysContinue final : public EpochGate {
  public:
-  bool ShouldContinue(int64_t, const EpochMetrics&) override { return true; }
+  EpochVerdict AfterEpoch(int64_t, const EpochMetrics&) override { return EpochVerdict::kContinue; }
 };
 
 struct TrialOutcome {
-  TrialStatus status = TrialStatus::kCompleted;  // completed | stopped | failed
-  std::vector<EpochMetrics> curve;               // metric order: TaskMetricNames(task)
-  std::string message;                           // why it failed or stopped
+  // completed | stopped | failed, or running: interrupted, with a checkpoint to continue from.
+  TrialStatus status = TrialStatus::kCompleted;
+  std::vector<EpochMetrics> curve;  // metric order: TaskMetricNames(task); includes resumed epochs
+  std::string message;              // why it failed, stopped or was interrupted
   double duration_s = 0.0;
+  int64_t resumed_epochs = 0;  // epochs restored from a checkpoint (0: trained from the start)
+  int64_t resumed_step = 0;    // and steps of the epoch after them
+};
+
+// A deliberate fault, to test that failures inside a trial are contained (the runtime reads it from
+// the HPO_INJECT_FAULT environment variable). Throws at the first training step of `epoch` on
+// group rank `rank` of trial `trial_id`.
+struct FaultInjection {
+  enum class Kind { kNone, kException, kOutOfMemory };
+  Kind kind = Kind::kNone;
+  int64_t trial_id = -1;
+  int64_t epoch = 1;
+  int rank = 0;
 };
 
 struct TrainOptions {
@@ -42,14 +65,27 @@ struct TrainOptions {
   // When non-empty, the leader saves the final weights here (torch::save of the model's
   // parameters and buffers); the runtime keeps only the best trial's file.
   std::string save_weights_path;
+  // The trial's checkpoint file (model, optimizer, position in the data order, curve so far),
+  // written by the leader (to a temporary name, then renamed) and read by the leader, which
+  // broadcasts it to the group. Empty: no checkpoints.
+  std::string checkpoint_path;
+  // Checkpoint after every `checkpoint_interval` epochs and after the last one (0: only when
+  // interrupted), so that a finished trial's result survives until rank 0 has recorded it.
+  int64_t checkpoint_interval = 1;
+  // Continue from checkpoint_path when it holds a checkpoint of this trial (same id and
+  // hyperparameters); otherwise start from the beginning.
+  bool resume = false;
+  FaultInjection fault;
 };
 
 // Trains `trial` on `data`: identical initial weights on every rank (broadcast from the leader),
 // each rank on its shard of every global batch (batch_size is global; the batch is split as evenly
 // as possible and gradients weighted by shard size, so N ranks compute the same update as one rank
 // with the same global batch), gradients averaged with bucketed allreduces, validation every epoch.
-// A NaN/inf loss ends the trial as failed (on all ranks alike). Returns BadInput for
-// hyperparameter values the task cannot take; the outcome holds the result otherwise.
+// A NaN/inf loss, or an exception (out of memory included) on any rank while building the model,
+// training or evaluating, ends the trial as failed on all ranks alike, with the first failing
+// rank's reason. Returns BadInput for hyperparameter values the task cannot take; the outcome
+// holds the result otherwise.
 Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
                 GroupCollectives& collectives, EpochGate& gate, const TrainOptions& options,
                 TrialOutcome* outcome);
