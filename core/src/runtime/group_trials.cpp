@@ -18,7 +18,7 @@ class ControlPlaneGate final : public EpochGate {
   ControlPlaneGate(const GroupLayout& layout, LeaderChannel* channel)
       : layout_(layout), channel_(channel) {}
 
-  bool ShouldContinue(int64_t trial_id, const EpochMetrics& metrics) override {
+  EpochVerdict AfterEpoch(int64_t trial_id, const EpochMetrics& metrics) override {
     ControlMessage decision;
     if (layout_.rank_in_group == 0) {
       ControlMessage report;
@@ -28,7 +28,7 @@ class ControlPlaneGate final : public EpochGate {
       decision = channel_->Exchange(report);
     }
     BroadcastMessage(layout_.group_comm, 0, &decision);
-    return decision.keep_going;
+    return decision.keep_going ? EpochVerdict::kContinue : EpochVerdict::kStop;
   }
 
  private:
