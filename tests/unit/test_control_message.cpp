@@ -20,8 +20,10 @@ TEST(ControlMessage, TrialRoundTripsWithEveryValueType) {
   message.trial.trial_id = 42;
   message.trial.seed = 0xfedcba9876543210ULL;
   message.trial.params = {{"lr", 0.001}, {"batch_size", int64_t{128}}, {"optimizer", "adamw"}};
+  message.trial.attempt = 2;
   const ControlMessage decoded = RoundTrip(message);
   EXPECT_EQ(decoded.kind, MessageKind::kTrial);
+  EXPECT_EQ(decoded.trial.attempt, 2);
   EXPECT_EQ(decoded.trial.trial_id, 42);
   EXPECT_EQ(decoded.trial.seed, 0xfedcba9876543210ULL);
   ASSERT_EQ(decoded.trial.params.size(), 3u);
@@ -68,6 +70,14 @@ TEST(ControlMessage, EpochReportAndDecisionRoundTrip) {
   decision.trial_id = 9;
   decision.keep_going = false;
   EXPECT_FALSE(RoundTrip(decision).keep_going);
+  EXPECT_FALSE(RoundTrip(decision).interrupt);
+  decision.interrupt = true;
+  EXPECT_TRUE(RoundTrip(decision).interrupt);
+
+  ControlMessage request;
+  EXPECT_FALSE(RoundTrip(request).interrupt);
+  request.interrupt = true;
+  EXPECT_TRUE(RoundTrip(request).interrupt);
 }
 
 TEST(ControlMessage, TruncatedAndUnknownBytesAreRejected) {

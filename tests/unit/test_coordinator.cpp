@@ -2,9 +2,12 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "hpo/coordinator.hpp"
+#include "hpo/scheduler.hpp"
+#include "hpo/searcher.hpp"
 #include "hpo/seeding.hpp"
 
 namespace hpo {
@@ -82,7 +85,9 @@ class ScriptedScheduler final : public Scheduler {
 class RecordingArtifacts final : public TrialArtifacts {
  public:
   void Discard(int64_t trial_id) override { discarded.push_back(trial_id); }
+  void DiscardCheckpoint(int64_t trial_id) override { checkpoints_discarded.push_back(trial_id); }
   std::vector<int64_t> discarded;
+  std::vector<int64_t> checkpoints_discarded;
 };
 
 class CoordinatorTest : public ::testing::Test {
@@ -445,6 +450,192 @@ TEST_F(CoordinatorTest, MoreFailuresThanAllowedEndTheSweepAsAFailure) {
   EXPECT_NE(coordinator->end_reason().find("2 trials failed, more than max_failed_trials (1)"),
             std::string::npos);
   EXPECT_EQ(study_.rows.size(), 2u);  // both failures are in the study
+}
+
+// A real random searcher and ASHA over a small space, for the resume tests.
+SweepConfig ResumableConfig() {
+  const std::string text = R"(task: synthetic
+epochs: 3
+seed: 77
+sweep:
+  method: random
+  run_cap: 7
+  metric: {name: val_accuracy, goal: maximize}
+  early_terminate: {type: hyperband, min_iter: 1, eta: 2}
+  parameters:
+    lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
+    width: {values: [8, 16, 32]}
+)";
+  SweepConfig config;
+  const Status status = ParseConfig(text, "resume.yaml", &config);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return config;
+}
+
+// Drives a coordinator over two groups with a fixed script and records every dispatch.
+struct ScriptedSweep {
+  SweepConfig config = ResumableConfig();
+  RecordingStudy study;
+  RecordingArtifacts artifacts;
+  std::unique_ptr<Coordinator> coordinator;
+  std::vector<TrialSpec> dispatched;
+
+  ScriptedSweep() { coordinator = MakeCoordinator(); }
+
+  std::unique_ptr<Coordinator> MakeCoordinator() {
+    CoordinatorDeps deps;
+    EXPECT_TRUE(MakeSearcher(config, &deps.searcher).ok());
+    EXPECT_TRUE(MakeScheduler(config, &deps.scheduler).ok());
+    deps.study = &study;
+    deps.artifacts = &artifacts;
+    deps.clock = [] { return 0.0; };
+    return std::make_unique<Coordinator>(config, 2, std::move(deps));
+  }
+
+  // What a crash leaves: the study as last written. A new coordinator takes it over.
+  void CrashAndResume() {
+    StudyContents contents;
+    contents.trials = study.rows;
+    contents.extra_attributes = study.attributes;
+    coordinator = MakeCoordinator();
+    const Status status = coordinator->Restore(contents);
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+
+  std::optional<TrialSpec> Request(int group) {
+    ControlMessage request;
+    std::optional<ControlMessage> reply;
+    EXPECT_TRUE(coordinator->Handle(group, request, &reply).ok());
+    if (!reply || reply->kind != MessageKind::kTrial) return std::nullopt;
+    dispatched.push_back(reply->trial);
+    return reply->trial;
+  }
+
+  // Reports epochs 1..3 (accuracy from the learning rate) and sends the result.
+  void Run(int group, const TrialSpec& trial) {
+    const double lr = std::get<double>(
+        FindParam(trial.params, "lr") ? *FindParam(trial.params, "lr") : ParamValue(0.0));
+    std::vector<EpochMetrics> curve;
+    TrialStatus status = TrialStatus::kCompleted;
+    for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+      ControlMessage report;
+      report.kind = MessageKind::kEpochReport;
+      report.trial_id = trial.trial_id;
+      report.metrics = {epoch, {1.0, 1.0, 1.0 - std::fabs(std::log10(lr) + 2.0) / epoch, 0.1}};
+      curve.push_back(report.metrics);
+      std::optional<ControlMessage> reply;
+      EXPECT_TRUE(coordinator->Handle(group, report, &reply).ok());
+      if (!reply->keep_going) {
+        if (epoch < 3) status = TrialStatus::kStopped;
+        break;
+      }
+    }
+    ControlMessage done;
+    done.kind = MessageKind::kTrialResult;
+    done.result.trial_id = trial.trial_id;
+    done.result.status = status;
+    done.result.params = trial.params;
+    done.result.curve = curve;
+    std::optional<ControlMessage> reply;
+    EXPECT_TRUE(coordinator->Handle(group, done, &reply).ok());
+  }
+};
+
+TEST(CoordinatorResumeTest, ACrashAtAnyDispatchResumesLikeTheUninterruptedSweep) {
+  // The uninterrupted sweep: groups alternate, each runs its trial to the end.
+  ScriptedSweep whole;
+  while (true) {
+    std::optional<TrialSpec> trial = whole.Request(0);
+    if (!trial) break;
+    whole.Run(0, *trial);
+  }
+  ASSERT_EQ(whole.study.rows.size(), 7u);
+
+  for (size_t crash_after = 1; crash_after < 7; ++crash_after) {
+    SCOPED_TRACE("crash after " + std::to_string(crash_after) + " results");
+    ScriptedSweep sweep;
+    // Group 1 gets a trial that is still running at the crash; group 0 finishes trials.
+    std::optional<TrialSpec> running = sweep.Request(1);
+    ASSERT_TRUE(running);
+    for (size_t done = 0; done < crash_after; ++done) sweep.Run(0, *sweep.Request(0));
+    sweep.CrashAndResume();
+    // The running trial comes back first, identical; the sweep then goes on to run_cap.
+    std::optional<TrialSpec> again = sweep.Request(0);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->trial_id, running->trial_id);
+    EXPECT_EQ(again->seed, running->seed);
+    EXPECT_EQ(FormatParamValue(again->params[0].value), FormatParamValue(running->params[0].value));
+    sweep.Run(0, *again);
+    while (std::optional<TrialSpec> trial = sweep.Request(0)) sweep.Run(0, *trial);
+    ASSERT_EQ(sweep.study.rows.size(), 7u);
+    // Same trials, same hyperparameters, same seeds as the uninterrupted sweep.
+    std::map<int64_t, const TrialSpec*> by_id;
+    for (const TrialSpec& trial : whole.dispatched) by_id[trial.trial_id] = &trial;
+    for (const TrialSpec& trial : sweep.dispatched) {
+      ASSERT_EQ(by_id.count(trial.trial_id), 1u);
+      EXPECT_EQ(trial.seed, by_id[trial.trial_id]->seed);
+      for (size_t p = 0; p < trial.params.size(); ++p) {
+        EXPECT_EQ(FormatParamValueExact(trial.params[p].value),
+                  FormatParamValueExact(by_id[trial.trial_id]->params[p].value));
+      }
+    }
+  }
+}
+
+TEST(CoordinatorResumeTest, ADamagedStateIsBadInput) {
+  ScriptedSweep sweep;
+  sweep.Run(0, *sweep.Request(0));
+  StudyContents contents;
+  contents.trials = sweep.study.rows;
+  contents.extra_attributes = sweep.study.attributes;
+  contents.extra_attributes["searcher_state"] = std::string("zz");
+  std::unique_ptr<Coordinator> coordinator = sweep.MakeCoordinator();
+  const Status status = coordinator->Restore(contents);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find("searcher_state is damaged"), std::string::npos)
+      << status.message();
+  contents.extra_attributes.erase("searcher_state");
+  EXPECT_NE(
+      sweep.MakeCoordinator()->Restore(contents).message().find("no attribute searcher_state"),
+      std::string::npos);
+}
+
+TEST_F(CoordinatorTest, AnInterruptionEndsDispatchAndRunningTrialsCheckpoint) {
+  auto coordinator = Make(2);
+  const int64_t first = Request(*coordinator, 0).trial.trial_id;
+  ControlMessage request;
+  request.interrupt = true;  // group 1's leader got SIGTERM
+  std::optional<ControlMessage> reply;
+  ASSERT_TRUE(coordinator->Handle(1, request, &reply).ok());
+  EXPECT_EQ(reply->kind, MessageKind::kNoMoreTrials);
+  EXPECT_TRUE(coordinator->interrupted());
+  const ControlMessage decision = Report(*coordinator, 0, first, 1, 0.5);
+  EXPECT_FALSE(decision.keep_going);
+  EXPECT_TRUE(decision.interrupt);
+  // The group checkpoints and reports the trial as still running: it is not a study row.
+  ASSERT_TRUE(SendResult(*coordinator, 0, first, TrialStatus::kRunning, {0.5}).ok());
+  EXPECT_TRUE(study_.rows.empty());
+  EXPECT_EQ(coordinator->trials_unfinished(), 1u);
+  EXPECT_EQ(Request(*coordinator, 0).kind, MessageKind::kNoMoreTrials);
+  EXPECT_TRUE(coordinator->Finished());
+  EXPECT_TRUE(artifacts_.checkpoints_discarded.empty());
+}
+
+TEST_F(CoordinatorTest, AFailedTrialRunsAgainWithANewSeedUpToTrialRetries) {
+  config_.budget.trial_retries = 1;
+  auto coordinator = Make(1);
+  const TrialSpec first = Request(*coordinator, 0).trial;
+  ASSERT_TRUE(SendResult(*coordinator, 0, first.trial_id, TrialStatus::kFailed, {}, "boom").ok());
+  EXPECT_TRUE(study_.rows.empty());
+  const TrialSpec retry = Request(*coordinator, 0).trial;
+  EXPECT_EQ(retry.trial_id, first.trial_id);
+  EXPECT_EQ(retry.attempt, 1);
+  EXPECT_NE(retry.seed, first.seed);
+  ASSERT_TRUE(SendResult(*coordinator, 0, retry.trial_id, TrialStatus::kFailed, {}, "boom").ok());
+  ASSERT_EQ(study_.rows.size(), 1u);
+  EXPECT_EQ(study_.rows[0].message, "boom (after 1 retries)");
+  EXPECT_EQ(Request(*coordinator, 0).trial.trial_id, first.trial_id + 1);
+  EXPECT_EQ(artifacts_.checkpoints_discarded, (std::vector<int64_t>{0, 0}));
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 // The conversation, per group leader:
 //   leader -> 0  kRequestTrial                 0 -> leader  kTrial | kNoMoreTrials
 //   leader -> 0  kEpochReport (after an epoch)  0 -> leader  kEpochDecision
-//   leader -> 0  kTrialResult (no reply)
+//   leader -> 0  kTrialResult (no reply; status running: the trial was interrupted and left a
+//                checkpoint to continue from)
+// `interrupt` on a request: the leader saw a preemption signal, the sweep stops; on a decision: the
+// sweep is stopping, the trial checkpoints and ends as interrupted.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,7 @@ struct ControlMessage {
   int64_t trial_id = -1;   // kEpochReport, kEpochDecision
   EpochMetrics metrics;    // kEpochReport
   bool keep_going = true;  // kEpochDecision
+  bool interrupt = false;  // kRequestTrial, kEpochDecision
   TrialResult result;      // kTrialResult
 };
 

@@ -1,13 +1,19 @@
 // Coordinator: rank 0's decisions in a sweep — which trial a free group runs next, whether a
 // trial continues after an epoch (the scheduler, the metric target), what happens to a finished
 // trial (study file, searcher and scheduler state, progress line, artifacts), and when the sweep
-// ends (run_cap, search space, time budget, metric target, max_failed_trials). It knows neither MPI
+// ends (run_cap, search space, time budget, metric target, max_failed_trials), failed trials that
+// run again (trial_retries), resume (Restore) and interruption (Interrupt). With every dispatch and
+// every result it publishes the sweep's state to the study (searcher_state, scheduler_state and
+// running_trials: the trials dispatched and not finished), so that a study read back at any moment
+// resumes consistently: the trials that were running run again with the same ids, hyperparameters
+// and seeds, from their checkpoints, and the searcher continues where it was. It knows neither MPI
 // nor torch: the runtime feeds it the leaders' messages and sends its replies (Horovod's
 // controller/execution split), so it is unit-tested with fakes. Not thread-safe: one thread (rank
 // 0's coordinator thread) calls it.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -25,12 +31,15 @@
 
 namespace hpo {
 
-// Per-trial files the coordinator keeps or drops (the final weights: only the best trial's stay).
+// Per-trial files the coordinator keeps or drops: the final weights (only the best trial's stay)
+// and the checkpoint (dropped once the trial's result is in the study).
 class TrialArtifacts {
  public:
   virtual ~TrialArtifacts() = default;
-  // Removes what trial `trial_id` left behind; missing files are not an error.
+  // Removes trial `trial_id`'s final weights; missing files are not an error.
   virtual void Discard(int64_t trial_id) = 0;
+  // Removes trial `trial_id`'s checkpoint; missing files are not an error.
+  virtual void DiscardCheckpoint(int64_t trial_id) = 0;
 };
 
 // The collaborators a coordinator owns (searcher, scheduler) or borrows (the rest, which must
@@ -48,6 +57,20 @@ struct CoordinatorDeps {
 class Coordinator {
  public:
   Coordinator(const SweepConfig& config, int num_groups, CoordinatorDeps deps);
+
+  // Resume: takes over a study an earlier run of the same sweep wrote (before any Handle call):
+  // its finished trials count towards run_cap, max_failed_trials and the best trial, the searcher
+  // and scheduler continue from the saved state, and the trials that were running are dispatched
+  // first. BadInput when the study's state cannot be restored.
+  Status Restore(const StudyContents& study);
+
+  // The sweep is being interrupted (a preemption signal): no trial is dispatched any more, and
+  // running trials are told at their next epoch report to checkpoint and stop. They stay in the
+  // study's running_trials for the next run.
+  void Interrupt(const std::string& reason);
+  bool interrupted() const { return interrupted_; }
+  // Trials dispatched and not finished (interrupted ones included).
+  size_t trials_unfinished() const { return unfinished_.size(); }
 
   // Handles one message from the leader of `group` and sets `reply` to what must be sent back
   // (nullopt for kTrialResult). Failure when the study file cannot be written or the message makes
@@ -69,12 +92,16 @@ class Coordinator {
   bool too_many_failures() const { return too_many_failures_; }
 
  private:
-  Status HandleRequest(int group, std::optional<ControlMessage>* reply);
+  Status HandleRequest(int group, bool interrupt, std::optional<ControlMessage>* reply);
+  // The next trial to run: a requeued one (resumed or retried) first, then a new suggestion.
+  std::optional<TrialSpec> NextTrial();
   Status HandleEpochReport(int group, const ControlMessage& report,
                            std::optional<ControlMessage>* reply);
   Status HandleResult(int group, const TrialResult& result);
-  // The searcher's and scheduler's state after the latest result, as study attributes.
-  std::map<std::string, StudyAttribute> SearchStateAttributes() const;
+  // The sweep's state as study attributes: searcher, scheduler, unfinished trials.
+  std::map<std::string, StudyAttribute> SweepStateAttributes() const;
+  // Records a finished trial in the counters and the best trial (also for restored trials).
+  void Count(const TrialResult& result);
   bool IsBetter(double objective, double than) const;
   bool ReachesTarget(double objective) const;
   void EndSweep(const std::string& reason);
@@ -93,8 +120,11 @@ class Coordinator {
   bool search_exhausted_ = false;
   bool too_many_failures_ = false;
   std::string end_reason_;
-  std::vector<int64_t> running_;                 // per group: its trial id, or -1
-  std::vector<Assignment> running_params_;       // per group: its trial's hyperparameters
+  std::vector<int64_t> running_;             // per group: its trial id, or -1
+  std::vector<Assignment> running_params_;   // per group: its trial's hyperparameters
+  std::map<int64_t, TrialSpec> unfinished_;  // dispatched, no final result yet
+  std::deque<TrialSpec> requeued_;           // to dispatch before new suggestions
+  bool interrupted_ = false;
   std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why
   int64_t target_trial_ = -1;                    // the first trial that reached the metric target
   std::optional<TrialResult> best_;

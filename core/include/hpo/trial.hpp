@@ -18,6 +18,7 @@ struct TrialSpec {
   int64_t trial_id = -1;
   uint64_t seed = 0;
   Assignment params;
+  int64_t attempt = 0;  // 0, then 1, 2, ... when a failed trial runs again (trial_retries)
 };
 
 enum class TrialStatus { kCompleted, kStopped, kFailed, kRunning };

@@ -12,12 +12,15 @@ std::vector<uint8_t> EncodeMessage(const ControlMessage& message) {
   writer.Put(static_cast<uint8_t>(message.kind));
   switch (message.kind) {
     case MessageKind::kRequestTrial:
+      writer.Put<uint8_t>(message.interrupt ? 1 : 0);
+      break;
     case MessageKind::kNoMoreTrials:
       break;
     case MessageKind::kTrial:
       writer.Put(message.trial.trial_id);
       writer.Put(message.trial.seed);
       writer.PutAssignment(message.trial.params);
+      writer.Put(message.trial.attempt);
       break;
     case MessageKind::kEpochReport:
       writer.Put(message.trial_id);
@@ -26,6 +29,7 @@ std::vector<uint8_t> EncodeMessage(const ControlMessage& message) {
     case MessageKind::kEpochDecision:
       writer.Put(message.trial_id);
       writer.Put<uint8_t>(message.keep_going ? 1 : 0);
+      writer.Put<uint8_t>(message.interrupt ? 1 : 0);
       break;
     case MessageKind::kTrialResult: {
       const TrialResult& result = message.result;
@@ -56,12 +60,15 @@ Status DecodeMessage(const std::vector<uint8_t>& bytes, ControlMessage* message)
   decoded.kind = static_cast<MessageKind>(kind);
   switch (decoded.kind) {
     case MessageKind::kRequestTrial:
+      decoded.interrupt = reader.Get<uint8_t>() != 0;
+      break;
     case MessageKind::kNoMoreTrials:
       break;
     case MessageKind::kTrial:
       decoded.trial.trial_id = reader.Get<int64_t>();
       decoded.trial.seed = reader.Get<uint64_t>();
       decoded.trial.params = reader.GetAssignment();
+      decoded.trial.attempt = reader.Get<int64_t>();
       break;
     case MessageKind::kEpochReport:
       decoded.trial_id = reader.Get<int64_t>();
@@ -70,6 +77,7 @@ Status DecodeMessage(const std::vector<uint8_t>& bytes, ControlMessage* message)
     case MessageKind::kEpochDecision:
       decoded.trial_id = reader.Get<int64_t>();
       decoded.keep_going = reader.Get<uint8_t>() != 0;
+      decoded.interrupt = reader.Get<uint8_t>() != 0;
       break;
     case MessageKind::kTrialResult: {
       TrialResult& result = decoded.result;

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "hpo/bytes.hpp"
 #include "hpo/seeding.hpp"
 #include "hpo/task_catalog.hpp"
 
@@ -42,6 +43,63 @@ std::string HexEncode(const std::string& bytes) {
   return hex;
 }
 
+// HexEncode's inverse; false for text that is not hex.
+bool HexDecode(const std::string& hex, std::string* bytes) {
+  if (hex.size() % 2 != 0) return false;
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  bytes->clear();
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int high = digit(hex[i]);
+    const int low = digit(hex[i + 1]);
+    if (high < 0 || low < 0) return false;
+    bytes->push_back(static_cast<char>(high * 16 + low));
+  }
+  return true;
+}
+
+std::string EncodeTrials(const std::map<int64_t, TrialSpec>& trials) {
+  std::vector<uint8_t> bytes;
+  ByteWriter writer(&bytes);
+  writer.Put<uint64_t>(trials.size());
+  for (const auto& [id, trial] : trials) {
+    writer.Put(trial.trial_id);
+    writer.Put(trial.seed);
+    writer.PutAssignment(trial.params);
+    writer.Put(trial.attempt);
+  }
+  return std::string(bytes.begin(), bytes.end());
+}
+
+bool DecodeTrials(const std::string& text, std::map<int64_t, TrialSpec>* trials) {
+  const std::vector<uint8_t> bytes(text.begin(), text.end());
+  ByteReader reader(bytes);
+  const uint64_t count = reader.Get<uint64_t>();
+  for (uint64_t i = 0; i < count && reader.ok(); ++i) {
+    TrialSpec trial;
+    trial.trial_id = reader.Get<int64_t>();
+    trial.seed = reader.Get<uint64_t>();
+    trial.params = reader.GetAssignment();
+    trial.attempt = reader.Get<int64_t>();
+    (*trials)[trial.trial_id] = std::move(trial);
+  }
+  return reader.ok() && reader.at_end();
+}
+
+// A hex-encoded state attribute of a study, decoded; BadInput naming it when missing or damaged.
+Status StateAttribute(const StudyContents& study, const std::string& name, std::string* bytes) {
+  const auto found = study.extra_attributes.find(name);
+  const std::string* hex =
+      found == study.extra_attributes.end() ? nullptr : std::get_if<std::string>(&found->second);
+  if (hex == nullptr) return Status::BadInput("the study has no attribute " + name);
+  if (!HexDecode(*hex, bytes))
+    return Status::BadInput("the study's attribute " + name + " is damaged");
+  return Status::Ok();
+}
+
 std::string FormatObjective(double value) {
   if (std::isnan(value)) return "-";
   char buffer[32];
@@ -75,7 +133,7 @@ Status Coordinator::Handle(int group, const ControlMessage& message,
   }
   switch (message.kind) {
     case MessageKind::kRequestTrial:
-      return HandleRequest(group, reply);
+      return HandleRequest(group, message.interrupt, reply);
     case MessageKind::kEpochReport:
       return HandleEpochReport(group, message, reply);
     case MessageKind::kTrialResult:
@@ -89,33 +147,92 @@ Status Coordinator::Handle(int group, const ControlMessage& message,
                          " sent a message only the coordinator sends");
 }
 
-Status Coordinator::HandleRequest(int group, std::optional<ControlMessage>* reply) {
+Status Coordinator::Restore(const StudyContents& study) {
+  std::string state;
+  if (!study.trials.empty() || study.extra_attributes.count("searcher_state") != 0) {
+    HPO_RETURN_IF_ERROR(StateAttribute(study, "searcher_state", &state));
+    HPO_RETURN_IF_ERROR(deps_.searcher->RestoreState(state).WithContext("searcher_state"));
+    if (deps_.scheduler) {
+      HPO_RETURN_IF_ERROR(StateAttribute(study, "scheduler_state", &state));
+      HPO_RETURN_IF_ERROR(deps_.scheduler->RestoreState(state).WithContext("scheduler_state"));
+    }
+  }
+  if (study.extra_attributes.count("running_trials") != 0) {
+    HPO_RETURN_IF_ERROR(StateAttribute(study, "running_trials", &state));
+    if (!DecodeTrials(state, &unfinished_)) {
+      return Status::BadInput("the study's attribute running_trials is damaged");
+    }
+  }
+  for (const TrialResult& trial : study.trials) {
+    next_trial_id_ = std::max(next_trial_id_, trial.trial_id + 1);
+    unfinished_.erase(trial.trial_id);
+    Count(trial);
+  }
+  for (const auto& [id, trial] : unfinished_) {
+    next_trial_id_ = std::max(next_trial_id_, id + 1);
+    requeued_.push_back(trial);
+  }
+  if (deps_.progress != nullptr) {
+    *deps_.progress << "resuming the study: " << trials_finished_ << " trials finished, "
+                    << requeued_.size() << " to continue from their checkpoints" << std::endl;
+  }
+  return Status::Ok();
+}
+
+void Coordinator::Interrupt(const std::string& reason) {
+  if (interrupted_) return;
+  interrupted_ = true;
+  if (deps_.progress != nullptr) {
+    *deps_.progress << "sweep interrupted: " << reason << "; running trials checkpoint and stop"
+                    << std::endl;
+  }
+}
+
+std::optional<TrialSpec> Coordinator::NextTrial() {
+  if (!requeued_.empty()) {
+    TrialSpec trial = std::move(requeued_.front());
+    requeued_.pop_front();
+    return trial;
+  }
+  if (search_exhausted_ || next_trial_id_ >= planned_trials_) {
+    return std::nullopt;
+  }
+  std::optional<Assignment> params = deps_.searcher->Suggest(next_trial_id_);
+  if (!params) return std::nullopt;
+  TrialSpec trial;
+  trial.trial_id = next_trial_id_++;
+  trial.seed =
+      DeriveSeed(config_.execution.seed, kTrainingPurpose, static_cast<uint64_t>(trial.trial_id));
+  trial.params = std::move(*params);
+  return trial;
+}
+
+Status Coordinator::HandleRequest(int group, bool interrupt, std::optional<ControlMessage>* reply) {
   if (running_[group] != -1) {
     return Status::Failure("group " + std::to_string(group) + " asked for a trial while trial " +
                            std::to_string(running_[group]) + " is still running");
   }
+  if (interrupt) Interrupt("group " + std::to_string(group) + " received a preemption signal");
   ControlMessage answer;
-  std::optional<Assignment> params;
   const std::optional<double>& time_budget = config_.budget.time_budget_s;
   if (time_budget && deps_.clock() - start_time_ >= *time_budget) {
     EndSweep("the time budget of " + FormatDuration(*time_budget) + " is used up");
   }
-  if (!search_exhausted_ && end_reason_.empty() && next_trial_id_ < planned_trials_) {
-    params = deps_.searcher->Suggest(next_trial_id_);
-  }
-  if (!params) {
-    search_exhausted_ = true;
+  std::optional<TrialSpec> trial;
+  if (!interrupted_ && end_reason_.empty()) trial = NextTrial();
+  if (!trial) {
+    if (requeued_.empty()) search_exhausted_ = true;
     answer.kind = MessageKind::kNoMoreTrials;
     ++groups_done_;
-  } else {
-    answer.kind = MessageKind::kTrial;
-    answer.trial.trial_id = next_trial_id_++;
-    answer.trial.seed = DeriveSeed(config_.execution.seed, kTrainingPurpose,
-                                   static_cast<uint64_t>(answer.trial.trial_id));
-    answer.trial.params = std::move(*params);
-    running_[group] = answer.trial.trial_id;
-    running_params_[group] = answer.trial.params;
+    *reply = std::move(answer);
+    return Status::Ok();
   }
+  running_[group] = trial->trial_id;
+  running_params_[group] = trial->params;
+  unfinished_[trial->trial_id] = *trial;
+  answer.kind = MessageKind::kTrial;
+  answer.trial = std::move(*trial);
+  HPO_RETURN_IF_ERROR(deps_.study->SetAttributes(SweepStateAttributes()));
   *reply = std::move(answer);
   return Status::Ok();
 }
@@ -136,7 +253,10 @@ Status Coordinator::HandleEpochReport(int group, const ControlMessage& report,
   ControlMessage decision;
   decision.kind = MessageKind::kEpochDecision;
   decision.trial_id = trial_id;
-  if (target_trial_ >= 0 && target_trial_ != trial_id) {
+  if (interrupted_) {
+    decision.keep_going = false;
+    decision.interrupt = true;
+  } else if (target_trial_ >= 0 && target_trial_ != trial_id) {
     decision.keep_going = false;
     stop_reasons_[trial_id] =
         "stopped: the sweep's target was reached by trial " + std::to_string(target_trial_);
@@ -161,12 +281,40 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
                            std::to_string(received.trial_id) + " it was not running");
   }
   running_[group] = -1;
+  TrialSpec& spec = unfinished_.at(received.trial_id);
+  if (received.status == TrialStatus::kRunning) {
+    Interrupt("group " + std::to_string(group) + " received a preemption signal");
+    if (deps_.progress != nullptr) {
+      *deps_.progress << "trial " << received.trial_id << " " << received.message
+                      << "; it continues on resume" << std::endl;
+    }
+    return deps_.study->SetAttributes(SweepStateAttributes());
+  }
+  if (received.status == TrialStatus::kFailed && spec.attempt < config_.budget.trial_retries) {
+    ++spec.attempt;
+    spec.seed =
+        DeriveSeed(config_.execution.seed, kTrainingPurpose + static_cast<uint64_t>(spec.attempt),
+                   static_cast<uint64_t>(spec.trial_id));
+    if (deps_.progress != nullptr) {
+      *deps_.progress << "trial " << spec.trial_id << " failed (" << received.message << "); retry "
+                      << spec.attempt << " of " << config_.budget.trial_retries
+                      << " with a new seed" << std::endl;
+    }
+    if (deps_.artifacts) deps_.artifacts->DiscardCheckpoint(spec.trial_id);
+    requeued_.push_front(spec);
+    return deps_.study->SetAttributes(SweepStateAttributes());
+  }
+  const int64_t attempts = spec.attempt;
+  unfinished_.erase(received.trial_id);
   TrialResult result = received;
   result.group = group;
   result.epochs = static_cast<int64_t>(result.curve.size());
   if (result.status != TrialStatus::kFailed && !result.curve.empty() &&
       objective_index_ < result.curve.back().values.size()) {
     result.objective = result.curve.back().values[objective_index_];
+  }
+  if (result.status == TrialStatus::kFailed && attempts > 0) {
+    result.message += " (after " + std::to_string(attempts) + " retries)";
   }
   const auto stop_reason = stop_reasons_.find(result.trial_id);
   if (stop_reason != stop_reasons_.end()) {
@@ -175,7 +323,20 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   }
   deps_.searcher->Observe(result.trial_id, result.params, result.status, result.objective);
   if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
-  HPO_RETURN_IF_ERROR(deps_.study->AppendWithAttributes(result, SearchStateAttributes()));
+  HPO_RETURN_IF_ERROR(deps_.study->AppendWithAttributes(result, SweepStateAttributes()));
+  if (deps_.artifacts) deps_.artifacts->DiscardCheckpoint(result.trial_id);
+  const std::optional<TrialResult> previous_best = best_;
+  Count(result);
+  if (deps_.artifacts) {
+    const bool new_best = best_ && best_->trial_id == result.trial_id;
+    if (new_best && previous_best) deps_.artifacts->Discard(previous_best->trial_id);
+    if (!new_best) deps_.artifacts->Discard(result.trial_id);
+  }
+  PrintProgress(result);
+  return Status::Ok();
+}
+
+void Coordinator::Count(const TrialResult& result) {
   ++trials_finished_;
   if (result.status == TrialStatus::kFailed) {
     ++trials_failed_;
@@ -192,22 +353,16 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     EndSweep("trial " + std::to_string(result.trial_id) + " reached the target " +
              config_.sweep.metric.name + " " + FormatObjective(*config_.sweep.metric.target));
   }
-
-  const bool has_objective = !std::isnan(result.objective);
-  if (has_objective && (!best_ || IsBetter(result.objective, best_->objective))) {
-    if (best_ && deps_.artifacts) deps_.artifacts->Discard(best_->trial_id);
+  if (!std::isnan(result.objective) && (!best_ || IsBetter(result.objective, best_->objective))) {
     best_ = result;
-  } else if (deps_.artifacts) {
-    deps_.artifacts->Discard(result.trial_id);
   }
-  PrintProgress(result);
-  return Status::Ok();
 }
 
-std::map<std::string, StudyAttribute> Coordinator::SearchStateAttributes() const {
+std::map<std::string, StudyAttribute> Coordinator::SweepStateAttributes() const {
   std::map<std::string, StudyAttribute> attributes;
   attributes["searcher_state"] = HexEncode(deps_.searcher->SaveState());
   if (deps_.scheduler) attributes["scheduler_state"] = HexEncode(deps_.scheduler->SaveState());
+  attributes["running_trials"] = HexEncode(EncodeTrials(unfinished_));
   return attributes;
 }
 
