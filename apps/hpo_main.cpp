@@ -29,7 +29,10 @@ constexpr const char* kUsage =
     "3 interrupted but saved (resume it).\n";
 
 int ExitWith(const hpo::Status& status, bool print) {
-  if (!status.ok() && print) std::cerr << "hpo: error: " << status.message() << std::endl;
+  if (!status.ok() && print) {
+    const char* kind = status.code() == hpo::Status::Code::kInterrupted ? "interrupted" : "error";
+    std::cerr << "hpo: " << kind << ": " << status.message() << std::endl;
+  }
   return static_cast<int>(status.exit_code());
 }
 

@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
     deps.study = study.get();
     deps.clock = bench::NowSeconds;
     coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-    server =
-        std::thread([&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+    server = std::thread(
+        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [] {}); });
   }
 
   MPI_Barrier(world.get());

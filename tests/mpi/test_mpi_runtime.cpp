@@ -104,8 +104,8 @@ TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
     deps.study = &study;
     deps.clock = [] { return 0.0; };
     coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-    server =
-        std::thread([&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+    server = std::thread(
+        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [] {}); });
   }
 
   LeaderChannel channel(control);

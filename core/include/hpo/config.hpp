@@ -183,6 +183,12 @@ struct SweepConfig {
 // take, a metric the task does not report.
 Status ParseConfig(const std::string& text, const std::string& path, SweepConfig* config);
 
+// Whether `config` may continue a study begun with the config text `study_config_text`: the same
+// sweep (search space, method, metric, early stopping, search options, task, epochs, seed, data
+// sizes) with possibly different run_cap, budgets, trial_retries, checkpoint, output, data folder,
+// ranks_per_trial and threads_per_rank. BadInput naming the first key that differs otherwise.
+Status CheckSameSweep(const std::string& study_config_text, const SweepConfig& config);
+
 // Reads `path` and parses it; a missing or unreadable file is BadInput naming the path.
 Status LoadConfigFile(const std::string& path, SweepConfig* config);
 

@@ -36,12 +36,14 @@ ControlMessage DecodeOrAbort(const std::vector<uint8_t>& bytes) {
 }  // namespace
 
 void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
-                      const std::vector<int>& group_of_world_rank) {
+                      const std::vector<int>& group_of_world_rank,
+                      const std::function<void()>& poll) {
   using Micros = std::chrono::microseconds;
   const Micros kShortestNap(20);
   const Micros kLongestNap(1000);
   Micros nap = kShortestNap;
   while (!coordinator.Finished()) {
+    poll();
     int found = 0;
     MPI_Message handle = MPI_MESSAGE_NULL;
     MPI_Status status;

@@ -7,6 +7,7 @@
 #include "hpo/mpi/control_plane.hpp"
 #include "hpo/mpi/mpi_collectives.hpp"
 #include "hpo/train/trainer.hpp"
+#include "preemption.hpp"
 
 namespace hpo {
 
@@ -28,8 +29,11 @@ class ControlPlaneGate final : public EpochGate {
       decision = channel_->Exchange(report);
     }
     BroadcastMessage(layout_.group_comm, 0, &decision);
+    if (decision.interrupt) return EpochVerdict::kInterrupt;
     return decision.keep_going ? EpochVerdict::kContinue : EpochVerdict::kStop;
   }
+
+  bool InterruptRequested() override { return PreemptionWatch::Requested(); }
 
  private:
   const GroupLayout& layout_;
@@ -39,7 +43,7 @@ class ControlPlaneGate final : public EpochGate {
 }  // namespace
 
 void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const TaskData& data,
-                    const Communicator& control) {
+                    const Communicator& control, const FaultInjection& fault) {
   MpiGroupCollectives collectives(layout.group_comm);
   LeaderChannel channel(control);
   ControlPlaneGate gate(layout, &channel);
@@ -48,6 +52,7 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
   request.kind = MessageKind::kRequestTrial;
   for (;;) {
     ControlMessage assignment;
+    request.interrupt = PreemptionWatch::Requested();
     if (leader) assignment = channel.Exchange(request);
     BroadcastMessage(layout.group_comm, 0, &assignment);
     if (assignment.kind == MessageKind::kNoMoreTrials) return;
@@ -58,6 +63,10 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
     TrainOptions options;
     options.epochs = config.execution.epochs;
     options.save_weights_path = WeightsPath(config.execution.output, trial.trial_id);
+    options.checkpoint_path = CheckpointPath(config.execution.output, trial.trial_id);
+    options.checkpoint_interval = config.checkpoint.interval;
+    options.resume = true;
+    options.fault = fault;
     TrialOutcome outcome;
     Status status;
     try {
@@ -88,6 +97,12 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
 std::string WeightsPath(const std::string& output, int64_t trial_id) {
   namespace fs = std::filesystem;
   return (fs::path(output) / "models" / ("trial_" + std::to_string(trial_id) + ".pt")).string();
+}
+
+std::string CheckpointPath(const std::string& output, int64_t trial_id) {
+  namespace fs = std::filesystem;
+  return (fs::path(output) / "checkpoints" / ("trial_" + std::to_string(trial_id) + ".pt"))
+      .string();
 }
 
 }  // namespace hpo

@@ -1,7 +1,11 @@
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "group_trials.hpp"
@@ -17,6 +21,7 @@
 #include "hpo/task_catalog.hpp"
 #include "hpo/train/task_data.hpp"
 #include "hpo/train/trainer.hpp"
+#include "preemption.hpp"
 
 namespace hpo {
 
@@ -67,13 +72,18 @@ Status BroadcastStatus(const Communicator& world, const Status& status) {
   return Status::Failure(message);
 }
 
-// Final weights under OUTPUT/models; the coordinator discards all but the best trial's.
+// Final weights under OUTPUT/models (the coordinator discards all but the best trial's) and
+// checkpoints under OUTPUT/checkpoints (discarded once a trial's result is in the study).
 class ModelFiles final : public TrialArtifacts {
  public:
   explicit ModelFiles(std::string output) : output_(std::move(output)) {}
   void Discard(int64_t trial_id) override {
     std::error_code ignored;
     fs::remove(WeightsPath(output_, trial_id), ignored);
+  }
+  void DiscardCheckpoint(int64_t trial_id) override {
+    std::error_code ignored;
+    fs::remove(CheckpointPath(output_, trial_id), ignored);
   }
 
  private:
@@ -99,25 +109,33 @@ StudyLayout MakeStudyLayout(const SweepConfig& config) {
   return layout;
 }
 
-// Rank 0: creates the output folder and a new study file in it.
+// Rank 0: creates the output folder and a new study file in it, or, with --resume and a study
+// already there, opens that study (which must come from the same sweep) and reads it into
+// `resumed`.
 Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int world_size,
-                     std::unique_ptr<StudyWriter>* study) {
+                     std::unique_ptr<StudyWriter>* study, std::optional<StudyContents>* resumed) {
   const fs::path output(config.execution.output);
   const fs::path study_path = output / kStudyFileName;
-  if (options.resume) {
-    return Status::BadInput(
-        "--resume is not implemented in this version; start a new study "
-        "with another --output");
-  }
   std::error_code error;
   fs::create_directories(output / "models", error);
+  if (!error) fs::create_directories(output / "checkpoints", error);
   if (error) {
     return Status::BadInput("output folder " + output.string() +
                             ": cannot create: " + error.message());
   }
   if (fs::exists(study_path)) {
-    return Status::BadInput(study_path.string() +
-                            ": a study already exists here; choose another --output");
+    if (!options.resume) {
+      return Status::BadInput(study_path.string() +
+                              ": a study already exists here; continue it with --resume or "
+                              "choose another --output");
+    }
+    StudyContents contents;
+    HPO_RETURN_IF_ERROR(ReadStudy(study_path.string(), &contents));
+    HPO_RETURN_IF_ERROR(
+        CheckSameSweep(contents.attributes.config, config).WithContext(study_path.string()));
+    HPO_RETURN_IF_ERROR(StudyWriter::Open(study_path.string(), MakeStudyLayout(config), study));
+    *resumed = std::move(contents);
+    return Status::Ok();
   }
   StudyAttributes attributes;
   attributes.config = config.text;
@@ -127,6 +145,44 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
   attributes.start_time = UtcTimestamp();
   attributes.version = HPO_VERSION;
   return StudyWriter::Create(study_path.string(), MakeStudyLayout(config), attributes, study);
+}
+
+// HPO_INJECT_FAULT=KIND:TRIAL:EPOCH:RANK (KIND exception or oom): a fault for failure tests.
+Status ReadFaultInjection(FaultInjection* fault) {
+  const char* text = std::getenv("HPO_INJECT_FAULT");
+  if (text == nullptr || *text == '\0') return Status::Ok();
+  char kind[16] = {0};
+  long long trial = 0;
+  long long epoch = 0;
+  int rank = 0;
+  char extra = 0;
+  if (std::sscanf(text, "%15[a-z]:%lld:%lld:%d%c", kind, &trial, &epoch, &rank, &extra) != 4 ||
+      (std::string(kind) != "exception" && std::string(kind) != "oom")) {
+    return Status::BadInput(std::string("HPO_INJECT_FAULT=") + text +
+                            ": expected KIND:TRIAL:EPOCH:RANK with KIND exception or oom");
+  }
+  fault->kind = std::string(kind) == "oom" ? FaultInjection::Kind::kOutOfMemory
+                                           : FaultInjection::Kind::kException;
+  fault->trial_id = trial;
+  fault->epoch = epoch;
+  fault->rank = rank;
+  return Status::Ok();
+}
+
+// The best trial's hyperparameters beside its weights: OUTPUT/models/best.yaml.
+void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
+                        const std::string& weights) {
+  const fs::path path = fs::path(config.execution.output) / "models" / "best.yaml";
+  std::ofstream out(path);
+  out << "trial_id: " << best.trial_id << "\n"
+      << config.sweep.metric.name << ": " << FormatParamValueExact(ParamValue(best.objective))
+      << "\nweights: " << fs::absolute(weights).string() << "\nparameters:\n";
+  for (const NamedValue& entry : best.params) {
+    out << "  " << entry.name << ": " << FormatParamValueExact(entry.value) << "\n";
+  }
+  if (!out) {
+    std::cerr << "hpo: warning: " << path.string() << ": cannot write" << std::endl;
+  }
 }
 
 // Rank 0, after every group is done: the best trial on the held-out test set.
@@ -150,6 +206,7 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
       recorded = study->SetAttribute("test_accuracy", test_accuracy);
     }
     if (!recorded.ok()) AbortJob(recorded.exit_code(), recorded.message());
+    WriteBestTrialFile(config, *best, weights);
     std::cout << "best trial " << best->trial_id << ": " << config.sweep.metric.name << ' '
               << best->objective;
     for (const NamedValue& entry : best->params) {
@@ -189,31 +246,40 @@ Status RunSweep(const SweepOptions& options) {
   HPO_RETURN_IF_ERROR(
       ComputeGroupLayout(world, static_cast<int>(config.execution.ranks_per_trial), &layout));
 
+  PreemptionWatch preemption(config.checkpoint.grace_period_s);
+  FaultInjection fault;
+  status = ReadFaultInjection(&fault);
+  if (!status.ok()) AbortJob(status.exit_code(), status.message());
+
   TaskData data;
   status = LoadTaskData(config.execution, &data);
   if (!status.ok()) AbortJob(status.exit_code(), status.message());
 
+  const std::string study_path = (fs::path(config.execution.output) / kStudyFileName).string();
   std::unique_ptr<StudyWriter> study;
-  CoordinatorDeps deps;
+  std::unique_ptr<ModelFiles> model_files;
+  std::unique_ptr<Coordinator> coordinator;
   if (root) {
+    CoordinatorDeps deps;
+    std::optional<StudyContents> resumed;
     status = MakeSearcher(config, &deps.searcher);
     if (status.ok()) status = MakeScheduler(config, &deps.scheduler);
-    if (status.ok()) status = PrepareOutput(config, options, world.size(), &study);
+    if (status.ok()) status = PrepareOutput(config, options, world.size(), &study, &resumed);
+    if (status.ok()) {
+      model_files = std::make_unique<ModelFiles>(config.execution.output);
+      deps.study = study.get();
+      deps.artifacts = model_files.get();
+      deps.progress = &std::cout;
+      deps.clock = SteadySeconds;
+      coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
+      if (resumed) status = coordinator->Restore(*resumed).WithContext(study_path);
+    }
   }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
 
   const Communicator control = world.Duplicate();
-  std::unique_ptr<Coordinator> coordinator;
-  std::unique_ptr<ModelFiles> model_files;
   std::thread coordinator_thread;
-  const std::string study_path = (fs::path(config.execution.output) / kStudyFileName).string();
   if (root) {
-    model_files = std::make_unique<ModelFiles>(config.execution.output);
-    deps.study = study.get();
-    deps.artifacts = model_files.get();
-    deps.progress = &std::cout;
-    deps.clock = SteadySeconds;
-    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
     std::cout << "hpo-mpi " << HPO_VERSION << ": " << world.size() << " ranks in "
               << layout.num_groups << " groups of " << config.execution.ranks_per_trial
               << " | task " << TaskKindName(config.execution.task) << " | "
@@ -221,19 +287,34 @@ Status RunSweep(const SweepOptions& options) {
               << coordinator->planned_trials() << " trials of " << config.execution.epochs
               << " epochs | " << config.sweep.metric.name << " ("
               << GoalName(config.sweep.metric.goal) << ") | study " << study_path << std::endl;
-    coordinator_thread =
-        std::thread([&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank); });
+    coordinator_thread = std::thread([&] {
+      ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [&] {
+        if (PreemptionWatch::Requested() && !coordinator->interrupted()) {
+          coordinator->Interrupt("rank 0 received signal " +
+                                 std::to_string(PreemptionWatch::SignalNumber()));
+        }
+      });
+    });
   }
 
-  RunGroupTrials(config, layout, data, control);
+  RunGroupTrials(config, layout, data, control, fault);
 
   Status outcome;
   if (root) {
     coordinator_thread.join();
-    RecordBestTrial(config, *coordinator, data, study.get(), study_path);
-    if (coordinator->too_many_failures()) {
-      outcome = Status::Failure("the sweep was ended: " + coordinator->end_reason() +
-                                " (every finished trial is in " + study_path + ")");
+    if (coordinator->interrupted()) {
+      outcome = Status::Interrupted(
+          "the sweep was interrupted: " + std::to_string(coordinator->trials_finished()) +
+          " trials finished, " + std::to_string(coordinator->trials_unfinished()) +
+          " to continue from their checkpoints; the study is saved in " + study_path +
+          "; continue it with: hpo sweep --config " + options.config_path + " --output " +
+          config.execution.output + " --resume");
+    } else {
+      RecordBestTrial(config, *coordinator, data, study.get(), study_path);
+      if (coordinator->too_many_failures()) {
+        outcome = Status::Failure("the sweep was ended: " + coordinator->end_reason() +
+                                  " (every finished trial is in " + study_path + ")");
+      }
     }
   }
   return BroadcastStatus(world, outcome);

@@ -189,10 +189,10 @@ class CheckpointUnusable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Canonical text of a trial's hyperparameters, stored in its checkpoint to recognise it.
-std::string DescribeParams(const Assignment& params) {
-  std::string text;
-  for (const NamedValue& entry : params) {
+// Canonical text of a trial's seed and hyperparameters, stored in its checkpoint to recognise it.
+std::string DescribeTrial(const TrialSpec& trial) {
+  std::string text = "seed=" + std::to_string(trial.seed) + ';';
+  for (const NamedValue& entry : trial.params) {
     text += entry.name + '=' + FormatParamValueExact(entry.value) + ';';
   }
   return text;
@@ -440,7 +440,7 @@ class TrialRun {
     optimizer_->save(optimizer_archive);
     archive.write("optimizer", optimizer_archive);
     archive.write("trial_id", c10::IValue(trial_.trial_id));
-    archive.write("params", c10::IValue(DescribeParams(trial_.params)));
+    archive.write("params", c10::IValue(DescribeTrial(trial_)));
     archive.write("epochs_done", c10::IValue(position_.epochs_done));
     archive.write("next_step", c10::IValue(position_.next_step));
     archive.write("partial_loss_sum", c10::IValue(position_.partial_loss_sum));
@@ -479,8 +479,7 @@ class TrialRun {
       c10::IValue params;
       archive.read("trial_id", trial_id);
       archive.read("params", params);
-      if (trial_id.toInt() != trial_.trial_id ||
-          params.toStringRef() != DescribeParams(trial_.params)) {
+      if (trial_id.toInt() != trial_.trial_id || params.toStringRef() != DescribeTrial(trial_)) {
         return;
       }
       torch::serialize::InputArchive model_archive;

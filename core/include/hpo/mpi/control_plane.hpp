@@ -8,6 +8,9 @@
 // A malformed message or a failing coordinator ends the job (AbortJob).
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "hpo/control_message.hpp"
 #include "hpo/coordinator.hpp"
 #include "hpo/mpi/communicator.hpp"
@@ -15,9 +18,11 @@
 
 namespace hpo {
 
-// Runs on world rank 0 only; returns once coordinator.Finished().
+// Runs on world rank 0 only; returns once coordinator.Finished(). Calls `poll` (e.g. to check for a
+// preemption signal) before every probe for a message.
 void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
-                      const std::vector<int>& group_of_world_rank);
+                      const std::vector<int>& group_of_world_rank,
+                      const std::function<void()>& poll);
 
 class LeaderChannel {
  public:
