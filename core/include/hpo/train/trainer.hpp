@@ -50,7 +50,7 @@ struct TrialOutcome {
 
 // A deliberate fault, to test that failures inside a trial are contained (the runtime reads it from
 // the HPO_INJECT_FAULT environment variable). Throws at the first training step of `epoch` on
-// group rank `rank` of trial `trial_id`.
+// group rank `rank` of trial `trial_id`'s first attempt (a retry runs clean).
 struct FaultInjection {
   enum class Kind { kNone, kException, kOutOfMemory };
   Kind kind = Kind::kNone;

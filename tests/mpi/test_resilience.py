@@ -1,0 +1,260 @@
+"""Resilience tests of `hpo sweep` under mpirun: kill -9 and resume, preemption signals, failing
+trials. Run by ctest as: python3 test_resilience.py --hpo PATH -k SUITE.
+
+Every sweep here uses configs/synthetic_resume.yaml (6 random trials of 3 epochs, 2 ranks per
+trial), whose trials last a few seconds, so a job can be interrupted in the middle of a trial.
+"""
+
+import argparse
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
+HPO = None  # set from the command line
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMP_NUM_THREADS": "1",
+}
+
+
+def command(np_count, output, extra=()):
+    return (["mpirun", "--oversubscribe", "-np", str(np_count), HPO, "sweep", "--config", CONFIG,
+             "--output", output] + list(extra))
+
+
+def run(np_count, output, extra=(), env=None, timeout=300):
+    """Runs a sweep to its end; returns (rc, stdout + stderr)."""
+    done = subprocess.run(command(np_count, output, extra), capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, **MPI_ENV, **(env or {})))
+    return done.returncode, done.stdout + done.stderr
+
+
+def start(np_count, output, extra=()):
+    """Starts a sweep in its own session (so the whole job can be signalled or killed)."""
+    return subprocess.Popen(command(np_count, output, extra), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            env=dict(os.environ, **MPI_ENV))
+
+
+def base_config():
+    with open(CONFIG) as f:
+        return f.read()
+
+
+def read_trials(study):
+    """The study's trials as {trial_id: row}, and its curves as {trial_id: [epochs]}."""
+    with h5py.File(study, "r") as f:
+        trials = {int(row["trial_id"]): row for row in f["trials"][:]}
+        curves = {}
+        for row in f["curves"][:]:
+            curves.setdefault(int(row["trial_id"]), []).append(int(row["epoch"]))
+    return trials, curves
+
+
+def wait_for(predicate, process, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError("the sweep ended before the test could interrupt it:\n" +
+                                 process.stdout.read())
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for the sweep")
+
+
+def finished_trials(study):
+    try:
+        return len(read_trials(study)[0])
+    except (OSError, KeyError):
+        return 0
+
+
+PARAMS = ["lr", "batch_size", "optimizer", "width"]
+
+
+class ResilienceCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-resilience-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def out(self, name):
+        return os.path.join(self.tmp, name)
+
+    def assert_same_trials(self, expected, actual):
+        """Same trial ids, hyperparameters, statuses and objectives."""
+        self.assertEqual(sorted(expected), sorted(actual))
+        for trial_id, row in expected.items():
+            other = actual[trial_id]
+            for name in PARAMS + ["status", "epochs"]:
+                self.assertEqual(row[name], other[name], (trial_id, name))
+            self.assertAlmostEqual(float(row["objective"]), float(other["objective"]), places=6,
+                                   msg="trial %d" % trial_id)
+
+
+class Resume(ResilienceCase):
+    def test_kill_9_then_resume_on_2_ranks_equals_the_uninterrupted_run(self):
+        rc, log = run(4, self.out("whole"))
+        self.assertEqual(rc, 0, log)
+        whole, _ = read_trials(os.path.join(self.out("whole"), "study.h5"))
+        self.assertEqual(len(whole), 6)
+
+        output = self.out("killed")
+        study = os.path.join(output, "study.h5")
+        job = start(4, output)
+        # Kill the whole job (mpirun and every rank) once two trials are in the study and others
+        # have checkpoints: somewhere inside a trial.
+        wait_for(lambda: finished_trials(study) >= 2 and
+                 glob.glob(os.path.join(output, "checkpoints", "*.pt")), job)
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+        job.stdout.close()
+        before, _ = read_trials(study)  # the file opens: nothing half-written
+        self.assertGreaterEqual(len(before), 2)
+        self.assertLess(len(before), 6)
+        with h5py.File(study, "r") as f:
+            self.assertIn("running_trials", f.attrs)
+
+        # Resume on 2 ranks (one group) a study begun on 4 (two groups).
+        rc, log = run(2, output, ["--resume"])
+        self.assertEqual(rc, 0, log)
+        self.assertIn("resuming the study: %d trials finished" % len(before), log)
+        self.assertIn("2 ranks in 1 groups", log)
+        after, curves = read_trials(study)
+        self.assertEqual(len(after), 6)  # run_cap reached, not exceeded
+        for trial_id, row in before.items():  # finished trials are kept as they were
+            self.assertEqual(row.tobytes(), after[trial_id].tobytes())
+        self.assert_same_trials(whole, after)
+        for trial_id, epochs in curves.items():  # one curve row per epoch, none twice
+            self.assertEqual(epochs, sorted(set(epochs)), trial_id)
+        self.assertEqual(glob.glob(os.path.join(output, "checkpoints", "*.pt")), [])
+
+        # Resuming a finished study runs nothing more.
+        rc, log = run(2, output, ["--resume"])
+        self.assertEqual(rc, 0, log)
+        self.assertEqual(len(read_trials(study)[0]), 6)
+
+
+class Preemption(ResilienceCase):
+    def test_sigterm_mid_epoch_exits_3_and_resume_continues_from_the_checkpoint(self):
+        output = self.out("preempted")
+        study = os.path.join(output, "study.h5")
+        job = start(4, output)
+        checkpoints = os.path.join(output, "checkpoints", "*.pt")
+        wait_for(lambda: glob.glob(checkpoints), job)
+        # As Kubernetes does when it deletes the pods: SIGTERM to every rank.
+        ranks = subprocess.run(["pgrep", "-s", str(job.pid), "-f", "^" + HPO],
+                               capture_output=True, text=True).stdout.split()
+        self.assertEqual(len(ranks), 4, ranks)
+        signalled = time.monotonic()
+        for pid in ranks:
+            os.kill(int(pid), signal.SIGTERM)
+        log, _ = job.communicate(timeout=120)
+        self.assertLess(time.monotonic() - signalled, 60)  # the default grace period
+        self.assertEqual(job.returncode, 3, log)
+        self.assertIn("hpo: interrupted: the sweep was interrupted", log)
+        self.assertIn("--resume", log)
+        interrupted = [line for line in log.splitlines() if " interrupted at epoch " in line]
+        self.assertTrue(interrupted, log)
+        self.assertTrue(glob.glob(checkpoints))
+        before, _ = read_trials(study)
+
+        rc, resumed = run(4, output, ["--resume"])
+        self.assertEqual(rc, 0, resumed)
+        after, _ = read_trials(study)
+        self.assertEqual(len(after), 6)
+        for trial_id, row in before.items():
+            self.assertEqual(row.tobytes(), after[trial_id].tobytes())
+        # Each interrupted trial went on from its checkpoint: it trained the rest in less time
+        # than a whole trial, and its curve has every epoch once.
+        for line in interrupted:
+            trial_id = int(line.split()[1])
+            self.assertEqual(int(after[trial_id]["epochs"]), 3, line)
+
+    def test_sigusr1_to_mpirun_is_forwarded_and_exits_3(self):
+        output = self.out("usr1")
+        job = start(4, output)
+        wait_for(lambda: glob.glob(os.path.join(output, "checkpoints", "*.pt")), job)
+        job.send_signal(signal.SIGUSR1)  # Slurm's --signal, forwarded by the batch script's trap
+        log, _ = job.communicate(timeout=120)
+        self.assertEqual(job.returncode, 3, log)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            self.assertIn("running_trials", f.attrs)
+
+
+class Failures(ResilienceCase):
+    def test_an_exception_on_one_rank_fails_only_its_trial(self):
+        output = self.out("exception")
+        rc, log = run(4, output, env={"HPO_INJECT_FAULT": "exception:1:2:1"})
+        self.assertEqual(rc, 0, log)
+        trials, _ = read_trials(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 6)
+        failed = {i: row for i, row in trials.items() if row["status"] == b"failed"}
+        self.assertEqual(list(failed), [1])
+        message = failed[1]["message"].decode()
+        self.assertIn("exception at epoch 2 step 1 on rank 1: injected fault", message)
+        self.assertTrue(np.isnan(failed[1]["objective"]))
+
+    def test_out_of_memory_with_a_retry_runs_the_trial_again(self):
+        output = self.out("oom")
+        text = base_config() + "trial_retries: 1\n"
+        config = os.path.join(self.tmp, "retry.yaml")
+        with open(config, "w") as f:
+            f.write(text)
+        done = subprocess.run(
+            ["mpirun", "--oversubscribe", "-np", "4", HPO, "sweep", "--config", config,
+             "--output", output], capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, **MPI_ENV, HPO_INJECT_FAULT="oom:0:1:0"))
+        log = done.stdout + done.stderr
+        self.assertEqual(done.returncode, 0, log)
+        self.assertIn("trial 0 failed (exception at epoch 1 step 1 on rank 0: out of memory", log)
+        self.assertIn("retry 1 of 1 with a new seed", log)
+        trials, _ = read_trials(os.path.join(output, "study.h5"))
+        self.assertEqual(trials[0]["status"], b"completed")  # the retry has a new seed: no fault
+
+    def test_a_nan_trial_is_failed_and_the_sweep_completes(self):
+        text = base_config().replace(
+            "      min: 0.001\n      max: 0.1\n", "      min: 1.0e+6\n      max: 1.0e+7\n")
+        config = os.path.join(self.tmp, "nan.yaml")
+        with open(config, "w") as f:
+            f.write(text.replace("run_cap: 6", "run_cap: 2") + "max_failed_trials: 2\n")
+        output = self.out("nan")
+        done = subprocess.run(
+            ["mpirun", "--oversubscribe", "-np", "4", HPO, "sweep", "--config", config,
+             "--output", output], capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, **MPI_ENV))
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        trials, _ = read_trials(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 2)
+        for row in trials.values():
+            self.assertEqual(row["status"], b"failed")
+            self.assertIn("non-finite loss", row["message"].decode())
+
+
+def main():
+    global HPO
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hpo", required=True)
+    args, rest = parser.parse_known_args()
+    HPO = os.path.abspath(args.hpo)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
