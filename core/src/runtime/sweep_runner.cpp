@@ -117,13 +117,7 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
   const fs::path output(config.execution.output);
   const fs::path study_path = output / kStudyFileName;
   std::error_code error;
-  fs::create_directories(output / "models", error);
-  if (!error) fs::create_directories(output / "checkpoints", error);
-  if (error) {
-    return Status::BadInput("output folder " + output.string() +
-                            ": cannot create: " + error.message());
-  }
-  if (fs::exists(study_path)) {
+  if (fs::exists(study_path, error)) {
     if (!options.resume) {
       return Status::BadInput(study_path.string() +
                               ": a study already exists here; continue it with --resume or "
@@ -135,8 +129,14 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
         CheckSameSweep(contents.attributes.config, config).WithContext(study_path.string()));
     HPO_RETURN_IF_ERROR(StudyWriter::Open(study_path.string(), MakeStudyLayout(config), study));
     *resumed = std::move(contents);
-    return Status::Ok();
   }
+  fs::create_directories(output / "models", error);
+  if (!error) fs::create_directories(output / "checkpoints", error);
+  if (error) {
+    return Status::BadInput("output folder " + output.string() +
+                            ": cannot create: " + error.message());
+  }
+  if (*resumed) return Status::Ok();
   StudyAttributes attributes;
   attributes.config = config.text;
   attributes.metric_name = config.sweep.metric.name;

@@ -1,0 +1,263 @@
+"""Bad input everywhere: a table of bad configs, command lines, data files, study files and
+output folders. Each case must end with its documented exit code and one message naming the file,
+key or line, and must leave every file that existed before exactly as it was (and create none).
+
+Run by ctest as: python3 test_bad_input.py --hpo PATH.
+"""
+
+import argparse
+import gzip
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HPO = None  # set from the command line
+FASHION = "/usr/share/datasets/fashion-mnist"
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMP_NUM_THREADS": "1",
+}
+
+# A valid one-rank synthetic sweep; cases edit its text.
+BASE = """sweep:
+  method: random
+  metric:
+    name: val_accuracy
+    goal: maximize
+  run_cap: 2
+  parameters:
+    lr:
+      distribution: log_uniform_values
+      min: 0.001
+      max: 0.1
+    batch_size:
+      values: [32, 64]
+task: synthetic
+synthetic:
+  train_samples: 256
+  val_samples: 64
+  test_samples: 64
+epochs: 1
+ranks_per_trial: 1
+seed: 3
+"""
+
+FASHION_BASE = BASE.replace("task: synthetic", "task: fashion_mnist").replace(
+    "synthetic:\n  train_samples: 256\n  val_samples: 64\n  test_samples: 64\n",
+    "train_samples: 512\nvalidation_samples: 128\n")
+
+
+def edit(old, new, base=BASE):
+    text = base.replace(old, new, 1)
+    assert text != base, old
+    return text
+
+
+# (name, config text or None for no config file, extra arguments, expected exit code, expected
+# message pieces). "{dir}" in arguments and messages is the case's folder.
+CONFIG_CASES = [
+    ("malformed_yaml", BASE + "oops: [1, 2\n", [], 2, ["config.yaml:", "invalid YAML"]),
+    ("tab_indentation", edit("  run_cap: 2\n", "\trun_cap: 2\n"), [], 2, ["config.yaml:", "invalid YAML"]),
+    ("two_documents", BASE + "---\nepochs: 2\n", [], 2, ["config.yaml:", "one document"]),
+    ("not_a_mapping", "- sweep\n- task\n", [], 2, ["config.yaml:1", "must be a YAML mapping"]),
+    ("empty_file", "", [], 2, ["config.yaml:1", "must be a YAML mapping"]),
+    ("unknown_top_key", BASE + "epoch: 3\n", [], 2, ["config.yaml:22", "epoch: unknown key"]),
+    ("unknown_param_key", edit("      max: 0.1\n", "      max: 0.1\n      mx: 1\n"), [], 2,
+     ["config.yaml:12", "sweep.parameters.lr.mx"]),
+    ("epochs_wrong_type", edit("epochs: 1", "epochs: three"), [], 2,
+     ["config.yaml:19", "epochs", "integer"]),
+    ("epochs_zero", edit("epochs: 1", "epochs: 0"), [], 2, ["config.yaml:19", "epochs"]),
+    ("min_above_max", edit("      min: 0.001\n", "      min: 0.5\n"), [], 2,
+     ["config.yaml:", "sweep.parameters.lr", "min"]),
+    ("log_range_not_positive", edit("      min: 0.001\n", "      min: 0\n"), [], 2,
+     ["config.yaml:", "sweep.parameters.lr"]),
+    ("empty_values", edit("values: [32, 64]", "values: []"), [], 2,
+     ["config.yaml:13", "sweep.parameters.batch_size.values"]),
+    ("grid_over_range", edit("method: random", "method: grid"), [], 2,
+     ["config.yaml:", "sweep.parameters.lr", "grid"]),
+    ("unknown_method", edit("method: random", "method: genetic"), [], 2,
+     ["config.yaml:2", "sweep.method"]),
+    ("metric_not_reported", edit("name: val_accuracy", "name: f1"), [], 2,
+     ["config.yaml:4", "sweep.metric.name"]),
+    ("goal_misspelt", edit("goal: maximize", "goal: maximise"), [], 2,
+     ["config.yaml:5", "sweep.metric.goal"]),
+    ("run_cap_missing", edit("  run_cap: 2\n", ""), [], 2, ["config.yaml:", "run_cap"]),
+    ("unknown_hyperparameter", edit("    batch_size:\n", "    batchsize:\n"), [], 2,
+     ["config.yaml:12", "batchsize"]),
+    ("ranks_per_trial_zero", edit("ranks_per_trial: 1", "ranks_per_trial: 0"), [], 2,
+     ["config.yaml:20", "ranks_per_trial"]),
+    ("grace_period_zero", BASE + "checkpoint: {grace_period_s: 0}\n", [], 2,
+     ["config.yaml:22", "checkpoint.grace_period_s"]),
+    ("negative_time_budget", BASE + "time_budget_s: -5\n", [], 2,
+     ["config.yaml:22", "time_budget_s"]),
+    ("missing_config_file", None, [], 2, ["no-such.yaml", "cannot read config"]),
+    ("unknown_option", BASE, ["--frobnicate"], 2, ["frobnicate"]),
+    ("missing_data_folder", FASHION_BASE, ["--data", "{dir}/no-data"], 2, ["{dir}/no-data"]),
+    ("unwritable_output", BASE, ["--output", "{dir}/a-file/study"], 2,
+     ["{dir}/a-file/study", "cannot create"]),
+]
+
+
+def snapshot(folder):
+    """Every path under `folder` with a hash of its bytes (None for folders)."""
+    state = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            state[os.path.relpath(os.path.join(root, name), folder)] = None
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                state[os.path.relpath(path, folder)] = hashlib.sha256(f.read()).hexdigest()
+    return state
+
+
+class BadInputCase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="hpo-bad-input-")
+        with open(os.path.join(self.dir, "a-file"), "w") as f:
+            f.write("a file where a folder is expected\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def hpo(self, args, np_count=1, env=None):
+        command = ["mpirun", "--oversubscribe", "-np", str(np_count), HPO] + args
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, **MPI_ENV, **(env or {})))
+        return done.returncode, done.stdout + done.stderr
+
+    def check(self, args, code, pieces, np_count=1, env=None):
+        """Runs `hpo ARGS`; asserts the exit code, the message and that nothing changed."""
+        before = snapshot(self.dir)
+        rc, log = self.hpo(args, np_count, env)
+        self.assertEqual(rc, code, log)
+        for piece in pieces:
+            self.assertIn(piece.format(dir=self.dir), log)
+        self.assertEqual(log.count("hpo: error"), 1, log)  # one message, not one per rank
+        self.assertEqual(snapshot(self.dir), before, "files changed:\n" + log)
+
+
+class ConfigsDataAndCommandLines(BadInputCase):
+    def test_every_case(self):
+        for name, text, extra, code, pieces in CONFIG_CASES:
+            with self.subTest(name):
+                config = os.path.join(self.dir, "config.yaml")
+                if text is None:
+                    config = os.path.join(self.dir, "no-such.yaml")
+                else:
+                    with open(config, "w") as f:
+                        f.write(text)
+                args = ["sweep", "--config", config]
+                if "--output" not in extra:
+                    args += ["--output", os.path.join(self.dir, "out")]
+                self.check(args + [a.format(dir=self.dir) for a in extra], code, pieces)
+                if text is not None:
+                    os.remove(config)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_truncated_and_garbled_data_files(self):
+        data = os.path.join(self.dir, "data")
+        os.mkdir(data)
+        for name in os.listdir(FASHION):
+            shutil.copy(os.path.join(FASHION, name), data)
+        images = os.path.join(data, "train-images-idx3-ubyte.gz")
+        with gzip.open(images) as f:
+            raw = f.read()
+        with gzip.open(images, "wb") as f:
+            f.write(raw[:len(raw) // 2])
+        config = self.write("fashion.yaml", FASHION_BASE)
+        args = ["sweep", "--config", config, "--output", os.path.join(self.dir, "out"),
+                "--data", data]
+        self.check(args, 2, [images, "truncated"])
+        with open(images, "wb") as f:
+            f.write(b"this is not gzip nor idx")
+        self.check(args, 2, [images])
+
+    def test_world_that_does_not_divide_into_groups(self):
+        config = self.write("two.yaml", edit("ranks_per_trial: 1", "ranks_per_trial: 2"))
+        self.check(["sweep", "--config", config, "--output", os.path.join(self.dir, "out")], 2,
+                   ["ranks_per_trial", "3"], np_count=3)
+
+    def test_bad_fault_injection_variable(self):
+        config = self.write("ok.yaml", BASE)
+        self.check(["sweep", "--config", config, "--output", os.path.join(self.dir, "out")], 2,
+                   ["HPO_INJECT_FAULT=explode", "KIND:TRIAL:EPOCH:RANK"],
+                   env={"HPO_INJECT_FAULT": "explode"})
+
+    def test_command_lines(self):
+        self.check(["sweep"], 2, ["--config"])
+        self.check(["launch"], 2, ["launch"])
+        self.check(["report", os.path.join(self.dir, "a-file")], 2, ["a-file", "not an HDF5"])
+        self.check(["report", os.path.join(self.dir, "missing.h5")], 2, ["missing.h5"])
+
+
+class Studies(BadInputCase):
+    """Existing studies: refused without --resume, from another sweep, not HDF5, damaged."""
+
+    def setUp(self):
+        super().setUp()
+        self.config = os.path.join(self.dir, "config.yaml")
+        with open(self.config, "w") as f:
+            f.write(BASE)
+        self.output = os.path.join(self.dir, "out")
+        rc, log = self.hpo(["sweep", "--config", self.config, "--output", self.output])
+        self.assertEqual(rc, 0, log)
+        self.study = os.path.join(self.output, "study.h5")
+
+    def sweep(self, config, *extra):
+        return ["sweep", "--config", config, "--output", self.output] + list(extra)
+
+    def test_existing_study_without_resume(self):
+        self.check(self.sweep(self.config), 2, [self.study, "already exists", "--resume"])
+
+    def test_resume_with_another_sweep(self):
+        other = os.path.join(self.dir, "other.yaml")
+        with open(other, "w") as f:
+            f.write(edit("      max: 0.1\n", "      max: 0.2\n"))
+        self.check(self.sweep(other, "--resume"), 2,
+                   [self.study, "begun with another sweep", "sweep.parameters.lr.max"])
+        os.remove(other)
+
+    def test_resume_of_a_file_that_is_not_hdf5(self):
+        with open(self.study, "wb") as f:
+            f.write(b"\x00not an hdf5 study\n")
+        self.check(self.sweep(self.config, "--resume"), 2, [self.study])
+
+    def test_resume_of_a_study_with_damaged_state(self):
+        with h5py.File(self.study, "a") as f:
+            f.attrs["searcher_state"] = b"zz"
+        self.check(self.sweep(self.config, "--resume"), 2,
+                   [self.study, "searcher_state is damaged"])
+
+    def test_resume_of_an_hdf5_file_without_study_tables(self):
+        with h5py.File(self.study, "w") as f:
+            f.create_dataset("something", data=[1, 2, 3])
+        self.check(self.sweep(self.config, "--resume"), 2, [self.study, "/trials"])
+
+
+def main():
+    global HPO
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hpo", required=True)
+    args, rest = parser.parse_known_args()
+    HPO = os.path.abspath(args.hpo)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
