@@ -62,7 +62,9 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args)
       "output folder (replaces the config's `output`)")(
       "data", po::value<std::string>(&sweep.data_override),
       "data folder on this rank (replaces the config's `data`)")(
-      "resume", po::bool_switch(&sweep.resume), "continue the study in the output folder");
+      "resume", po::bool_switch(&sweep.resume),
+      "continue the study in the output folder (start it if there is none yet); its running "
+      "trials continue from their checkpoints");
   po::variables_map values;
   po::positional_options_description none;
   for (const std::string& arg : args) {
