@@ -103,9 +103,16 @@ class EndToEnd(SweepTestCase):
         self.assertIn("test_accuracy", attrs)
         best = trials[np.argmax(trials["objective"])]
         self.assertEqual(int(attrs["best_trial_id"]), int(best["trial_id"]))
-        # Only the best trial's weights are kept.
-        models = os.listdir(os.path.join(os.path.dirname(study), "models"))
-        self.assertEqual(models, ["trial_%d.pt" % best["trial_id"]])
+        # Only the best trial's weights are kept, with its hyperparameters beside them; no
+        # checkpoint is left once every result is in the study.
+        output = os.path.dirname(study)
+        models = sorted(os.listdir(os.path.join(output, "models")))
+        self.assertEqual(models, ["best.yaml", "trial_%d.pt" % best["trial_id"]])
+        with open(os.path.join(output, "models", "best.yaml")) as f:
+            best_yaml = f.read()
+        self.assertIn("trial_id: %d\n" % best["trial_id"], best_yaml)
+        self.assertIn("  optimizer: %s\n" % best["optimizer"].decode(), best_yaml)
+        self.assertEqual(os.listdir(os.path.join(output, "checkpoints")), [])
         # pandas reads it both ways.
         self.assertEqual(len(pandas.DataFrame(trials)), 6)
         self.assertEqual(len(pandas.read_hdf(study, "trials")), 6)
