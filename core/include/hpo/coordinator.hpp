@@ -2,11 +2,14 @@
 // trial continues after an epoch (the scheduler, the metric target), what happens to a finished
 // trial (study file, searcher and scheduler state, progress line, artifacts), and when the sweep
 // ends (run_cap, search space, time budget, metric target, max_failed_trials), failed trials that
-// run again (trial_retries), resume (Restore) and interruption (Interrupt). With every dispatch and
-// every result it publishes the sweep's state to the study (searcher_state, scheduler_state and
-// running_trials: the trials dispatched and not finished), so that a study read back at any moment
-// resumes consistently: the trials that were running run again with the same ids, hyperparameters
-// and seeds, from their checkpoints, and the searcher continues where it was. It knows neither MPI
+// run again (trial_retries), resume (Restore) and interruption (Interrupt). With every result (and
+// every retry or interruption) it publishes the sweep's state to the study in the same write as
+// the result (searcher_state, scheduler_state and running_trials: the trials dispatched and not
+// finished), so that a study read back at any moment resumes consistently: the trials that were
+// running run again with the same ids, hyperparameters and seeds, from their checkpoints, and the
+// searcher continues where it was. A trial dispatched after the last write is suggested again
+// (random, grid and Sobol suggest the same point, whose checkpoint is then used; TPE may suggest
+// another, and a checkpoint of other hyperparameters is ignored). It knows neither MPI
 // nor torch: the runtime feeds it the leaders' messages and sends its replies (Horovod's
 // controller/execution split), so it is unit-tested with fakes. Not thread-safe: one thread (rank
 // 0's coordinator thread) calls it.

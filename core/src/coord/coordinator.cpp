@@ -232,7 +232,6 @@ Status Coordinator::HandleRequest(int group, bool interrupt, std::optional<Contr
   unfinished_[trial->trial_id] = *trial;
   answer.kind = MessageKind::kTrial;
   answer.trial = std::move(*trial);
-  HPO_RETURN_IF_ERROR(deps_.study->SetAttributes(SweepStateAttributes()));
   *reply = std::move(answer);
   return Status::Ok();
 }

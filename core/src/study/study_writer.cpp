@@ -1,8 +1,8 @@
 // StudyWriter over the HDF5 C API.
 //
 // Write protocol (crash safety): the study lives in memory (HDF5's core driver, no backing store)
-// and every change is published whole: the file image goes to STUDY.h5.tmp, is fsync'ed, and is
-// renamed over STUDY.h5. rename(2) is atomic, so a reader (h5py, pandas, `hpo report`, a resume)
+// and every change is published whole: the file image goes to STUDY.h5.tmp, which is renamed over
+// STUDY.h5. rename(2) is atomic, so a reader (h5py, pandas, `hpo report`, a resume)
 // sees the study as of one publish or the next, never a half-written one, and a process killed at
 // any moment (SIGKILL included) leaves the last published study intact. After a power loss the file
 // is the last published one on file systems that order a rename after the data it renames (ext4,
@@ -215,7 +215,7 @@ class StudyLock {
   int fd_ = -1;
 };
 
-// Writes `bytes` to `path` + ".tmp", fsyncs it and renames it over `path`.
+// Writes `bytes` to `path` + ".tmp" and renames it over `path`.
 Status PublishAtomically(const std::string& path, const std::vector<char>& bytes) {
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -232,10 +232,10 @@ Status PublishAtomically(const std::string& path, const std::vector<char>& bytes
     }
     written += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (::close(fd) != 0) {
     const std::string reason = std::strerror(errno);
     ::unlink(temporary.c_str());
-    return Status::Failure(temporary + ": cannot sync: " + reason);
+    return Status::Failure(temporary + ": cannot write: " + reason);
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
