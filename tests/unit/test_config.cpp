@@ -561,7 +561,7 @@ const BadConfig kBadConfigs[] = {
     {"MalformedYaml", "task: synthetic\nsweep:\n  method: random\n  parameters: [0.1, 0.2\n",
      "test.yaml:5: invalid YAML: "},
     {"TwoDocuments", "task: synthetic\n---\ntask: synthetic\n",
-     "test.yaml:3: invalid YAML: a config holds one document, found 2"},
+     "test.yaml:2: invalid YAML: a config holds one document; another one starts here"},
     {"NotAMapping", "- task\n- sweep\n",
      "test.yaml:1: (top level): the config must be a YAML mapping"},
     {"EpochsZero",

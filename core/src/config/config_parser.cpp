@@ -9,10 +9,12 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "hpo/task_catalog.hpp"
@@ -251,15 +253,48 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   return config_internal::ParseBudget(errors, top, &config->budget);
 }
 
+// Counts a stream's documents and where the second one starts, without building them.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ == 2) second_line_ = mark.line + 1;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  int documents() const { return documents_; }
+  int second_line() const { return second_line_; }
+
+ private:
+  int documents_ = 0;
+  int second_line_ = 0;
+};
+
 Status ParseYaml(const ErrorFormatter& errors, const std::string& text, YAML::Node* root) {
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      return Status::BadInput(
-          errors.file() + ":" + std::to_string(config_internal::LineOf(documents[1])) +
-          ": invalid YAML: a config holds one document, found " + std::to_string(documents.size()));
+    // Not YAML::LoadAll: yaml-cpp 0.7 loops forever on a stream that starts with a flow entry
+    // (",", yaml-cpp issue 1040). Stopping after the second document is all a config needs.
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    DocumentCounter counter;
+    while (counter.documents() < 2 && parser.HandleNextDocument(counter)) {
     }
-    if (!documents.empty()) *root = documents.front();
+    if (counter.documents() > 1) {
+      return Status::BadInput(
+          errors.file() + ":" + std::to_string(counter.second_line()) +
+          ": invalid YAML: a config holds one document; another one starts here "
+          "(after a --- separator, or after stray text such as a leading ',')");
+    }
+    if (counter.documents() == 1) *root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
     return Status::BadInput(errors.file() + ":" + std::to_string(line) +
@@ -281,11 +316,10 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
   const Field root_field{"", "", config_internal::LineOf(root), root};
   MappingFields top;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, root_field, &top));
-  HPO_RETURN_IF_ERROR(
-      top.CheckKeys({"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank",
-                     "seed", "output", "validation_samples", "train_samples", "synthetic", "search",
-                     "median_stopping", "time_budget_s", "max_failed_trials", "trial_retries",
-                     "checkpoint"}));
+  HPO_RETURN_IF_ERROR(top.CheckKeys(
+      {"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank", "seed", "output",
+       "validation_samples", "train_samples", "synthetic", "search", "median_stopping",
+       "time_budget_s", "max_failed_trials", "trial_retries", "checkpoint"}));
   SweepConfig parsed;
   parsed.path = path;
   parsed.text = text;
