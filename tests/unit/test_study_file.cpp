@@ -54,7 +54,7 @@ TrialResult MakeTrial(int64_t id, TrialStatus status, double objective, int64_t 
   trial.status = status;
   trial.objective = objective;
   trial.params = {{"lr", 0.001 * static_cast<double>(id + 1)},
-                  {"batch_size", int64_t{32} << id},
+                  {"batch_size", int64_t{32} << (id % 16)},
                   {"optimizer.name", std::string(id % 2 == 0 ? "adam" : "sgd,nest")},
                   {"drop-out", 0.25}};
   trial.epochs = epochs;
