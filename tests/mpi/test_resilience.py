@@ -77,6 +77,26 @@ def wait_for(predicate, process, timeout=120):
     raise AssertionError("timed out waiting for the sweep")
 
 
+def session_pids(leader):
+    """mpirun and every rank it started (Open MPI puts ranks in process groups of their own)."""
+    found = subprocess.run(["pgrep", "-s", str(leader)], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def kill_session(job):
+    """SIGKILL to mpirun and every rank at once; returns when all of them are gone."""
+    for pid in session_pids(job.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    job.wait()
+    job.stdout.close()
+    deadline = time.monotonic() + 30
+    while session_pids(job.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def finished_trials(study):
     try:
         return len(read_trials(study)[0])
@@ -122,9 +142,7 @@ class Resume(ResilienceCase):
         # have checkpoints: somewhere inside a trial.
         wait_for(lambda: finished_trials(study) >= 2 and
                  glob.glob(os.path.join(output, "checkpoints", "*.pt")), job)
-        os.killpg(job.pid, signal.SIGKILL)
-        job.wait()
-        job.stdout.close()
+        kill_session(job)
         before, _ = read_trials(study)  # the file opens: nothing half-written
         self.assertGreaterEqual(len(before), 2)
         self.assertLess(len(before), 6)
