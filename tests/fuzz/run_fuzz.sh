@@ -40,11 +40,11 @@ cmake --build "$build" -j "${HPO_FUZZ_BUILD_JOBS:-2}"
 # A fresh working corpus each run (libFuzzer adds new inputs to the first folder), so a run's cost
 # does not grow with the runs before it; the seed folders are only read.
 work=$build/corpus
-rm -rf "$work" "$build"/crash-* "$build"/timeout-* "$build"/leak-* "$build"/oom-*
+rm -rf "$work"
 mkdir -p "$work"
 seeds=("$here/corpus")
 for folder in "$root/configs" "$root/tests/mpi/configs" "$root/bench/configs"; do
-  [ -d "$folder" ] && seeds+=("$folder")
+  if [ -d "$folder" ]; then seeds+=("$folder"); fi
 done
 
 # Its own sanitizer options, not those of the build it runs under (scripts/test-sanitizers.sh).
