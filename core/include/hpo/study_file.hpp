@@ -50,9 +50,9 @@ struct StudyAttributes {
 };
 
 // Appends trials to a study file. The study is held in memory and every call that changes it
-// publishes the whole file atomically (write STUDY.h5.tmp, rename it over STUDY.h5): a crash at any moment,
-// SIGKILL included, leaves the last published study, complete and readable. One writer per study
-// (STUDY.h5.lock); rank 0 only; not thread-safe.
+// publishes the whole file atomically (write STUDY.h5.tmp, rename it over STUDY.h5): a crash at any
+// moment, SIGKILL included, leaves the last published study, complete and readable. One writer per
+// study (STUDY.h5.lock); rank 0 only; not thread-safe.
 class StudyWriter {
  public:
   // Creates `path` (truncating nothing: an existing file is a BadInput error naming it).

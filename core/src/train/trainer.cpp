@@ -422,8 +422,8 @@ class TrialRun {
   void InjectFault(int64_t epoch, int64_t step) const {
     const FaultInjection& fault = options_.fault;
     if (fault.kind == FaultInjection::Kind::kNone || fault.trial_id != trial_.trial_id ||
-        trial_.attempt != 0 ||
-        fault.epoch != epoch || fault.rank != collectives_.rank() || step != 0) {
+        trial_.attempt != 0 || fault.epoch != epoch || fault.rank != collectives_.rank() ||
+        step != 0) {
       return;
     }
     if (fault.kind == FaultInjection::Kind::kOutOfMemory) throw std::bad_alloc();
