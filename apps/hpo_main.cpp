@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "hpo/file_io.hpp"
 #include "hpo/mpi/communicator.hpp"
+#include "hpo/render.hpp"
 #include "hpo/report.hpp"
 #include "hpo/study_file.hpp"
 #include "hpo/sweep.hpp"
@@ -23,6 +25,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  sweep   run a hyperparameter sweep (under mpirun or srun)\n"
     "  report  print a study's leaderboard\n"
+    "  render  write a Kubeflow MPIJob or a Slurm batch script for a sweep\n"
     "\n"
     "Run 'hpo <command> --help' for a command's options.\n"
     "Exit codes: 0 done, 1 failure, 2 bad input (config, arguments, data, study file),\n"
@@ -130,6 +133,140 @@ int RunReportCommand(const std::vector<std::string>& args) {
   return 0;
 }
 
+// The render command as typed, minus --output FILE, for the generated file's header: running it
+// again renders the same file.
+std::string RenderCommandLine(const std::string& kind, const std::vector<std::string>& args) {
+  std::string line = "hpo render " + kind;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--output" || args[i] == "-o") {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind("--output=", 0) == 0) continue;
+    const std::string& arg = args[i];
+    if (!arg.empty() && arg.find_first_of(" \t'\"$\\<>|&;()*?`~{}[]!#") == std::string::npos) {
+      line += " " + arg;
+      continue;
+    }
+    std::string quoted = "'";  // POSIX shell quoting: ' becomes '\''
+    for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += " " + quoted + "'";
+  }
+  return line;
+}
+
+int RunRenderCommand(const std::vector<std::string>& args) {
+  const std::string kind = args.empty() ? "" : args.front();
+  if (kind != "mpijob" && kind != "sbatch") {
+    if (kind == "--help" || kind == "-h") {
+      std::cout
+          << "usage: hpo render {mpijob|sbatch} --config FILE [options]\n"
+             "Run 'hpo render mpijob --help' or 'hpo render sbatch --help' for the options.\n";
+      return 0;
+    }
+    return ExitWith(hpo::Status::BadInput("render needs a kind, mpijob or sbatch" +
+                                          (kind.empty() ? std::string() : ", not '" + kind + "'") +
+                                          " (see hpo render --help)"),
+                    true);
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  std::string config_path;
+  std::string output_path;
+  hpo::MpiJobOptions job;
+  hpo::SbatchOptions batch;
+  po::options_description options;
+  if (kind == "mpijob") {
+    options.add(po::options_description(
+        "usage: hpo render mpijob --config FILE [options]\n\n"
+        "Writes a ConfigMap with the sweep config and a Kubeflow MPIJob (kubeflow.org/v2beta1)\n"
+        "that runs it: workers x slots ranks, the study on a ReadWriteMany claim at\n"
+        "/study/NAME, a launcher that resumes the study when it restarts.\n\noptions"));
+    options.add_options()("help,h", "show this help")(
+        "config,c", po::value<std::string>(&config_path)->required(), "the sweep's YAML file")(
+        "output,o", po::value<std::string>(&output_path), "write here instead of to stdout")(
+        "name", po::value<std::string>(&job.name), "job name (DNS-1035); default hpo-SWEEPNAME")(
+        "namespace", po::value<std::string>(&job.namespace_name), "Kubernetes namespace")(
+        "workers", po::value<int64_t>(&job.workers)->default_value(1), "worker pods")(
+        "slots-per-worker", po::value<int64_t>(&job.slots_per_worker)->default_value(0),
+        "ranks per worker (default: one per GPU, or ranks_per_trial on CPU)")(
+        "gpus-per-worker", po::value<int64_t>(&job.gpus_per_worker)->default_value(-1),
+        "nvidia.com/gpu per worker (default: the instance type's, else 0)")(
+        "efa", po::value<int64_t>(&job.efa_per_worker)->default_value(-1),
+        "vpc.amazonaws.com/efa devices per worker (default: the instance type's, else 0)")(
+        "instance-type", po::value<std::string>(&job.instance_type),
+        "EC2 instance type of the worker nodes (p4d.24xlarge, p4de.24xlarge, p5.48xlarge, "
+        "g5.48xlarge)")("image", po::value<std::string>(&job.image)->default_value(job.image),
+                        "container image")(
+        "claim", po::value<std::string>(&job.claim)->default_value(job.claim),
+        "ReadWriteMany PersistentVolumeClaim for the study")(
+        "worker-memory", po::value<std::string>(&job.worker_memory),
+        "memory per worker (default: 1Gi per rank on CPU, none on GPU)")(
+        "restarts", po::value<int64_t>(&job.restarts)->default_value(job.restarts),
+        "launcher restarts (runPolicy.backoffLimit); each resumes the study");
+  } else {
+    options.add(po::options_description(
+        "usage: hpo render sbatch --config FILE [options]\n\n"
+        "Writes a Slurm batch script that runs the sweep with mpirun (or srun --mpi=pmix)\n"
+        "inside its allocation and resumes the study when the output folder has one.\n\noptions"));
+    options.add_options()("help,h", "show this help")(
+        "config,c", po::value<std::string>(&config_path)->required(),
+        "the sweep's YAML file (the script's default; relative paths are resolved against the "
+        "submit folder)")("output,o", po::value<std::string>(&output_path),
+                          "write here instead of to stdout")(
+        "output-dir", po::value<std::string>(&batch.output_dir),
+        "the sweep's output folder (default: the config's `output`)")(
+        "job-name", po::value<std::string>(&batch.job_name), "default hpo-SWEEPNAME")(
+        "nodes", po::value<int64_t>(&batch.nodes)->default_value(1), "nodes")(
+        "ntasks-per-node", po::value<int64_t>(&batch.ntasks_per_node)->default_value(0),
+        "ranks per node (default: one per GPU, or ranks_per_trial on CPU)")(
+        "gpus-per-node", po::value<int64_t>(&batch.gpus_per_node)->default_value(0), "GPUs")(
+        "cpus-per-task", po::value<int64_t>(&batch.cpus_per_task)->default_value(0),
+        "cores per rank (default: the config's threads_per_rank)")(
+        "time", po::value<std::string>(&batch.time)->default_value(batch.time), "time limit")(
+        "partition", po::value<std::string>(&batch.partition), "partition")(
+        "account", po::value<std::string>(&batch.account), "account")(
+        "exclusive", po::bool_switch(&batch.exclusive), "whole nodes only")(
+        "preemptible", po::bool_switch(&batch.preemptible),
+        "requeue on USR1 (--requeue --signal=B:USR1@LEAD --open-mode=append) and resume")(
+        "signal-lead", po::value<int64_t>(&batch.signal_lead_s)->default_value(batch.signal_lead_s),
+        "seconds before the time limit that Slurm sends USR1 (preemptible)")(
+        "array", po::value<std::string>(&batch.array), "job array spec: one study per task")(
+        "launcher", po::value<std::string>(&batch.launcher)->default_value(batch.launcher),
+        "mpirun or srun");
+  }
+  for (const std::string& arg : rest) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << options << std::endl;
+      return 0;
+    }
+  }
+  po::variables_map values;
+  po::positional_options_description none;
+  hpo::Status parsed = ParseArguments(rest, options, none, &values);
+  if (!parsed.ok()) return ExitWith(parsed, true);
+  hpo::SweepConfig config;
+  hpo::Status loaded = hpo::LoadConfigFile(config_path, &config);
+  if (!loaded.ok()) return ExitWith(loaded, true);
+  std::string text;
+  hpo::Status rendered;
+  if (kind == "mpijob") {
+    job.command_line = RenderCommandLine(kind, rest);
+    rendered = hpo::RenderMpiJob(config, job, &text);
+  } else {
+    batch.config_path = config_path;
+    batch.command_line = RenderCommandLine(kind, rest);
+    rendered = hpo::RenderSbatch(config, batch, &text);
+  }
+  if (!rendered.ok()) return ExitWith(rendered, true);
+  if (output_path.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  hpo::Status written = hpo::WriteFileAtomically(output_path, text.data(), text.size());
+  if (!written.ok()) return ExitWith(hpo::Status::BadInput(written.message()), true);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,6 +286,7 @@ int main(int argc, char** argv) {
   }
   if (command == "sweep") return RunSweepCommand(argc, argv, args);
   if (command == "report") return RunReportCommand(args);
+  if (command == "render") return RunRenderCommand(args);
   std::cerr << "hpo: error: unknown command '" << command << "'\n\n" << kUsage;
   return static_cast<int>(hpo::ExitCode::kBadInput);
 }

@@ -10,6 +10,7 @@ packages=(
   libhdf5-dev libyaml-cpp-dev libboost-program-options-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  slurm-wlm munge
   dataset-fashion-mnist
   python3 python3-h5py python3-numpy python3-pandas python3-tables python3-yaml python3-jsonschema
 )

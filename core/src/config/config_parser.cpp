@@ -4,11 +4,7 @@
 #include "hpo/config.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <limits>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -17,6 +13,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "hpo/file_io.hpp"
 #include "hpo/task_catalog.hpp"
 #include "parameter_parser.hpp"
 #include "section_parsers.hpp"
@@ -331,20 +328,8 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
 }
 
 Status LoadConfigFile(const std::string& path, SweepConfig* config) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (file == nullptr) {
-    return Status::BadInput(path + ": cannot read config: " + std::strerror(errno));
-  }
   std::string text;
-  char buffer[1 << 16];
-  size_t count = 0;
-  while ((count = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) {
-    text.append(buffer, count);
-  }
-  if (std::ferror(file.get())) {
-    return Status::BadInput(path + ": cannot read config: " + std::strerror(errno));
-  }
+  HPO_RETURN_IF_ERROR(ReadWholeFile(path, "config", &text));
   return ParseConfig(text, path, config);
 }
 

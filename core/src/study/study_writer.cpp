@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "hdf5_handles.hpp"
+#include "hpo/file_io.hpp"
 #include "hpo/study_file.hpp"
 #include "study_schema.hpp"
 
@@ -215,36 +216,6 @@ class StudyLock {
   int fd_ = -1;
 };
 
-// Writes `bytes` to `path` + ".tmp" and renames it over `path`.
-Status PublishAtomically(const std::string& path, const std::vector<char>& bytes) {
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Failure(temporary + ": cannot create: " + std::strerror(errno));
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string reason = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      return Status::Failure(temporary + ": cannot write: " + reason);
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    return Status::Failure(temporary + ": cannot write: " + reason);
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    return Status::Failure(path + ": cannot replace: " + reason);
-  }
-  return Status::Ok();
-}
-
 // File access for the in-memory study: core driver without a backing store, v1.8 format, and the
 // starting image when one is given.
 Status MakeMemoryFileAccess(const std::vector<char>* image, PropertyListHandle* fapl) {
@@ -277,27 +248,6 @@ void RestoreSuperblockFlags(std::vector<char>* image) {
       (*image)[kVersionOffset] == 2) {
     (*image)[kFlagsOffset] = kWriteAccess;
   }
-}
-
-// Reads a whole file; BadInput naming the path when it cannot.
-Status ReadWholeFile(const std::string& path, std::vector<char>* bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::BadInput(path + ": cannot open: " + std::strerror(errno));
-  bytes->clear();
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const std::string reason = std::strerror(errno);
-      ::close(fd);
-      return Status::BadInput(path + ": cannot read: " + reason);
-    }
-    if (n == 0) break;
-    bytes->insert(bytes->end(), buffer, buffer + n);
-  }
-  ::close(fd);
-  return Status::Ok();
 }
 
 // The writer over one study held in memory; see the protocol at the top of this file.
@@ -348,8 +298,9 @@ class Hdf5StudyWriter final : public StudyWriter {
   // Loads the published study into memory to append to it; BadInput when it is not a study file
   // with this writer's layout.
   Status Load() {
-    std::vector<char> image;
-    HPO_RETURN_IF_ERROR(ReadWholeFile(path_, &image));
+    std::string bytes;
+    HPO_RETURN_IF_ERROR(ReadWholeFile(path_, "study", &bytes));
+    std::vector<char> image(bytes.begin(), bytes.end());
     if (H5Fis_hdf5(path_.c_str()) <= 0) {
       return Status::BadInput(path_ + ": not an HDF5 file");
     }
@@ -513,7 +464,7 @@ class Hdf5StudyWriter final : public StudyWriter {
       return Status::Failure(path_ + ": " + Hdf5Error("H5Fget_file_image"));
     }
     RestoreSuperblockFlags(&image_);
-    return PublishAtomically(path_, image_);
+    return WriteFileAtomically(path_, image_.data(), image_.size());
   }
 
   const std::string path_;

@@ -1,0 +1,192 @@
+# ---------------------------------------------------------------------------------------------
+# The body of every sbatch script `hpo render sbatch` writes. It follows the #SBATCH lines and
+# four variables set by the renderer:
+#   HPO_DEFAULT_CONFIG  the config given to render (relative paths: to the submit directory)
+#   HPO_DEFAULT_OUTPUT  the study's output folder (idem)
+#   HPO_LAUNCHER        mpirun | srun (srun --mpi=pmix)
+#   HPO_PREEMPTIBLE     1 when rendered with --preemptible (--requeue --signal=B:USR1@120)
+#
+# Usage:
+#   sbatch SCRIPT [CONFIG [OUTPUT]]
+#   HPO_CONFIG=... HPO_OUTPUT=... sbatch SCRIPT
+#   sbatch --array=0-2 SCRIPT a.yaml b.yaml c.yaml     (one study per array task, see below)
+# The config and output folder come from the arguments, else $HPO_CONFIG / $HPO_OUTPUT, else the
+# defaults above; relative paths are taken from the directory sbatch was run in
+# ($SLURM_SUBMIT_DIR). The study is OUTPUT/study.h5.
+#
+# Job arrays: when SLURM_ARRAY_TASK_ID is set, every argument is a config: task N runs the N-th
+# (counting from 0, so submit with --array=0-(count-1)); with one or no argument every task runs
+# that config (or $HPO_CONFIG / the default). Each task writes its own study to
+# OUTPUT/task_N (OUTPUT from $HPO_OUTPUT or the default).
+#
+# Environment it reads:
+#   HPO_BIN          the hpo binary (else `hpo` on PATH, else $SLURM_SUBMIT_DIR/build/hpo)
+#   HPO_MPIRUN_ARGS  extra mpirun arguments, split at spaces (e.g. "--mca btl self,vader,tcp")
+#   HPO_SRUN_ARGS    extra srun arguments, split at spaces (HPO_LAUNCHER=srun)
+#   SLURM_CPUS_PER_TASK -> OMP_NUM_THREADS (1 when unset); OMP_WAIT_POLICY defaults to passive.
+#
+# It always runs `hpo sweep --config C --output O --resume`, so a first run starts the study and
+# every later run (a requeued job, or the same job submitted again) continues it.
+#
+# Signals. The launcher runs in the background while this shell waits for it, so the shell can
+# act on signals at once (bash runs a trap only after the foreground command ends):
+#   SIGUSR1 ("save and come back": --signal=B:USR1@120 before the time limit, or
+#            `scancel --signal=USR1 --batch JOB`) and
+#   SIGTERM ("save and stop": scancel, preemption, a node going down)
+# are both passed on as SIGUSR1 to the launcher (Open MPI's mpirun forwards SIGUSR1 to the ranks;
+# it would answer SIGTERM by killing them; srun forwards either). The ranks checkpoint and hpo
+# exits with 3 ("interrupted but saved").
+# When HPO_PREEMPTIBLE=1 and the sweep exited 3 after a SIGUSR1, the job requeues itself
+# (`scontrol requeue $SLURM_JOB_ID`); the next run resumes the study by itself. Not after a
+# SIGTERM: that is a cancel (or Slurm's own preemption, which requeues a requeueable job itself).
+# Slurm holds a requeued job back for about two minutes (its BeginTime is set to now + the job
+# credential lifetime + 1 s, 121 s by default) before it starts it again.
+#
+# Exit code: hpo's (0 done, 1 failure, 2 bad input, 3 interrupted but saved), 2 when this script
+# is given bad arguments or cannot find hpo.
+# ---------------------------------------------------------------------------------------------
+
+hpo_say() { printf 'hpo-sbatch: %s\n' "$*"; }
+hpo_fail() { printf 'hpo-sbatch: error: %s\n' "$*" >&2; exit 2; }
+
+# A path as given, or relative to the submit directory.
+hpo_abspath() {
+  case "$1" in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s/%s\n' "${SLURM_SUBMIT_DIR:-$PWD}" "$1" ;;
+  esac
+}
+
+# ---- what to run -----------------------------------------------------------------------------
+hpo_config="${HPO_CONFIG:-$HPO_DEFAULT_CONFIG}"
+hpo_output="${HPO_OUTPUT:-$HPO_DEFAULT_OUTPUT}"
+if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then
+  hpo_task="$SLURM_ARRAY_TASK_ID"
+  if [ "$#" -gt 1 ]; then
+    hpo_configs=("$@")
+    if [ "$hpo_task" -ge "$#" ]; then
+      hpo_fail "array task $hpo_task has no config: $# configs given (${hpo_configs[*]});" \
+        "submit with --array=0-$(($# - 1))"
+    fi
+    hpo_config="${hpo_configs[$hpo_task]}"
+  elif [ "$#" -eq 1 ]; then
+    hpo_config="$1"
+  fi
+  hpo_output="${hpo_output%/}/task_$hpo_task"
+else
+  if [ "$#" -gt 2 ]; then
+    hpo_fail "too many arguments ($#): expected [CONFIG [OUTPUT]]" \
+      "(several configs need a job array: sbatch --array=0-$(($# - 1)) ...)"
+  fi
+  hpo_config="${1:-$hpo_config}"
+  hpo_output="${2:-$hpo_output}"
+fi
+[ -n "$hpo_config" ] || hpo_fail "no config: pass one as the first argument or set HPO_CONFIG"
+[ -n "$hpo_output" ] || hpo_fail "no output folder: pass one as the second argument or set HPO_OUTPUT"
+hpo_config="$(hpo_abspath "$hpo_config")"
+hpo_output="$(hpo_abspath "$hpo_output")"
+
+# ---- the binary ------------------------------------------------------------------------------
+if [ -n "${HPO_BIN:-}" ]; then
+  hpo_bin="$HPO_BIN"
+elif command -v hpo >/dev/null 2>&1; then
+  hpo_bin="$(command -v hpo)"
+else
+  hpo_bin="${SLURM_SUBMIT_DIR:-$PWD}/build/hpo"
+fi
+[ -x "$hpo_bin" ] || hpo_fail "hpo binary not found or not executable: $hpo_bin" \
+  "(set HPO_BIN, put hpo on PATH, or build it in $SLURM_SUBMIT_DIR/build)"
+
+# ---- threads ---------------------------------------------------------------------------------
+export OMP_NUM_THREADS="${SLURM_CPUS_PER_TASK:-1}"
+# libgomp busy-waits by default, which slows training on a loaded node (see README, Threads).
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+
+# ---- the command -----------------------------------------------------------------------------
+hpo_sweep=("$hpo_bin" sweep --config "$hpo_config" --output "$hpo_output" --resume)
+case "$HPO_LAUNCHER" in
+  mpirun)
+    read -r -a hpo_extra <<<"${HPO_MPIRUN_ARGS:-}"
+    # Inside the allocation Open MPI reads the nodes and slots from the Slurm environment.
+    hpo_cmd=(mpirun)
+    [ -n "${SLURM_NTASKS:-}" ] && hpo_cmd+=(-np "$SLURM_NTASKS")
+    hpo_cmd+=(-x OMP_NUM_THREADS -x OMP_WAIT_POLICY "${hpo_extra[@]}" "${hpo_sweep[@]}")
+    ;;
+  srun)
+    read -r -a hpo_extra <<<"${HPO_SRUN_ARGS:-}"
+    hpo_cmd=(srun --mpi=pmix "${hpo_extra[@]}" "${hpo_sweep[@]}")
+    ;;
+  *) hpo_fail "HPO_LAUNCHER must be mpirun or srun, not '$HPO_LAUNCHER'" ;;
+esac
+
+hpo_say "---- $(date '+%Y-%m-%d %H:%M:%S') job ${SLURM_JOB_ID:-?}${SLURM_ARRAY_TASK_ID:+ (array task $SLURM_ARRAY_TASK_ID)}," \
+  "run $((${SLURM_RESTART_COUNT:-0} + 1)) (restarts: ${SLURM_RESTART_COUNT:-0})," \
+  "${SLURM_NTASKS:-?} tasks on ${SLURM_JOB_NODELIST:-$(hostname)}, $OMP_NUM_THREADS thread(s) per task"
+hpo_say "config: $hpo_config"
+if [ -e "$hpo_output/study.h5" ]; then
+  hpo_say "study:  $hpo_output/study.h5 (exists: resuming it)"
+else
+  hpo_say "study:  $hpo_output/study.h5 (new)"
+fi
+hpo_say "running: ${hpo_cmd[*]}"
+
+# ---- run it, passing signals on --------------------------------------------------------------
+hpo_pid=""
+hpo_signal=""  # the last signal this shell received: USR1 or TERM
+hpo_trapped=0  # set by the trap; tells an interrupted `wait` from the launcher's exit
+# shellcheck disable=SC2317  # called from the traps below
+hpo_forward() {
+  hpo_signal="$1"
+  hpo_trapped=1
+  hpo_say "received SIG$1: asking the sweep to checkpoint and stop (SIGUSR1 to $HPO_LAUNCHER${hpo_pid:+, pid $hpo_pid})"
+  if [ -n "$hpo_pid" ]; then
+    kill -USR1 "$hpo_pid" 2>/dev/null || true
+  fi
+}
+trap 'hpo_forward USR1' USR1
+trap 'hpo_forward TERM' TERM
+
+"${hpo_cmd[@]}" &
+hpo_pid=$!
+if [ -n "$hpo_signal" ]; then  # a signal came before the launcher started: pass it on now
+  kill -USR1 "$hpo_pid" 2>/dev/null || true
+fi
+
+# `wait` returns early (status > 128) when a trapped signal arrives: wait again until the
+# launcher has really exited. If its status was already collected, `wait` says 127: keep the
+# status from before.
+hpo_rc=""
+while :; do
+  hpo_trapped=0
+  wait "$hpo_pid"
+  hpo_status=$?
+  if [ "$hpo_status" -eq 127 ] && [ -n "$hpo_rc" ]; then
+    break
+  fi
+  hpo_rc=$hpo_status
+  [ "$hpo_trapped" -eq 1 ] || break
+done
+trap - USR1 TERM
+
+# ---- what it means ---------------------------------------------------------------------------
+case "$hpo_rc" in
+  0) hpo_say "the sweep is done: $hpo_output/study.h5 (leaderboard: $hpo_bin report $hpo_output/study.h5)" ;;
+  2) hpo_say "hpo rejected its input (exit 2): see the message above; not retrying" ;;
+  3)
+    hpo_say "the sweep was interrupted and saved (exit 3): $hpo_output/study.h5"
+    if [ "$HPO_PREEMPTIBLE" = 1 ] && [ "$hpo_signal" = USR1 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
+      # Slurm ends this run (SIGTERM to this shell) as soon as the requeue is accepted, so say
+      # what happens first.
+      hpo_say "requeueing job $SLURM_JOB_ID: its next run resumes the study" \
+        "(Slurm holds a requeued job back for about two minutes before starting it again)"
+      if ! scontrol requeue "$SLURM_JOB_ID"; then
+        hpo_say "could not requeue job $SLURM_JOB_ID: submit it again with the same arguments" \
+          "to resume the study"
+      fi
+    else
+      hpo_say "resume it by submitting the same job again (it passes --resume)"
+    fi
+    ;;
+  *) hpo_say "the sweep failed (exit $hpo_rc)" ;;
+esac
+exit "$hpo_rc"
