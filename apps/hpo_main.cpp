@@ -45,7 +45,12 @@ hpo::Status ParseArguments(const std::vector<std::string>& args,
                            const po::positional_options_description& positional,
                            po::variables_map* values) {
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), *values);
+    // No guessing: an abbreviated or misspelt option is an error, not the nearest long option.
+    const int style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(
+        po::command_line_parser(args).options(options).positional(positional).style(style).run(),
+        *values);
     po::notify(*values);
   } catch (const po::error& error) {
     return hpo::Status::BadInput(std::string(error.what()) + " (see --help)");
