@@ -147,7 +147,22 @@ TEST(RenderMpiJob, InstanceTypesGiveGpusEfaHugepagesAndTolerations) {
     EXPECT_TRUE(efa_provider);
     const std::vector<std::string> command = LauncherCommand(job);
     EXPECT_NE(std::find(command.begin(), command.end(), "FI_PROVIDER"), command.end());
+    EXPECT_NE(std::find(command.begin(), command.end(), "FI_EFA_USE_DEVICE_RDMA"), command.end());
+    // CPU is requested, never limited (a limit throttles NCCL's threads).
+    EXPECT_TRUE(requests["cpu"]);
+    EXPECT_FALSE(limits["cpu"]);
   }
+}
+
+TEST(RenderMpiJob, DeviceRdmaOnlyWhereTheEfaHasIt) {
+  const SweepConfig config = Parse(ConfigText(4));
+  MpiJobOptions options;
+  options.instance_type = "g5.48xlarge";  // 1 EFA interface, no RDMA
+  std::string yaml;
+  ASSERT_TRUE(RenderMpiJob(config, options, &yaml).ok());
+  EXPECT_NE(yaml.find("vpc.amazonaws.com/efa: \"1\""), std::string::npos);
+  EXPECT_NE(yaml.find("FI_PROVIDER"), std::string::npos);
+  EXPECT_EQ(yaml.find("FI_EFA_USE_DEVICE_RDMA"), std::string::npos);
 }
 
 TEST(RenderMpiJob, RejectsWhatTheOperatorOrKubernetesWould) {

@@ -20,6 +20,7 @@ struct InstanceType {
   std::string name;         // e.g. "p4d.24xlarge"
   int64_t gpus = 0;         // NVIDIA GPUs per node
   int64_t efa_devices = 0;  // EFA interfaces per node (vpc.amazonaws.com/efa)
+  bool efa_rdma = false;    // EFA with RDMA reads/writes (FI_EFA_USE_DEVICE_RDMA=1)
   int64_t vcpus = 0;
   int64_t memory_gib = 0;
 };

@@ -35,6 +35,7 @@ struct Resolved {
   int64_t slots = 1;
   int64_t gpus = 0;
   int64_t efa = 0;
+  bool efa_rdma = false;
   int64_t ranks = 1;
   std::string worker_memory;
   std::string worker_cpu;
@@ -74,6 +75,7 @@ Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved
                                         : (instance != nullptr ? instance->gpus : 0);
   r.efa = options.efa_per_worker >= 0 ? options.efa_per_worker
                                       : (instance != nullptr ? instance->efa_devices : 0);
+  r.efa_rdma = r.efa > 0 && instance != nullptr && instance->efa_rdma;
   if (instance != nullptr && r.gpus > instance->gpus) {
     return Status::BadInput("--gpus-per-worker " + std::to_string(r.gpus) + ": " + instance->name +
                             " has " + std::to_string(instance->gpus) + " GPUs");
@@ -208,9 +210,10 @@ std::vector<std::string> LauncherCommand(const Resolved& r) {
     }
   }
   if (r.efa > 0) {
-    for (const char* name : {"FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "RDMAV_FORK_SAFE"}) {
+    for (const char* name : {"FI_PROVIDER", "RDMAV_FORK_SAFE"}) {
       command.insert(command.end(), {"-x", name});
     }
+    if (r.efa_rdma) command.insert(command.end(), {"-x", "FI_EFA_USE_DEVICE_RDMA"});
     // MPI's own traffic (the control plane) over TCP; gradients go through NCCL and aws-ofi-nccl
     // on EFA. As in AWS's EKS EFA examples.
     command.insert(command.end(), {"--mca", "pml", "^cm,ucx", "--mca", "btl", "tcp,self", "--mca",
@@ -233,8 +236,9 @@ std::vector<std::pair<std::string, std::string>> LauncherEnv(const SweepConfig& 
   if (r.gpus > 0) env.emplace_back("NCCL_DEBUG", "INFO");  // logs the network NCCL chose
   if (r.efa > 0) {
     env.emplace_back("FI_PROVIDER", "efa");
-    env.emplace_back("FI_EFA_USE_DEVICE_RDMA", "1");
     env.emplace_back("RDMAV_FORK_SAFE", "1");
+    // GPUDirect RDMA over EFA: p4d and p5 have it, g5's EFA does not.
+    if (r.efa_rdma) env.emplace_back("FI_EFA_USE_DEVICE_RDMA", "1");
   }
   return env;
 }
@@ -327,17 +331,20 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
   out << YAML::Key << "image" << YAML::Value << Text{options.image};
   out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "/usr/sbin/sshd"
       << "-De" << YAML::EndSeq;
-  // Extended resources and huge pages: requests must equal limits, so both say the same.
-  std::vector<std::pair<std::string, std::string>> quantities = {{"cpu", r.worker_cpu}};
-  if (!r.worker_memory.empty()) quantities.emplace_back("memory", r.worker_memory);
-  if (r.gpus > 0) quantities.emplace_back("nvidia.com/gpu", std::to_string(r.gpus));
+  // Extended resources and huge pages: requests must equal limits, so both say the same. CPU is
+  // requested but not limited (a CPU limit throttles NCCL's and the data loader's threads).
+  std::vector<std::pair<std::string, std::string>> limited;
+  if (!r.worker_memory.empty()) limited.emplace_back("memory", r.worker_memory);
+  if (r.gpus > 0) limited.emplace_back("nvidia.com/gpu", std::to_string(r.gpus));
   if (r.efa > 0) {
-    quantities.emplace_back("vpc.amazonaws.com/efa", std::to_string(r.efa));
-    quantities.emplace_back("hugepages-2Mi", kEfaHugepages);
+    limited.emplace_back("vpc.amazonaws.com/efa", std::to_string(r.efa));
+    limited.emplace_back("hugepages-2Mi", kEfaHugepages);
   }
+  std::vector<std::pair<std::string, std::string>> requested = {{"cpu", r.worker_cpu}};
+  requested.insert(requested.end(), limited.begin(), limited.end());
   out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
-  EmitQuantities(out, "requests", quantities);
-  EmitQuantities(out, "limits", quantities);
+  EmitQuantities(out, "requests", requested);
+  EmitQuantities(out, "limits", limited);
   out << YAML::EndMap;
   if (r.efa > 0) {
     // EFA registers memory with the device: locked memory must not be limited.

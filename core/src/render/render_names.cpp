@@ -10,12 +10,13 @@
 namespace hpo {
 
 const std::vector<InstanceType>& KnownInstanceTypes() {
-  // GPUs, EFA interfaces, vCPUs and memory per node, from the EC2 instance type pages.
+  // GPUs, EFA interfaces (and whether they do RDMA), vCPUs and memory per node, from the EC2
+  // instance type pages.
   static const std::vector<InstanceType> kTypes = {
-      {"p4d.24xlarge", 8, 4, 96, 1152},
-      {"p4de.24xlarge", 8, 4, 96, 1152},
-      {"p5.48xlarge", 8, 32, 192, 2048},
-      {"g5.48xlarge", 8, 1, 192, 768},
+      {"p4d.24xlarge", 8, 4, true, 96, 1152},
+      {"p4de.24xlarge", 8, 4, true, 96, 1152},
+      {"p5.48xlarge", 8, 32, true, 192, 2048},
+      {"g5.48xlarge", 8, 1, false, 192, 768},
   };
   return kTypes;
 }
