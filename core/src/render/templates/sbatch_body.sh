@@ -32,15 +32,21 @@
 # act on signals at once (bash runs a trap only after the foreground command ends):
 #   SIGUSR1 ("save and come back": --signal=B:USR1@120 before the time limit, or
 #            `scancel --signal=USR1 --batch JOB`) and
-#   SIGTERM ("save and stop": scancel, preemption, a node going down)
-# are both passed on as SIGUSR1 to the launcher (Open MPI's mpirun forwards SIGUSR1 to the ranks;
-# it would answer SIGTERM by killing them; srun forwards either). The ranks checkpoint and hpo
-# exits with 3 ("interrupted but saved").
-# When HPO_PREEMPTIBLE=1 and the sweep exited 3 after a SIGUSR1, the job requeues itself
-# (`scontrol requeue $SLURM_JOB_ID`); the next run resumes the study by itself. Not after a
-# SIGTERM: that is a cancel (or Slurm's own preemption, which requeues a requeueable job itself).
-# Slurm holds a requeued job back for about two minutes (its BeginTime is set to now + the job
-# credential lifetime + 1 s, 121 s by default) before it starts it again.
+#   SIGTERM ("save and stop": `scancel --batch --signal=TERM JOB`, or what Slurm sends on a
+#            cancel, a preemption or at the time limit)
+# are both passed on as SIGUSR1 to the launcher (Open MPI's mpirun and srun forward SIGUSR1 to
+# the ranks; mpirun would answer SIGTERM by killing them, and Open MPI 4.1 cannot be told to
+# forward SIGTERM). The ranks checkpoint and hpo exits with 3 ("interrupted but saved").
+# When HPO_PREEMPTIBLE=1 and the sweep exited 3 after a SIGUSR1 (the last signal decides), the
+# job requeues itself (`scontrol requeue $SLURM_JOB_ID`); the next run resumes the study by
+# itself. Not after a SIGTERM: that is a cancel (or Slurm's own preemption, which requeues a
+# requeueable job itself). Slurm holds a requeued job back before it starts it again: its
+# BeginTime is set to now + the job credential lifetime + 1 s (121 s by default), and it starts
+# at the scheduler's next pass after that.
+# Note: a plain `scancel JOB` (and Slurm's preemption) sends SIGTERM to every process of the
+# job, mpirun included, and mpirun then kills the ranks (exit 1; the study keeps every finished
+# trial and the trials' last per-epoch checkpoints). To stop a job and save it, signal the
+# batch shell only: `scancel --batch --signal=TERM JOB` (or --signal=USR1 to requeue it).
 #
 # Exit code: hpo's (0 done, 1 failure, 2 bad input, 3 interrupted but saved), 2 when this script
 # is given bad arguments or cannot find hpo.
@@ -95,7 +101,7 @@ else
   hpo_bin="${SLURM_SUBMIT_DIR:-$PWD}/build/hpo"
 fi
 [ -x "$hpo_bin" ] || hpo_fail "hpo binary not found or not executable: $hpo_bin" \
-  "(set HPO_BIN, put hpo on PATH, or build it in $SLURM_SUBMIT_DIR/build)"
+  "(set HPO_BIN, put hpo on PATH, or build it in ${SLURM_SUBMIT_DIR:-$PWD}/build)"
 
 # ---- threads ---------------------------------------------------------------------------------
 export OMP_NUM_THREADS="${SLURM_CPUS_PER_TASK:-1}"
@@ -158,8 +164,8 @@ fi
 hpo_rc=""
 while :; do
   hpo_trapped=0
-  wait "$hpo_pid"
-  hpo_status=$?
+  hpo_status=0
+  wait "$hpo_pid" || hpo_status=$?
   if [ "$hpo_status" -eq 127 ] && [ -n "$hpo_rc" ]; then
     break
   fi
@@ -178,7 +184,7 @@ case "$hpo_rc" in
       # Slurm ends this run (SIGTERM to this shell) as soon as the requeue is accepted, so say
       # what happens first.
       hpo_say "requeueing job $SLURM_JOB_ID: its next run resumes the study" \
-        "(Slurm holds a requeued job back for about two minutes before starting it again)"
+        "(Slurm holds a requeued job back for two minutes or more before starting it again)"
       if ! scontrol requeue "$SLURM_JOB_ID"; then
         hpo_say "could not requeue job $SLURM_JOB_ID: submit it again with the same arguments" \
           "to resume the study"
