@@ -505,26 +505,43 @@ class LauncherRunsLocally(unittest.TestCase):
         study = root / "study" / job["metadata"]["name"] / "study.h5"
         return command, env, study, yaml.safe_load(shrunk)["sweep"]["run_cap"]
 
-    def test_launcher_sigterm_saves_and_the_restarted_launcher_resumes(self):
-        """The pod's SIGTERM (eviction, spot interruption) reaches hpo-mpirun, which passes it on
-        as SIGUSR1: the ranks checkpoint and the launcher exits 3; the restarted launcher (same
-        command, restartPolicy OnFailure) resumes and finishes with every trial once."""
+    def preempt_and_resume(self, pod):
+        """SIGTERM to the `pod` ("launcher" or "worker") mid-epoch, then the launcher's restart.
+
+        launcher: the pod's SIGTERM reaches hpo-mpirun, which passes it on to mpirun as SIGUSR1.
+        worker: the worker's command (hpo-worker, with a stand-in for sshd since the ranks run
+        here under mpirun) sends SIGUSR1 to the ranks itself. Either way the ranks checkpoint, the
+        launcher exits 3, and the restarted launcher (same command, restartPolicy OnFailure)
+        resumes and finishes with every trial once and every epoch trained once."""
         command, env, study, run_cap = self.launcher_here(shrink_args=(4, 3))
-        running = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, env=env)
+        launcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, env=env)
+        worker = None
+        if pod == "worker":
+            worker_env = dict(env, HPO_RANK_MATCH=str(study.parent), HPO_WORKER_GRACE_S="60")
+            worker = subprocess.Popen([str(REPO / "scripts" / "hpo-worker"), "sleep", "600"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True, env=worker_env)
         deadline = time.monotonic() + 120
-        while not study.exists() and time.monotonic() < deadline and running.poll() is None:
+        while not study.exists() and time.monotonic() < deadline and launcher.poll() is None:
             time.sleep(0.2)
         time.sleep(3)  # into the first epochs
-        self.assertIsNone(running.poll(), "the sweep ended before the signal")
-        running.send_signal(signal.SIGTERM)
-        output, _ = running.communicate(timeout=180)
-        self.assertEqual(running.returncode, 3, output)
-        self.assertIn("hpo-mpirun: received SIGTERM", output)
+        self.assertIsNone(launcher.poll(), "the sweep ended before the signal")
+        (worker or launcher).send_signal(signal.SIGTERM)
+        output, _ = launcher.communicate(timeout=180)
+        self.assertEqual(launcher.returncode, 3, output)
         self.assertIn("interrupted", output)
+        if worker:
+            worker_output, _ = worker.communicate(timeout=120)
+            self.assertEqual(worker.returncode, 0, worker_output)
+            self.assertIn("hpo-worker: SIGTERM: asking the ranks on this pod to checkpoint",
+                          worker_output)
+        else:
+            self.assertIn("hpo-mpirun: received SIGTERM", output)
         with h5py.File(study, "r") as study_file:
             before = study_file["trials"][:]
         self.assertLess(len(before), run_cap)
+        self.assertTrue(any((study.parent / "checkpoints").iterdir()), "no checkpoint saved")
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         with h5py.File(study, "r") as study_file:
@@ -537,6 +554,12 @@ class LauncherRunsLocally(unittest.TestCase):
         # Every trial trained each of its epochs once (resumed trials continued, not restarted).
         for trial in range(run_cap):
             self.assertEqual((epochs == trial).sum(), 3, f"trial {trial}")
+
+    def test_launcher_sigterm_saves_and_the_restarted_launcher_resumes(self):
+        self.preempt_and_resume("launcher")
+
+    def test_worker_sigterm_has_its_ranks_checkpoint(self):
+        self.preempt_and_resume("worker")
 
     def test_cpu_launcher_command_runs_the_sweep_and_restarts_cleanly(self):
         command, env, study, _ = self.launcher_here()

@@ -103,6 +103,12 @@ TEST(RenderMpiJob, CpuJobCarriesConfigAndRunsRanksOverHostfile) {
 
   const YAML::Node worker = specs["Worker"]["template"]["spec"];
   EXPECT_FALSE(worker["tolerations"]);
+  // sshd under hpo-worker, which has the pod's ranks checkpoint on SIGTERM within the grace period.
+  EXPECT_EQ(worker["containers"][0]["command"].as<std::vector<std::string>>(),
+            std::vector<std::string>{"hpo-worker"});
+  EXPECT_EQ(worker["containers"][0]["env"][0]["name"].as<std::string>(), "HPO_WORKER_GRACE_S");
+  EXPECT_EQ(worker["containers"][0]["env"][0]["value"].as<std::string>(), "60");
+  EXPECT_EQ(worker["terminationGracePeriodSeconds"].as<int>(), 90);
   EXPECT_EQ(worker["containers"][0]["resources"]["requests"]["cpu"].as<std::string>(), "4");
   EXPECT_EQ(worker["containers"][0]["resources"]["requests"]["memory"].as<std::string>(), "2Gi");
   EXPECT_EQ(worker["volumes"][0]["configMap"]["name"].as<std::string>(),

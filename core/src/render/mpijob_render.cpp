@@ -329,8 +329,15 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
   out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "worker";
   out << YAML::Key << "image" << YAML::Value << Text{options.image};
-  out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "/usr/sbin/sshd"
-      << "-De" << YAML::EndSeq;
+  // sshd for the launcher's mpirun, under hpo-worker: on the pod's SIGTERM it has this pod's ranks
+  // checkpoint (SIGUSR1) before sshd stops.
+  out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "hpo-worker"
+      << YAML::EndSeq;
+  out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key
+      << "name" << YAML::Value << "HPO_WORKER_GRACE_S" << YAML::Key << "value" << YAML::Value
+      << YAML::DoubleQuoted
+      << std::to_string(static_cast<int64_t>(config.checkpoint.grace_period_s)) << YAML::EndMap
+      << YAML::EndSeq;
   // Extended resources and huge pages: requests must equal limits, so both say the same. CPU is
   // requested but not limited (a CPU limit throttles NCCL's and the data loader's threads).
   std::vector<std::pair<std::string, std::string>> limited;
