@@ -191,13 +191,14 @@ TEST(MakeSchedulerTest, BadInputForSettingsTheParserRejects) {
 
 // eta 3, rungs at epochs 1, 3 and 9 (rung indices 0, 1, 2) of 10; goal maximize. A trial goes on
 // at a rung iff the number of strictly better values recorded there (NaN worst) is below
-// max(1, floor(n / 3)), n counting every trial recorded at the rung, itself included. Trials
-// arrive out of order: trial 0 passes rung 1 and reaches rung 2 before most trials reach rung 0.
+// max(1, floor(n / 3)), n counting every trial recorded at the rung, itself included; between
+// rungs, the same test with its best value so far against the last rung it passed. Trials arrive
+// out of order: trial 0 passes rung 1 and reaches rung 2 before most trials reach rung 0.
 std::vector<Step> AshaScript() {
   std::vector<Step> steps = {
       {0, 1, 0.50, true},  // rung 0: n 1, slots 1, better 0
       {1, 1, 0.60, true},  // rung 0: n 2, slots 1, better 0
-      {0, 2, 0.52, true},  // not a rung
+      {0, 2, 0.62, true},  // not a rung: best 0.62, rung 0 n 2, slots 1, better 0
       {2, 1, 0.40, false,  // rung 0: n 3, slots 1, better 2 (0.50, 0.60)
        "stopped at rung 0 (epoch 1): val_accuracy 0.4 not in the top 1/3 of 3 trials at this "
        "rung"},
@@ -265,8 +266,65 @@ TEST(AshaTest, DecisionsDependOnArrivalOrderNotTrialIds) {
                                  {2, 1, 4.0, true},   // rung 0: n 4, slots 2, better 1
                                  {1, 2, 4.5, false},  // rung 1: n 2, slots 1, better 1
                                  {2, 2, 3.5, true},   // rung 1: n 3, slots 1, better 0
-                                 {9, 3, 9.0, true},   // not a rung
+                                 {2, 3, 9.0, true},   // not a rung; best so far 3.5 leads rung 1
+                                 // Not a rung: trial 9's best so far (4.0) now has 3.5 ahead of
+                                 // it at rung 1 (n 3, slots 1), so it stops.
+                                 {9, 3, 9.0, false,
+                                  "stopped at epoch 3: best val_loss 4 so far no longer in the top "
+                                  "1/2 of 3 trials at rung 1 (epoch 2)"},
                              });
+}
+
+TEST(AshaTest, BetweenRungsTheBestSoFarIsCheckedAgainstTheLastRung) {
+  // eta 3, rungs at epochs 1 and 3 of 9; goal maximize. Trial 0 is the first at rung 0 and goes
+  // on with a poor value; once the rung fills up with better trials it stops at its next epoch,
+  // unless its best so far (any epoch) has caught up. The last epoch always goes on.
+  std::unique_ptr<Scheduler> scheduler = Make(AshaConfig(Goal::kMaximize, 9, 1, 3));
+  RunScript(scheduler.get(),
+            {
+                {0, 1, 0.20, true},  // rung 0: n 1
+                {0, 2, 0.25, true},  // not a rung: rung 0 n 1, best 0.25, better 0
+                {1, 1, 0.70, true},  // rung 0: n 2, slots 1, better 0
+                {0, 3, 0.30, true},  // rung 1: n 1 (trial 1 not there yet)
+                {0, 4, 0.35, true},  // rung 1: n 1, better 0
+                {1, 2, 0.72, true},  // not a rung: rung 0 n 2, best 0.72, better 0
+                {1, 3, 0.75, true},  // rung 1: n 2, slots 1, better 0 (0.30 is worse)
+                {0, 5, 0.40, false,  // rung 1: n 2, slots 1, 0.75 is better than 0.40
+                 "stopped at epoch 5: best val_accuracy 0.4 so far no longer in the top 1/3 of 2 "
+                 "trials at rung 1 (epoch 3)"},
+                {2, 1, 0.60, false},  // rung 0: n 3, slots 1, better 1 (0.70)
+                {3, 1, 0.65, false},  // rung 0: n 4, slots 1, better 1
+                {4, 1, 0.50, false},  // rung 0: n 5, slots 1, better 3
+                {5, 1, 0.68, true},   // rung 0: n 6, slots 2, better 1 (0.70)
+                {6, 1, 0.69, true},   // rung 0: n 7, slots 2, better 1 (0.70)
+                // Not a rung: the best so far counts (0.69; 0.66 would have 0.70 and 0.68 ahead).
+                {6, 2, 0.66, true},  // rung 0: n 7, slots 2, better 1 (0.70)
+                {7, 1, 0.71, true},  // rung 0: n 8, slots 2, better 0
+                // Trial 5's best 0.68 now has 0.70, 0.69 and 0.71 ahead of it (n 8, slots 2).
+                {5, 2, 0.67, false,
+                 "stopped at epoch 2: best val_accuracy 0.68 so far no longer in the top 1/3 of 8 "
+                 "trials at rung 0 (epoch 1)"},
+                {7, 2, 0.50, true},  // not a rung: best 0.71 still leads rung 0
+                {1, 8, 0.10, true},  // best 0.75 leads rung 1
+                {1, 9, 0.10, true},  // the last epoch goes on
+            });
+}
+
+TEST(AshaTest, TrialEndForgetsTheBestSoFarButKeepsTheRungRecords) {
+  // eta 2, rungs 1 and 2 of 5; goal maximize.
+  std::unique_ptr<Scheduler> scheduler = Make(AshaConfig(Goal::kMaximize, 5, 1, 2));
+  RunScript(scheduler.get(), {{0, 1, 0.9, true}, {1, 1, 0.5, false}, {0, 2, 0.9, true}});
+  scheduler->OnTrialEnd(1, TrialStatus::kStopped);
+  scheduler->OnTrialEnd(0, TrialStatus::kCompleted);
+  // Trial 0's record at rung 1 (0.9) still judges others; its best is gone from the state.
+  RunScript(scheduler.get(), {{2, 1, 0.95, true}, {2, 2, 0.8, false}});
+  std::unique_ptr<Scheduler> other = Make(AshaConfig(Goal::kMaximize, 5, 1, 2));
+  RunScript(other.get(), {{0, 1, 0.9, true},
+                          {1, 1, 0.5, false},
+                          {0, 2, 0.9, true},
+                          {2, 1, 0.95, true},
+                          {2, 2, 0.8, false}});
+  EXPECT_LT(scheduler->SaveState().size(), other->SaveState().size());
 }
 
 TEST(AshaTest, RepeatedReportReplacesTheTrialsValue) {
@@ -461,6 +519,26 @@ TEST(SchedulerStateTest, RestoreContinuesExactlyAsTheOriginal) {
   }
 }
 
+TEST(SchedulerStateTest, StateWithoutBestValuesFromBeforeStillRestores) {
+  // hpo.scheduler.v1 had the same layout without ASHA's best-so-far values: its studies resume,
+  // with the rung records and no best values (a resumed trial's next report starts them again).
+  const SweepConfig config = AshaConfig(Goal::kMaximize, 10, 1, 3);
+  std::unique_ptr<Scheduler> source = Make(config);
+  RunScript(source.get(), {{0, 1, 0.5, true}, {1, 1, 0.6, true}, {2, 1, 0.4, false}});
+  for (int64_t trial = 0; trial < 3; ++trial) source->OnTrialEnd(trial, TrialStatus::kStopped);
+  std::string state = source->SaveState();
+  const std::string v2 = "hpo.scheduler.v2";
+  ASSERT_EQ(state.substr(8, v2.size()), v2);
+  ASSERT_EQ(state.substr(state.size() - 8), std::string(8, '\0'));  // no best values
+  std::string v1 = state.substr(0, state.size() - 8);
+  v1[8 + v2.size() - 1] = '1';
+  std::unique_ptr<Scheduler> restored = Make(config);
+  ASSERT_TRUE(restored->RestoreState(v1).ok());
+  EXPECT_EQ(restored->SaveState(), state);
+  RunScript(restored.get(), {{3, 1, 0.55, false}});  // rung 0: n 4, better 1 (0.6)
+  EXPECT_EQ(restored->RestoreState(v1 + std::string(8, '\0')).code(), Status::Code::kBadInput);
+}
+
 TEST(SchedulerStateTest, StateOfAnotherConfigIsBadInput) {
   std::unique_ptr<Scheduler> source = Make(BothConfig());
   source->OnEpoch(0, 1, 0.5);
@@ -482,7 +560,7 @@ TEST(SchedulerStateTest, StateOfAnotherConfigIsBadInput) {
 
 TEST(SchedulerStateTest, GarbageIsBadInputAndChangesNothing) {
   std::unique_ptr<Scheduler> source = Make(BothConfig());
-  RunScript(source.get(), {{0, 1, 0.5, true}, {1, 1, 0.6, true}, {0, 2, 0.55, true}});
+  RunScript(source.get(), {{0, 1, 0.5, true}, {1, 1, 0.6, true}, {0, 2, 0.65, true}});
   const std::string state = source->SaveState();
 
   std::unique_ptr<Scheduler> scheduler = Make(BothConfig());

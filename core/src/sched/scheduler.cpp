@@ -19,7 +19,9 @@ namespace {
 using sched_internal::AshaRule;
 using sched_internal::MedianRule;
 
-constexpr char kStateTag[] = "hpo.scheduler.v1";
+constexpr char kStateTag[] = "hpo.scheduler.v2";
+// The layout before ASHA kept best-so-far values (read on resume, with none of them).
+constexpr char kStateTagV1[] = "hpo.scheduler.v1";
 
 // ASHA and/or the median rule; a trial stops when either says stop, ASHA asked first (its reason
 // wins when both say stop). Both rules see every report, so each keeps its full record. The saved
@@ -41,6 +43,10 @@ class EarlyStoppingScheduler final : public Scheduler {
     return decision;
   }
 
+  void OnTrialEnd(int64_t trial_id, TrialStatus /*status*/) override {
+    if (asha_) asha_->OnTrialEnd(trial_id);
+  }
+
   std::string SaveState() const override {
     std::vector<uint8_t> bytes;
     ByteWriter writer(&bytes);
@@ -54,7 +60,8 @@ class EarlyStoppingScheduler final : public Scheduler {
   Status RestoreState(const std::string& state) override {
     const std::vector<uint8_t> bytes(state.begin(), state.end());
     ByteReader reader(bytes);
-    if (reader.GetString() != kStateTag || !reader.ok()) {
+    const std::string tag = reader.GetString();
+    if ((tag != kStateTag && tag != kStateTagV1) || !reader.ok()) {
       return Status::BadInput(std::string("saved scheduler state does not start with '") +
                               kStateTag + "'");
     }
@@ -65,8 +72,8 @@ class EarlyStoppingScheduler final : public Scheduler {
     }
     std::optional<AshaRule> asha = asha_;
     std::optional<MedianRule> median = median_;
-    const bool ok = (!asha || asha->Restore(&reader)) && (!median || median->Restore(&reader)) &&
-                    reader.ok() && reader.at_end();
+    const bool ok = (!asha || asha->Restore(&reader, /*with_best=*/tag == kStateTag)) &&
+                    (!median || median->Restore(&reader)) && reader.ok() && reader.at_end();
     if (!ok) return Status::BadInput("saved scheduler state is truncated or corrupt");
     asha_ = std::move(asha);
     median_ = std::move(median);
@@ -137,7 +144,7 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
       return Status::BadInput(config.path + ": sweep.early_terminate: no rung below epochs (" +
                               std::to_string(epochs) + "), so it could never stop a trial");
     }
-    asha.emplace(std::move(rungs), hyperband.eta, goal, metric);
+    asha.emplace(std::move(rungs), hyperband.eta, epochs, goal, metric);
   }
   std::optional<MedianRule> median;
   if (median_stopping.enabled) {

@@ -29,33 +29,56 @@ bool IsBetter(Goal goal, double a, double b);
 //            NaN is worst),
 //   keep going iff better < max(1, floor(n / eta)).
 // So the first trial at a rung always goes on, and of n trials at most floor(n / eta) (at least
-// one) are ahead of any trial that goes on. Epochs that are not rungs always go on. Recorded
-// values are kept for the whole sweep, whatever becomes of their trials.
+// one) are ahead of any trial that goes on. Recorded values are kept for the whole sweep, whatever
+// becomes of their trials.
+//
+// Between rungs the standing is checked again (as W&B's hyperband does for every running run at
+// every step, with its default non-strict condition): at an epoch e that is not a rung, with
+// rungs[0] < e < epochs, a trial recorded at the highest rung r below e goes on only while its
+// best objective so far (over every epoch it reported) would still pass r's test against what is
+// recorded at r now:
+//   better = number of other values recorded at r strictly better than the best so far,
+//   keep going iff better < max(1, floor(n_r / eta)).
+// Without it, a trial that reached a rung first (it goes on whatever its value) or among the first
+// few trained on to the next rung even once the rung had filled up with better trials. The
+// last epoch (e == epochs) always goes on: the trial is done. Best-so-far values are kept per
+// trial until OnTrialEnd.
 class AshaRule {
  public:
-  // `rungs`: ascending, distinct epochs >= 1 (HyperbandRungs); `eta` >= 2; `metric` names the
-  // objective in stop reasons.
-  AshaRule(std::vector<int64_t> rungs, int64_t eta, Goal goal, std::string metric);
+  // `rungs`: ascending, distinct epochs >= 1 (HyperbandRungs), all below `epochs`; `eta` >= 2;
+  // `metric` names the objective in stop reasons.
+  AshaRule(std::vector<int64_t> rungs, int64_t eta, int64_t epochs, Goal goal, std::string metric);
 
-  // Stop reason: "stopped at rung R (epoch E): METRIC V not in the top 1/ETA of N trials at this
-  // rung", R counting rungs from 0.
+  // Stop reasons: at a rung, "stopped at rung R (epoch E): METRIC V not in the top 1/ETA of N
+  // trials at this rung", R counting rungs from 0; between rungs, "stopped at epoch E: best
+  // METRIC V so far no longer in the top 1/ETA of N trials at rung R (epoch X)".
   SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective);
+
+  // Forgets the trial's best-so-far value (its rung records stay).
+  void OnTrialEnd(int64_t trial_id);
 
   const std::vector<int64_t>& rungs() const { return rungs_; }
   int64_t eta() const { return eta_; }
 
-  // The recorded values (not the settings, which the caller fingerprints). Restore replaces them;
-  // false for bytes Save did not write for as many rungs, and the rule is then left in an
-  // unspecified state (restore into a copy).
+  // The recorded values and the running trials' best values (not the settings, which the caller
+  // fingerprints). Restore replaces them; false for bytes Save did not write for as many rungs,
+  // and the rule is then left in an unspecified state (restore into a copy). `with_best` false
+  // reads the older layout without best values (hpo.scheduler.v1).
   void Save(ByteWriter* writer) const;
-  bool Restore(ByteReader* reader);
+  bool Restore(ByteReader* reader, bool with_best = true);
 
  private:
+  // How many values recorded at rung `index`, other than `trial_id`'s, are strictly better than
+  // `objective`, and whether that many leave it outside the top 1/eta of the rung.
+  bool OutsideTop(size_t index, int64_t trial_id, double objective, int64_t* count) const;
+
   std::vector<int64_t> rungs_;
   int64_t eta_;
+  int64_t epochs_;
   Goal goal_;
   std::string metric_;
   std::vector<std::map<int64_t, double>> recorded_;  // per rung: trial id -> objective
+  std::map<int64_t, double> best_;                   // running trial id -> best objective so far
 };
 
 // The median stopping rule (Katib's medianstop, Google Vizier's automated early stopping). At
