@@ -11,6 +11,8 @@
 # (b) Dispatch overhead with 4 ranks, groups of 1 and of 2.
 # (c) Coordinator overhead (10,000 no-op trials) and slot utilization (200 sleep trials).
 # (d) Search quality (TPE vs random vs Sobol) and TPE suggestion cost, without MPI.
+# (e) The DDP step with and without overlapped allreduce, 2 and 1 ranks; allreduce bus bandwidth
+#     of the gradient path vs raw MPI_Allreduce, 1 KiB .. 256 MiB, 2 ranks.
 # The Fashion-MNIST compute-to-target comparison takes minutes per sweep and runs on its own:
 #   /usr/bin/python3 bench/compute_to_target.py build/hpo --seeds 1,2,3
 # Prints machine info first. Exits 1 when a benchmark fails or any result line says check=FAILED.
@@ -21,7 +23,7 @@ reps=${REPS:-3}
 train_samples=${TRAIN_SAMPLES:-20000}
 epochs=${EPOCHS:-1}
 dispatch_trials=${DISPATCH_TRIALS:-2000}
-for target in hpo_bench_ddp hpo_bench_dispatch; do
+for target in hpo_bench_ddp hpo_bench_dispatch hpo_bench_ddp_overlap hpo_bench_busbw; do
   if [ ! -x "$build/bench/$target" ]; then
     echo "run.sh: $build/bench/$target not found; build it first:" >&2
     echo "  cmake -S . -B $build && cmake --build $build --target $target" >&2
@@ -100,6 +102,13 @@ for bench in hpo_bench_search_quality hpo_bench_tpe_cost; do
     failed=1
   fi
 done
+
+echo "== (e) DDP step with overlapped allreduce (256 KiB buckets), 2 and 1 ranks; allreduce busbw"
+for ranks in 2 1; do
+  run_bench "$ranks" "$build/bench/hpo_bench_ddp_overlap" --steps 30 --reps 3 --bucket-kb 256 \
+    --first-bucket-kb 16
+done
+run_bench 2 "$build/bench/hpo_bench_busbw"
 
 if grep -q "check=FAILED" "$log"; then
   echo "run.sh: a benchmark's self-check failed" >&2

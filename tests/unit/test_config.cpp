@@ -188,6 +188,22 @@ sweep:
   EXPECT_EQ(config.sweep.parameters[0].distribution, Distribution::kIntUniform);
 }
 
+TEST(ConfigTest, TrialsPerGpuIsReadAndMayChangeOnResume) {
+  const std::string base =
+      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric: {name: val_loss}\n"
+      "  parameters:\n    lr: {values: [0.1]}\n";
+  SweepConfig plain;
+  ASSERT_TRUE(Parse(base, &plain).ok());
+  EXPECT_EQ(plain.execution.trials_per_gpu, 1);
+  SweepConfig shared;
+  const Status status = Parse(base + "ranks_per_trial: 1\ntrials_per_gpu: 4\n", &shared);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(shared.execution.trials_per_gpu, 4);
+  // Where trials run does not change their results, so a study may resume with another K.
+  EXPECT_TRUE(CheckSameSweep(base, shared).ok()) << CheckSameSweep(base, shared).message();
+  EXPECT_TRUE(CheckSameSweep(shared.text, plain).ok());
+}
+
 TEST(ConfigTest, WandbSpecificsAreHonoured) {
   const std::string text = R"(task: synthetic
 sweep:
@@ -363,6 +379,28 @@ sweep:
   EXPECT_EQ(hyperband.max_iter, 27);
   EXPECT_EQ(hyperband.s, 2);
   EXPECT_EQ(hyperband.eta, 3);
+}
+
+TEST(ConfigTest, DdpKeysAreReadDefaultToPytorchDdpAndMayChangeOnResume) {
+  const std::string base =
+      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric: {name: val_loss}\n"
+      "  parameters:\n    lr: {values: [0.1]}\n";
+  SweepConfig plain;
+  ASSERT_TRUE(Parse(base, &plain).ok());
+  EXPECT_DOUBLE_EQ(plain.ddp.bucket_mb, 25.0);
+  EXPECT_DOUBLE_EQ(plain.ddp.first_bucket_mb, 1.0);
+  EXPECT_TRUE(plain.ddp.overlap);
+  SweepConfig tuned;
+  const Status status =
+      Parse(base + "ddp: {bucket_mb: 4, first_bucket_mb: 0.25, overlap: false}\n", &tuned);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_DOUBLE_EQ(tuned.ddp.bucket_mb, 4.0);
+  EXPECT_DOUBLE_EQ(tuned.ddp.first_bucket_mb, 0.25);
+  EXPECT_FALSE(tuned.ddp.overlap);
+  // Bucketing and overlap change only the order floats are summed in, so a study may resume
+  // with other values.
+  EXPECT_TRUE(CheckSameSweep(base, tuned).ok()) << CheckSameSweep(base, tuned).message();
+  EXPECT_TRUE(CheckSameSweep(tuned.text, plain).ok());
 }
 
 TEST(ConfigTest, SearchAndStoppingDefaultsWhenAbsent) {
@@ -572,6 +610,15 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nranks_per_trial: 0\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
      "test.yaml:2: ranks_per_trial: must be >= 1, got 0"},
+    {"TrialsPerGpuZero",
+     "task: synthetic\ntrials_per_gpu: 0\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:2: trials_per_gpu: must be >= 1, got 0"},
+    {"TrialsPerGpuWithSeveralRanksPerTrial",
+     "task: synthetic\nranks_per_trial: 2\ntrials_per_gpu: 2\nsweep:\n  method: random\n"
+     "  run_cap: 4\n  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:3: trials_per_gpu: trials_per_gpu > 1 places one-rank trial groups on a shared GPU "
+     "and needs ranks_per_trial: 1, got ranks_per_trial 2"},
     {"NegativeSeed",
      "task: synthetic\nseed: -3\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
@@ -906,6 +953,26 @@ const BadConfig kBadConfigs[] = {
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "checkpoint:\n  grace_period_s: 0\n",
      "test.yaml:12: checkpoint.grace_period_s: must be > 0, got 0"},
+    {"DdpUnknownKey",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "ddp:\n  bucket_size: 2\n",
+     "test.yaml:12: ddp.bucket_size: unknown key"},
+    {"DdpZeroBucket",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "ddp:\n  bucket_mb: 0\n",
+     "test.yaml:12: ddp.bucket_mb: must be > 0, got 0"},
+    {"DdpNegativeFirstBucket",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "ddp:\n  first_bucket_mb: -1\n",
+     "test.yaml:12: ddp.first_bucket_mb: must be > 0, got -1"},
+    {"DdpOverlapNotBoolean",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "ddp:\n  overlap: sometimes\n",
+     "test.yaml:12: ddp.overlap: must be true or false"},
 };
 
 // Names the case in test listings instead of dumping its bytes.

@@ -118,6 +118,9 @@ struct ExecutionSpec {
   int64_t epochs = 1;
   int64_t ranks_per_trial = 1;
   int64_t threads_per_rank = 1;  // torch intra-op threads per rank
+  // One-rank trial groups sharing one GPU (>= 1; > 1 requires ranks_per_trial == 1). Each trial's
+  // CUDA caching allocator is capped to 1/trials_per_gpu of the GPU. No effect on the CPU build.
+  int64_t trials_per_gpu = 1;
   uint64_t seed = 0;
   std::string output = "runs/study";  // folder holding study.h5 and per-trial artifacts
   // Validation samples carved from the end of a fixed shuffle of the training set.
@@ -165,6 +168,16 @@ struct CheckpointSpec {
   double grace_period_s = 60.0;
 };
 
+// Key `ddp:` beside `sweep:`: how a trial group reduces gradients (PyTorch DDP's defaults). Buckets
+// of at most `bucket_mb` MiB (the first one reduced, the last layers', at most `first_bucket_mb`),
+// allreduced during backward with `overlap`, after it otherwise. None of them changes the update
+// beyond the summation order of floats, so they may change when a study resumes.
+struct DdpSpec {
+  double bucket_mb = 25.0;
+  double first_bucket_mb = 1.0;
+  bool overlap = true;
+};
+
 struct SweepConfig {
   std::string path;  // as given; used in messages
   std::string text;  // the file's exact text, stored in the study file
@@ -174,6 +187,7 @@ struct SweepConfig {
   MedianStoppingSpec median_stopping;
   BudgetSpec budget;
   CheckpointSpec checkpoint;
+  DdpSpec ddp;
 };
 
 // Parses and validates a config. Every error names the file, the key (dotted path, e.g.
@@ -186,7 +200,8 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
 // Whether `config` may continue a study begun with the config text `study_config_text`: the same
 // sweep (search space, method, metric, early stopping, search options, task, epochs, seed, data
 // sizes) with possibly different run_cap, budgets, trial_retries, checkpoint, output, data folder,
-// ranks_per_trial and threads_per_rank. BadInput naming the first key that differs otherwise.
+// ranks_per_trial, threads_per_rank, trials_per_gpu and ddp. BadInput naming the first key that
+// differs otherwise.
 Status CheckSameSweep(const std::string& study_config_text, const SweepConfig& config);
 
 // Reads `path` and parses it; a missing or unreadable file is BadInput naming the path.

@@ -95,6 +95,7 @@ Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
       {"epochs", 1, kInt64Max, &execution->epochs},
       {"ranks_per_trial", 1, kInt64Max, &execution->ranks_per_trial},
       {"threads_per_rank", 1, kInt64Max, &execution->threads_per_rank},
+      {"trials_per_gpu", 1, kInt64Max, &execution->trials_per_gpu},
       {"seed", 0, kInt64Max, &seed},
       {"validation_samples", 1, kMaxValidationSamples, &execution->validation_samples},
       {"train_samples", 0, kInt64Max, &execution->train_samples},
@@ -106,6 +107,12 @@ Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
     }
   }
   execution->seed = static_cast<uint64_t>(seed);
+  if (execution->trials_per_gpu > 1 && execution->ranks_per_trial != 1) {
+    return errors.At(*top.Find("trials_per_gpu"),
+                     "trials_per_gpu > 1 places one-rank trial groups on a shared GPU and needs "
+                     "ranks_per_trial: 1, got ranks_per_trial " +
+                         std::to_string(execution->ranks_per_trial));
+  }
   if (const Field* synthetic = top.Find("synthetic")) {
     HPO_RETURN_IF_ERROR(ParseSynthetic(errors, *synthetic, &execution->synthetic));
   }
@@ -247,6 +254,9 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* checkpoint = top.Find("checkpoint")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseCheckpoint(errors, *checkpoint, &config->checkpoint));
   }
+  if (const Field* ddp = top.Find("ddp")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParseDdp(errors, *ddp, &config->ddp));
+  }
   return config_internal::ParseBudget(errors, top, &config->budget);
 }
 
@@ -313,10 +323,11 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
   const Field root_field{"", "", config_internal::LineOf(root), root};
   MappingFields top;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, root_field, &top));
-  HPO_RETURN_IF_ERROR(top.CheckKeys(
-      {"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank", "seed", "output",
-       "validation_samples", "train_samples", "synthetic", "search", "median_stopping",
-       "time_budget_s", "max_failed_trials", "trial_retries", "checkpoint"}));
+  HPO_RETURN_IF_ERROR(
+      top.CheckKeys({"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank",
+                     "trials_per_gpu", "seed", "output", "validation_samples", "train_samples",
+                     "synthetic", "search", "median_stopping", "time_budget_s", "max_failed_trials",
+                     "trial_retries", "checkpoint", "ddp"}));
   SweepConfig parsed;
   parsed.path = path;
   parsed.text = text;

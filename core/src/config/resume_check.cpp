@@ -12,11 +12,19 @@ namespace {
 
 // Keys that may change between runs of one study: how much to run and on what resources.
 const std::set<std::string>& ResumableKeys() {
-  static const std::set<std::string> keys = {
-      "sweep.run_cap",    "sweep.name",    "sweep.description",
-      "output",           "data",          "ranks_per_trial",
-      "threads_per_rank", "time_budget_s", "max_failed_trials",
-      "trial_retries",    "checkpoint"};
+  static const std::set<std::string> keys = {"sweep.run_cap",
+                                             "sweep.name",
+                                             "sweep.description",
+                                             "output",
+                                             "data",
+                                             "ranks_per_trial",
+                                             "threads_per_rank",
+                                             "time_budget_s",
+                                             "max_failed_trials",
+                                             "trial_retries",
+                                             "checkpoint",
+                                             "trials_per_gpu",
+                                             "ddp"};
   return keys;
 }
 
@@ -74,7 +82,7 @@ Status CheckSameSweep(const std::string& study_config_text, const SweepConfig& c
   if (difference.empty()) return Status::Ok();
   return Status::BadInput(config.path + ": the study was begun with another sweep: " + difference +
                           "; only run_cap, the budgets, retries, checkpointing, output, data and "
-                          "the ranks may change on resume");
+                          "the ranks (and ddp) may change on resume");
 }
 
 }  // namespace hpo

@@ -207,4 +207,26 @@ Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, Checkpo
   return Status::Ok();
 }
 
+Status ParseDdp(const ErrorFormatter& errors, const Field& field, DdpSpec* spec) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"bucket_mb", "first_bucket_mb", "overlap"}));
+  DdpSpec parsed;
+  for (auto [key, value] : {std::pair<const char*, double*>{"bucket_mb", &parsed.bucket_mb},
+                            {"first_bucket_mb", &parsed.first_bucket_mb}}) {
+    if (const Field* size = fields.Find(key)) {
+      HPO_RETURN_IF_ERROR(ReadFiniteNumber(errors, *size, value));
+      if (*value <= 0.0) return errors.At(*size, "must be > 0, got " + FormatNumber(*value));
+    }
+  }
+  if (const Field* overlap = fields.Find("overlap")) {
+    if (!overlap->value.IsScalar() || ResolveScalar(overlap->value) != ScalarKind::kBool) {
+      return errors.At(*overlap, "must be true or false");
+    }
+    parsed.overlap = overlap->value.as<bool>();
+  }
+  *spec = parsed;
+  return Status::Ok();
+}
+
 }  // namespace hpo::config_internal

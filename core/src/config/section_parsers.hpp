@@ -37,4 +37,7 @@ Status ParseBudget(const ErrorFormatter& errors, const MappingFields& top, Budge
 // `checkpoint:` {interval: epochs >= 0, grace_period_s > 0}.
 Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, CheckpointSpec* spec);
 
+// `ddp:` {bucket_mb > 0, first_bucket_mb > 0, overlap: true|false}.
+Status ParseDdp(const ErrorFormatter& errors, const Field& field, DdpSpec* spec);
+
 }  // namespace hpo::config_internal

@@ -8,6 +8,9 @@
 #include "hpo/mpi/mpi_collectives.hpp"
 #include "hpo/train/trainer.hpp"
 #include "preemption.hpp"
+#if HPO_WITH_CUDA
+#include "hpo/gpu/nccl_collectives.hpp"
+#endif
 
 namespace hpo {
 
@@ -44,7 +47,11 @@ class ControlPlaneGate final : public EpochGate {
 
 void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const TaskData& data,
                     const Communicator& control, const FaultInjection& fault) {
+#if HPO_WITH_CUDA
+  NcclGroupCollectives collectives(layout.group_comm);
+#else
   MpiGroupCollectives collectives(layout.group_comm);
+#endif
   LeaderChannel channel(control);
   ControlPlaneGate gate(layout, &channel);
   const bool leader = layout.rank_in_group == 0;
@@ -65,6 +72,9 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
     options.save_weights_path = WeightsPath(config.execution.output, trial.trial_id);
     options.checkpoint_path = CheckpointPath(config.execution.output, trial.trial_id);
     options.checkpoint_interval = config.checkpoint.interval;
+    options.bucket_bytes = static_cast<size_t>(config.ddp.bucket_mb * (1 << 20));
+    options.first_bucket_bytes = static_cast<size_t>(config.ddp.first_bucket_mb * (1 << 20));
+    options.overlap = config.ddp.overlap;
     options.resume = true;
     options.fault = fault;
     TrialOutcome outcome;

@@ -22,6 +22,9 @@
 #include "hpo/train/task_data.hpp"
 #include "hpo/train/trainer.hpp"
 #include "preemption.hpp"
+#if HPO_WITH_CUDA
+#include "hpo/gpu/cuda_device.hpp"
+#endif
 
 namespace hpo {
 
@@ -245,6 +248,12 @@ Status RunSweep(const SweepOptions& options) {
   GroupLayout layout;
   HPO_RETURN_IF_ERROR(
       ComputeGroupLayout(world, static_cast<int>(config.execution.ranks_per_trial), &layout));
+#if HPO_WITH_CUDA
+  int device = 0;
+  status = SelectCudaDevice(layout.node_local_rank, layout.ranks_on_node,
+                            config.execution.trials_per_gpu, &device);
+  if (!status.ok()) AbortJob(status.exit_code(), status.message());
+#endif
 
   PreemptionWatch preemption(config.checkpoint.grace_period_s);
   FaultInjection fault;

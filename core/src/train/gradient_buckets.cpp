@@ -1,23 +1,39 @@
 #include "hpo/train/gradient_buckets.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace hpo {
 
+namespace {
+
+torch::Tensor Slot(const torch::Tensor& buffer, const BucketEntry& entry) {
+  return buffer.narrow(0, static_cast<int64_t>(entry.offset), static_cast<int64_t>(entry.length));
+}
+
+}  // namespace
+
 GradientBuckets::GradientBuckets(std::vector<torch::Tensor> parameters, size_t bucket_bytes,
-                                 size_t extra_slots)
+                                 size_t extra_slots, size_t first_bucket_bytes)
     : parameters_(std::move(parameters)), extra_slots_(extra_slots) {
   const size_t capacity = std::max<size_t>(bucket_bytes / sizeof(float), 1);
+  const size_t first_capacity =
+      first_bucket_bytes == 0 ? capacity : std::max<size_t>(first_bucket_bytes / sizeof(float), 1);
+  bucket_of_.resize(parameters_.size());
+  entry_of_.resize(parameters_.size());
   BucketLayout current;
   for (size_t i = parameters_.size(); i-- > 0;) {
     TORCH_CHECK(parameters_[i].scalar_type() == torch::kFloat32 && parameters_[i].is_cpu(),
                 "GradientBuckets: parameter ", i, " is not a float32 CPU tensor");
     const auto length = static_cast<size_t>(parameters_[i].numel());
-    if (!current.entries.empty() && current.numel + length > capacity) {
+    const size_t cap = layout_.empty() ? first_capacity : capacity;
+    if (!current.entries.empty() && current.numel + length > cap) {
       layout_.push_back(std::move(current));
       current = BucketLayout();
     }
+    bucket_of_[i] = layout_.size();
+    entry_of_[i] = current.entries.size();
     current.entries.push_back({i, current.numel, length});
     current.numel += length;
   }
@@ -25,8 +41,23 @@ GradientBuckets::GradientBuckets(std::vector<torch::Tensor> parameters, size_t b
     layout_.push_back(std::move(current));
   }
   for (size_t b = 0; b < layout_.size(); ++b) {
-    const size_t extra = b == 0 ? extra_slots_ : 0;
+    const size_t extra = b + 1 == layout_.size() ? extra_slots_ : 0;
     buffers_.push_back(torch::empty({static_cast<int64_t>(layout_[b].numel + extra)}));
+  }
+  ready_.assign(parameters_.size(), 0);
+  missing_.assign(layout_.size(), 0);
+  handles_.assign(layout_.size(), AllreduceHandle{});
+  hook_ids_.assign(parameters_.size(), -1);
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (!parameters_[i].requires_grad()) continue;
+    hook_ids_[i] = static_cast<int>(parameters_[i].register_hook(
+        [this, i](const torch::Tensor& grad) { OnGradient(i, grad); }));
+  }
+}
+
+GradientBuckets::~GradientBuckets() {
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (hook_ids_[i] >= 0) parameters_[i].remove_hook(static_cast<unsigned>(hook_ids_[i]));
   }
 }
 
@@ -39,8 +70,7 @@ void GradientBuckets::AllreduceGradients(GroupCollectives& collectives, float gr
     float* data = buffer.data_ptr<float>();
     for (const BucketEntry& entry : bucket.entries) {
       const torch::Tensor& grad = parameters_[entry.param_index].grad();
-      torch::Tensor slot =
-          buffer.narrow(0, static_cast<int64_t>(entry.offset), static_cast<int64_t>(entry.length));
+      torch::Tensor slot = Slot(buffer, entry);
       if (grad.defined()) {
         slot.copy_(grad.reshape(-1));
         if (grad_scale != 1.0f) slot.mul_(grad_scale);
@@ -48,20 +78,85 @@ void GradientBuckets::AllreduceGradients(GroupCollectives& collectives, float gr
         slot.zero_();
       }
     }
-    const size_t extra = b == 0 ? extra_slots_ : 0;
+    const size_t extra = b + 1 == layout_.size() ? extra_slots_ : 0;
     std::copy(extras, extras + extra, data + bucket.numel);
     collectives.AllreduceSum(data, bucket.numel + extra);
     std::copy(data + bucket.numel, data + bucket.numel + extra, extras);
-    for (const BucketEntry& entry : bucket.entries) {
-      torch::Tensor& parameter = parameters_[entry.param_index];
-      const torch::Tensor summed =
-          buffer.narrow(0, static_cast<int64_t>(entry.offset), static_cast<int64_t>(entry.length))
-              .view(parameter.sizes());
-      if (parameter.grad().defined()) {
-        parameter.mutable_grad().copy_(summed);
-      } else {
-        parameter.mutable_grad() = summed.clone();
-      }
+    WriteBack(b);
+  }
+}
+
+void GradientBuckets::BeginStep(GroupCollectives& collectives, float grad_scale) {
+  collectives_ = &collectives;
+  grad_scale_ = grad_scale;
+  std::fill(ready_.begin(), ready_.end(), 0);
+  for (size_t b = 0; b < layout_.size(); ++b) missing_[b] = layout_[b].entries.size();
+  std::fill(handles_.begin(), handles_.end(), AllreduceHandle{});
+  next_bucket_ = 0;
+}
+
+void GradientBuckets::OnGradient(size_t param_index, const torch::Tensor& grad) {
+  if (collectives_ == nullptr || ready_[param_index] != 0) return;
+  torch::NoGradGuard no_grad;
+  const size_t b = bucket_of_[param_index];
+  torch::Tensor slot = Slot(buffers_[b], layout_[b].entries[entry_of_[param_index]]);
+  slot.copy_(grad.reshape(-1));
+  if (grad_scale_ != 1.0f) slot.mul_(grad_scale_);
+  ready_[param_index] = 1;
+  // The last bucket carries the extras, which are final only after backward: FinishStep starts it.
+  if (--missing_[b] == 0 && layout_.size() > 1) StartReadyBuckets(layout_.size() - 1);
+  if (next_bucket_ > 0) collectives_->Progress();
+}
+
+void GradientBuckets::StartReadyBuckets(size_t end) {
+  for (; next_bucket_ < end && missing_[next_bucket_] == 0; ++next_bucket_) {
+    handles_[next_bucket_] = collectives_->StartAllreduceSum(
+        buffers_[next_bucket_].data_ptr<float>(), layout_[next_bucket_].numel);
+  }
+}
+
+void GradientBuckets::FinishStep(float* extras) {
+  TORCH_CHECK(collectives_ != nullptr, "GradientBuckets::FinishStep without BeginStep");
+  torch::NoGradGuard no_grad;
+  GroupCollectives& collectives = *collectives_;
+  const size_t last = layout_.size();
+  for (size_t b = next_bucket_; b < last; ++b) {
+    for (const BucketEntry& entry : layout_[b].entries) {
+      if (ready_[entry.param_index] != 0) continue;
+      Slot(buffers_[b], entry).zero_();
+      ready_[entry.param_index] = 1;
+    }
+    missing_[b] = 0;
+  }
+  if (last > 0) {
+    float* tail = buffers_[last - 1].data_ptr<float>() + layout_[last - 1].numel;
+    std::copy(extras, extras + extra_slots_, tail);
+  }
+  for (; next_bucket_ < last; ++next_bucket_) {
+    const size_t extra = next_bucket_ + 1 == last ? extra_slots_ : 0;
+    handles_[next_bucket_] = collectives.StartAllreduceSum(buffers_[next_bucket_].data_ptr<float>(),
+                                                           layout_[next_bucket_].numel + extra);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t b = 0; b < last; ++b) collectives.Wait(handles_[b]);
+  stats_.wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++stats_.steps;
+  collectives_ = nullptr;
+  if (last > 0) {
+    const float* tail = buffers_[last - 1].data_ptr<float>() + layout_[last - 1].numel;
+    std::copy(tail, tail + extra_slots_, extras);
+  }
+  for (size_t b = 0; b < last; ++b) WriteBack(b);
+}
+
+void GradientBuckets::WriteBack(size_t bucket) {
+  for (const BucketEntry& entry : layout_[bucket].entries) {
+    torch::Tensor& parameter = parameters_[entry.param_index];
+    const torch::Tensor summed = Slot(buffers_[bucket], entry).view(parameter.sizes());
+    if (parameter.grad().defined()) {
+      parameter.mutable_grad().copy_(summed);
+    } else {
+      parameter.mutable_grad() = summed.clone();
     }
   }
 }

@@ -20,6 +20,7 @@
 
 #include "hpo/seeding.hpp"
 #include "hpo/task_catalog.hpp"
+#include "hpo/train/batch_prefetcher.hpp"
 #include "hpo/train/distributed_sampler.hpp"
 #include "hpo/train/gradient_buckets.hpp"
 #include "hpo/train/models.hpp"
@@ -151,11 +152,6 @@ torch::nn::Sequential BuildSeededModel(const ModelSpec& spec, uint64_t seed) {
   return BuildModel(spec);
 }
 
-torch::Tensor Rows(const torch::Tensor& tensor, const std::vector<int64_t>& indices) {
-  const torch::Tensor index = torch::tensor(indices, torch::kInt64);
-  return tensor.index_select(0, index);
-}
-
 // Sums of the cross-entropy loss and correct predictions over rows [range) of `split`.
 struct EvalSums {
   double loss_sum = 0.0;
@@ -238,7 +234,7 @@ struct TrainingPosition {
   double partial_loss_sum = 0.0;
 };
 
-// Slots riding in the first gradient bucket: each rank's share of the step's loss, and flags
+// Slots riding in the last gradient bucket: each rank's share of the step's loss, and flags
 // (0 or 1 per rank, summed) for a failure on the rank and an interruption request.
 enum StepExtra : size_t { kLossShare = 0, kFailed = 1, kInterrupt = 2, kStepExtras = 3 };
 
@@ -259,7 +255,8 @@ class TrialRun {
     for (const torch::Tensor& parameter : model_->parameters()) {
       if (parameter.requires_grad()) parameters_.push_back(parameter);
     }
-    buckets_ = std::make_unique<GradientBuckets>(parameters_, options.bucket_bytes, kStepExtras);
+    buckets_ = std::make_unique<GradientBuckets>(parameters_, options.bucket_bytes, kStepExtras,
+                                                 options.first_bucket_bytes);
     optimizer_ = MakeOptimizer(h, parameters_);
   }
 
@@ -368,9 +365,11 @@ class TrialRun {
     sampler_.SetEpoch(epoch);
     StepResult result;
     result.loss_sum = position_.partial_loss_sum;
+    // Joined on every way out of the epoch (end, failure, interruption).
+    BatchPrefetcher batches(data_.train, sampler_, position_.next_step, options_.prefetch_batches);
     for (int64_t step = position_.next_step; step < sampler_.num_steps(); ++step) {
-      const std::vector<int64_t> indices = sampler_.LocalIndices(step);
-      const auto local_count = static_cast<double>(indices.size());
+      const auto local_count = static_cast<double>(
+          ShardOf(sampler_.GlobalBatch(step), collectives_.rank(), collectives_.size()).size());
       const auto global_count = static_cast<double>(sampler_.GlobalBatch(step).size());
       // Dropout masks depend on (trial, rank, epoch, step) only, so a resumed trial draws the
       // masks the uninterrupted one would have.
@@ -378,15 +377,17 @@ class TrialRun {
           DeriveSeed(trial_.seed, static_cast<uint64_t>(collectives_.rank()) + 1,
                      (static_cast<uint64_t>(epoch) << 32) ^ static_cast<uint64_t>(step)));
       float extras[kStepExtras] = {0.0f, 0.0f, 0.0f};
+      const auto grad_scale = static_cast<float>(local_count / global_count);
+      if (options_.overlap) buckets_->BeginStep(collectives_, grad_scale);
       std::string local_error;
       try {
         optimizer_->zero_grad();
         InjectFault(epoch, step);
+        const TrainingBatch batch = batches.Next();
         // This rank's share of the global batch's mean loss; the group's sum is that mean.
-        if (!indices.empty()) {
-          const torch::Tensor logits = model_->forward(Rows(data_.train.inputs, indices));
-          const torch::Tensor loss =
-              torch::nn::functional::cross_entropy(logits, Rows(data_.train.labels, indices));
+        if (batch.inputs.defined()) {
+          const torch::Tensor logits = model_->forward(batch.inputs);
+          const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
           loss.backward();
           extras[kLossShare] = static_cast<float>(loss.item<double>() * local_count / global_count);
         }
@@ -396,8 +397,11 @@ class TrialRun {
         optimizer_->zero_grad();
       }
       extras[kInterrupt] = gate.InterruptRequested() ? 1.0f : 0.0f;
-      buckets_->AllreduceGradients(collectives_, static_cast<float>(local_count / global_count),
-                                   extras);
+      if (options_.overlap) {
+        buckets_->FinishStep(extras);
+      } else {
+        buckets_->AllreduceGradients(collectives_, grad_scale, extras);
+      }
       const std::string where =
           " at epoch " + std::to_string(epoch) + " step " + std::to_string(step + 1);
       if (extras[kFailed] > 0.0f) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "hpo/train/models.hpp"
@@ -35,6 +36,43 @@ class CountingCollectives final : public GroupCollectives {
   int broadcasts = 0;
 
  private:
+  int size_;
+};
+
+// A group of `size` identical ranks with a truly asynchronous allreduce: StartAllreduceSum only
+// records the buffer, and the sum lands in it at Wait, so a result read before Wait is stale.
+// Records how many allreduces were started and waited for.
+class DeferredCollectives final : public GroupCollectives {
+ public:
+  explicit DeferredCollectives(int size) : size_(size) {}
+  int rank() const override { return 0; }
+  int size() const override { return size_; }
+  void AllreduceSum(float* data, size_t count) override { Scale(data, count); }
+  void AllreduceSum(double*, size_t) override { ADD_FAILURE() << "unexpected double allreduce"; }
+  void Broadcast(void*, size_t, int) override { ADD_FAILURE() << "unexpected broadcast"; }
+  AllreduceHandle StartAllreduceSum(float* data, size_t count) override {
+    started.push_back({data, count});
+    return {started.size()};
+  }
+  bool Progress() override {
+    ++progress_calls;
+    return waited == started.size();
+  }
+  void Wait(AllreduceHandle handle) override {
+    ASSERT_GE(handle.id, 1u);
+    ASSERT_LE(handle.id, started.size());
+    Scale(started[handle.id - 1].first, started[handle.id - 1].second);
+    ++waited;
+  }
+
+  std::vector<std::pair<float*, size_t>> started;
+  size_t waited = 0;
+  int progress_calls = 0;
+
+ private:
+  void Scale(float* data, size_t count) const {
+    for (size_t i = 0; i < count; ++i) data[i] *= static_cast<float>(size_);
+  }
   int size_;
 };
 
@@ -96,6 +134,145 @@ TEST(GradientBucketsTest, LayoutIsReverseOrderWithinCapOversizedAlone) {
   }
   EXPECT_EQ(GradientBuckets(parameters, size_t{4} << 20).num_buckets(), 1u);
   EXPECT_EQ(GradientBuckets(parameters, 4).num_buckets(), parameters.size());
+}
+
+TEST(GradientBucketsTest, SmallFirstBucketThenFullBucketsCoverEveryParameterOnce) {
+  const std::vector<torch::Tensor> parameters = MakeParameters();
+  // bias3 (1000) alone in the first bucket of 1000 floats; then buckets of 40000 floats.
+  const GradientBuckets buckets(parameters, 40000 * sizeof(float), 0, 1000 * sizeof(float));
+  ExpectValidLayout(buckets, parameters, 40000 * sizeof(float));
+  ASSERT_EQ(buckets.num_buckets(), 2u);
+  EXPECT_EQ(buckets.layout()[0].numel, 1000u);
+  EXPECT_EQ(buckets.layout()[1].numel, 30850u);
+  for (size_t first : {size_t{4}, size_t{4000}, size_t{8000}, size_t{1} << 20}) {
+    const GradientBuckets sized(parameters, 4096, 0, first);
+    ExpectValidLayout(sized, parameters, std::max<size_t>(first, 4096));
+    if (sized.layout()[0].entries.size() > 1) {
+      EXPECT_LE(sized.layout()[0].numel * sizeof(float), first);
+    }
+  }
+}
+
+// A model whose parameters have uneven sizes, with a layer the forward pass does not use.
+struct UnevenModel {
+  explicit UnevenModel(int64_t seed) {
+    torch::manual_seed(seed);
+    used = torch::nn::Sequential(torch::nn::Linear(6, 40), torch::nn::ReLU(),
+                                 torch::nn::Linear(40, 300), torch::nn::ReLU(),
+                                 torch::nn::Linear(300, 3));
+    unused = torch::nn::Linear(7, 5);
+    for (const torch::Tensor& p : used->parameters()) parameters.push_back(p);
+    // Between used ones: W1 b1 W2 b2 Wu bu W3 b3, so that buckets of 500 floats after a first
+    // bucket of 150 are {b3} {W3} {bu Wu b2} {W2} {b1 W1}.
+    parameters.insert(parameters.begin() + 4, unused->weight);
+    parameters.insert(parameters.begin() + 5, unused->bias);
+  }
+  torch::Tensor Loss(const torch::Tensor& x, const torch::Tensor& y) {
+    return torch::nn::functional::cross_entropy(used->forward(x), y);
+  }
+  torch::nn::Sequential used{nullptr};
+  torch::nn::Linear unused{nullptr};
+  std::vector<torch::Tensor> parameters;
+};
+
+// Trains two identical models for a few Adam steps, one reducing after backward and one
+// overlapped, on `collectives`; their weights must stay bitwise equal.
+void ExpectOverlapMatchesAfterBackward(GroupCollectives& after, GroupCollectives& overlapped) {
+  UnevenModel a(9);
+  UnevenModel b(9);
+  GradientBuckets buckets_a(a.parameters, 2000, 2, 600);
+  GradientBuckets buckets_b(b.parameters, 2000, 2, 600);
+  ASSERT_GE(buckets_b.num_buckets(), 3u);
+  torch::optim::Adam optimizer_a(a.parameters, torch::optim::AdamOptions(0.01));
+  torch::optim::Adam optimizer_b(b.parameters, torch::optim::AdamOptions(0.01));
+  torch::manual_seed(1);
+  for (int step = 0; step < 5; ++step) {
+    const torch::Tensor x = torch::randn({16, 6});
+    const torch::Tensor y = torch::randint(0, 3, {16});
+    float extras_a[2] = {1.5f, static_cast<float>(step)};
+    float extras_b[2] = {1.5f, static_cast<float>(step)};
+    optimizer_a.zero_grad();
+    a.Loss(x, y).backward();
+    buckets_a.AllreduceGradients(after, 0.5f, extras_a);
+    optimizer_a.step();
+
+    optimizer_b.zero_grad();
+    buckets_b.BeginStep(overlapped, 0.5f);
+    b.Loss(x, y).backward();
+    buckets_b.FinishStep(extras_b);
+    optimizer_b.step();
+    EXPECT_EQ(extras_a[0], extras_b[0]);
+    EXPECT_EQ(extras_a[1], extras_b[1]);
+  }
+  for (size_t i = 0; i < a.parameters.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a.parameters[i], b.parameters[i])) << "param " << i;
+    ASSERT_TRUE(b.parameters[i].grad().defined()) << "param " << i;
+    EXPECT_TRUE(torch::equal(a.parameters[i].grad(), b.parameters[i].grad())) << "param " << i;
+  }
+  EXPECT_EQ(b.unused->weight.grad().abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(buckets_b.overlap_stats().steps, 5);
+}
+
+TEST(GradientBucketsOverlapTest, SameWeightsAsReducingAfterBackwardBitwise) {
+  SingleRankCollectives single_a;
+  SingleRankCollectives single_b;
+  ExpectOverlapMatchesAfterBackward(single_a, single_b);
+  CountingCollectives counting(3);
+  DeferredCollectives deferred(3);
+  ExpectOverlapMatchesAfterBackward(counting, deferred);
+  EXPECT_EQ(deferred.waited, deferred.started.size());
+}
+
+TEST(GradientBucketsOverlapTest, FullBucketsStartDuringBackwardInBucketOrder) {
+  UnevenModel model(4);
+  GradientBuckets buckets(model.parameters, 2000, 3, 600);
+  const size_t n = buckets.num_buckets();
+  ASSERT_GE(n, 3u);
+  DeferredCollectives group(2);
+  buckets.BeginStep(group, 1.0f);
+  model.Loss(torch::randn({8, 6}), torch::randint(0, 3, {8})).backward();
+  // The buckets before the one holding the unused layer are complete and started by the hooks;
+  // the later ones wait for it (buckets start in order); none is waited for yet.
+  ASSERT_EQ(n, 5u);
+  const size_t stalled = 2;
+  ASSERT_EQ(buckets.layout()[stalled].entries.size(), 3u);
+  EXPECT_EQ(group.started.size(), stalled);
+  EXPECT_EQ(group.waited, 0u);
+  for (size_t b = 0; b < group.started.size(); ++b) {
+    EXPECT_EQ(group.started[b].second, buckets.layout()[b].numel);
+  }
+  float extras[3] = {1.0f, 2.0f, 3.0f};
+  buckets.FinishStep(extras);
+  ASSERT_EQ(group.started.size(), n);
+  EXPECT_EQ(group.waited, n);
+  EXPECT_EQ(group.started.back().second, buckets.layout().back().numel + 3);  // extras ride last
+  EXPECT_EQ(extras[2], 6.0f);
+  EXPECT_EQ(model.unused->bias.grad().abs().sum().item<float>(), 0.0f);
+  // A backward pass outside BeginStep/FinishStep starts nothing.
+  model.Loss(torch::randn({8, 6}), torch::randint(0, 3, {8})).backward();
+  EXPECT_EQ(group.started.size(), n);
+}
+
+TEST(GradientBucketsOverlapTest, BackwardSkippedOrUnusedOnOneRankStillMatchesTheOtherRank) {
+  // Rank 0 has an empty slice (no backward at all); rank 1 trains on both halves' data.
+  std::vector<std::vector<torch::Tensor>> grads(2);
+  testing::RunOnThreads(2, [&](GroupCollectives& collectives) {
+    UnevenModel model(5);
+    GradientBuckets buckets(model.parameters, 2000, 1, 600);
+    float extra = 1.0f;
+    buckets.BeginStep(collectives, 1.0f);
+    if (collectives.rank() == 1) {
+      torch::manual_seed(8);
+      model.Loss(torch::randn({8, 6}), torch::randint(0, 3, {8})).backward();
+    }
+    buckets.FinishStep(&extra);
+    EXPECT_EQ(extra, 2.0f);
+    for (const torch::Tensor& p : model.parameters) grads[collectives.rank()].push_back(p.grad());
+  });
+  for (size_t i = 0; i < grads[0].size(); ++i) {
+    ASSERT_TRUE(grads[0][i].defined()) << i;
+    EXPECT_TRUE(torch::equal(grads[0][i], grads[1][i])) << i;
+  }
 }
 
 TEST(GradientBucketsTest, OneAllreducePerBucketScaledSumWrittenBack) {

@@ -149,6 +149,50 @@ TEST(TrainerDdpTest, RanksWithEmptySlicesStillMatch) {
   ExpectMatchesOneRank(3, SyntheticExecution(40), Trial(Params(0.05, 2, "sgd")), 2);
 }
 
+TEST(TrainerDdpTest, OverlappedAllreduceGivesTheWeightsOfAllreduceAfterBackward) {
+  const ExecutionSpec execution = SyntheticExecution();
+  const TaskData data = LoadOrDie(execution);
+  const TrialSpec trial = Trial(Params(0.01, 32, "adam"));
+  for (int size : {1, 2}) {
+    TrainOptions options;
+    options.epochs = 2;
+    options.bucket_bytes = 256;  // several buckets, so some start during backward
+    options.first_bucket_bytes = 64;
+    options.overlap = false;
+    const std::vector<RankResult> after = RunGroup(size, execution, trial, data, options);
+    options.overlap = true;
+    const std::vector<RankResult> overlapped = RunGroup(size, execution, trial, data, options);
+    for (int rank = 0; rank < size; ++rank) {
+      ASSERT_EQ(after[rank].outcome.status, TrialStatus::kCompleted) << after[rank].outcome.message;
+      ASSERT_EQ(overlapped[rank].outcome.status, TrialStatus::kCompleted)
+          << overlapped[rank].outcome.message;
+      ExpectIdenticalModels(overlapped[rank].model, after[rank].model);
+    }
+  }
+}
+
+TEST(TrainerTest, PrefetchingBatchesChangesNoWeights) {
+  // 40 samples in batches of 6 on 3 ranks: uneven slices and an empty one in the last batch.
+  const ExecutionSpec execution = SyntheticExecution(40);
+  const TaskData data = LoadOrDie(execution);
+  const TrialSpec trial = Trial(Params(0.05, 6, "adam"));
+  for (int size : {1, 3}) {
+    TrainOptions options;
+    options.epochs = 2;
+    options.prefetch_batches = 0;
+    const std::vector<RankResult> plain = RunGroup(size, execution, trial, data, options);
+    for (int64_t depth : {1, 2}) {
+      options.prefetch_batches = depth;
+      const std::vector<RankResult> prefetched = RunGroup(size, execution, trial, data, options);
+      for (int rank = 0; rank < size; ++rank) {
+        ASSERT_EQ(prefetched[rank].outcome.status, TrialStatus::kCompleted)
+            << prefetched[rank].outcome.message;
+        ExpectIdenticalModels(prefetched[rank].model, plain[rank].model);
+      }
+    }
+  }
+}
+
 TEST(TrainerTest, ReportsTheTaskMetricsEveryEpochAndLearns) {
   const ExecutionSpec execution = SyntheticExecution(1000);
   const TaskData data = LoadOrDie(execution);

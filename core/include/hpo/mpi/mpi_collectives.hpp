@@ -1,7 +1,11 @@
 // GroupCollectives over an MPI communicator: the CPU data plane of one trial group. Borrows the
-// communicator (which must outlive it). Collective semantics as in GroupCollectives; not
-// thread-safe.
+// communicator (which must outlive it). Collective semantics as in GroupCollectives; asynchronous
+// allreduces are MPI_Iallreduce requests owned by this object (the destructor waits for any still
+// outstanding). Not thread-safe.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "hpo/collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
@@ -11,15 +15,29 @@ namespace hpo {
 class MpiGroupCollectives final : public GroupCollectives {
  public:
   explicit MpiGroupCollectives(const Communicator& group) : group_(group) {}
+  ~MpiGroupCollectives() override;
+  MpiGroupCollectives(const MpiGroupCollectives&) = delete;
+  MpiGroupCollectives& operator=(const MpiGroupCollectives&) = delete;
 
   int rank() const override { return group_.rank(); }
   int size() const override { return group_.size(); }
   void AllreduceSum(float* data, size_t count) override;
   void AllreduceSum(double* data, size_t count) override;
   void Broadcast(void* data, size_t bytes, int root) override;
+  AllreduceHandle StartAllreduceSum(float* data, size_t count) override;
+  bool Progress() override;
+  void Wait(AllreduceHandle handle) override;
 
  private:
+  // One started allreduce: one request per piece of at most INT_MAX elements.
+  struct Pending {
+    uint64_t id = 0;
+    std::vector<MPI_Request> requests;
+  };
+
   const Communicator& group_;
+  std::vector<Pending> pending_;  // started, not yet seen complete
+  uint64_t next_id_ = 1;
 };
 
 }  // namespace hpo

@@ -61,7 +61,12 @@ struct FaultInjection {
 
 struct TrainOptions {
   int64_t epochs = 1;
-  size_t bucket_bytes = 4u << 20;  // gradient allreduce bucket capacity
+  // Gradient allreduce buckets (GradientBuckets): the first bucket reduced (the last layers'
+  // gradients) holds at most first_bucket_bytes, the others bucket_bytes; with `overlap`, buckets
+  // are reduced asynchronously during backward, otherwise one after another after it.
+  size_t bucket_bytes = 25u << 20;
+  size_t first_bucket_bytes = 1u << 20;
+  bool overlap = true;
   // When non-empty, the leader saves the final weights here (torch::save of the model's
   // parameters and buffers); the runtime keeps only the best trial's file.
   std::string save_weights_path;
@@ -75,6 +80,9 @@ struct TrainOptions {
   // Continue from checkpoint_path when it holds a checkpoint of this trial (same id and
   // hyperparameters); otherwise start from the beginning.
   bool resume = false;
+  // Training batches assembled ahead by a background thread (0: on the training thread, when
+  // needed). Changes no result; see BatchPrefetcher.
+  int64_t prefetch_batches = 1;
   FaultInjection fault;
 };
 

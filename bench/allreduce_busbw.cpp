@@ -1,0 +1,139 @@
+// Allreduce bus bandwidth of the gradient path against raw MPI, nccl-tests style, for messages of
+// 1 KiB .. 256 MiB (x4 steps) summed over every rank of the world. Run under mpirun on a power of
+// two >= 2 ranks (so that every check below is exact in float):
+//   mpirun -np N hpo_bench_busbw [--max-mb M] [--bucket-mb B]
+// Three ways to sum the same bytes, each timed over `iters` back-to-back runs after one warm-up:
+//   raw:       MPI_Allreduce(MPI_IN_PLACE) on one float buffer;
+//   async:     MpiGroupCollectives::StartAllreduceSum + Wait (MPI_Iallreduce) on the same buffer;
+//   gradient:  GradientBuckets::AllreduceGradients over the bytes cut into parameters of at most
+//              4 MiB, in buckets of B MiB (default 25): copy into buckets, allreduce, copy back.
+// time = the slowest rank's mean time per run; algbw = bytes / time; busbw = algbw x 2(n-1)/n.
+// Check: every run's result is verified after the timed runs: the raw and async buffers start at
+// 1.0 and are summed in place, so each element must be n^runs exactly; the gradients start at 1.0
+// with grad_scale 1/n, so each must still be exactly 1.0.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "hpo/mpi/mpi_collectives.hpp"
+#include "hpo/train/gradient_buckets.hpp"
+
+namespace {
+
+constexpr size_t kMaxParameterFloats = size_t{1} << 20;  // 4 MiB parameters
+
+// The slowest rank's mean seconds per call of `run`, over `iters` calls after a barrier.
+template <typename Run>
+double TimeRuns(MPI_Comm comm, int iters, Run run) {
+  MPI_Barrier(comm);
+  const double start = hpo::bench::NowSeconds();
+  for (int i = 0; i < iters; ++i) run();
+  double elapsed = (hpo::bench::NowSeconds() - start) / iters;
+  MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return elapsed;
+}
+
+bool AllEqual(const float* data, size_t count, float expected) {
+  return std::all_of(data, data + count, [expected](float v) { return v == expected; });
+}
+
+// Whether every rank's check passed.
+bool Everywhere(MPI_Comm comm, bool ok) {
+  int value = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, comm);
+  return value != 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hpo;
+  std::unique_ptr<MpiSession> session;
+  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
+  const Communicator world = Communicator::World();
+  const MPI_Comm comm = world.get();
+  const int n = world.size();
+  double max_mb = 256.0;
+  double bucket_mb = 25.0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string name = argv[i];
+    if (name == "--max-mb") max_mb = std::atof(argv[i + 1]);
+    if (name == "--bucket-mb") bucket_mb = std::atof(argv[i + 1]);
+  }
+  if (n < 2 || (n & (n - 1)) != 0 || max_mb <= 0.0 || bucket_mb <= 0.0) {
+    if (world.rank() == 0) {
+      std::fprintf(stderr,
+                   "usage: mpirun -np 2^k>=2 hpo_bench_busbw [--max-mb M] [--bucket-mb B]\n");
+    }
+    return 2;
+  }
+  MpiGroupCollectives collectives(world);
+  const double bus_factor = 2.0 * (n - 1) / n;
+  bool all_ok = true;
+  for (size_t bytes = 1024; static_cast<double>(bytes) <= max_mb * (1 << 20); bytes *= 4) {
+    const size_t count = bytes / sizeof(float);
+    const int iters = static_cast<int>(std::clamp<size_t>((size_t{64} << 20) / bytes, 3, 50));
+
+    std::vector<float> buffer(count, 1.0f);
+    MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+    const double raw_s = TimeRuns(comm, iters, [&] {
+      MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+    });
+    float expected = 1.0f;
+    for (int i = 0; i < iters + 1; ++i) expected *= static_cast<float>(n);
+    bool ok = AllEqual(buffer.data(), count, expected);
+
+    std::fill(buffer.begin(), buffer.end(), 1.0f);
+    collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
+    const double async_s = TimeRuns(comm, iters, [&] {
+      collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
+    });
+    ok = ok && AllEqual(buffer.data(), count, expected);
+    buffer = std::vector<float>();
+
+    std::vector<torch::Tensor> parameters;
+    for (size_t done = 0; done < count; done += kMaxParameterFloats) {
+      const auto length = static_cast<int64_t>(std::min(kMaxParameterFloats, count - done));
+      parameters.push_back(torch::zeros({length}));
+      parameters.back().mutable_grad() = torch::ones({length});
+    }
+    const float scale = 1.0f / static_cast<float>(n);
+    {
+      GradientBuckets buckets(parameters, static_cast<size_t>(bucket_mb * (1 << 20)));
+      buckets.AllreduceGradients(collectives, scale, nullptr);
+      const double gradient_s =
+          TimeRuns(comm, iters, [&] { buckets.AllreduceGradients(collectives, scale, nullptr); });
+      for (const torch::Tensor& p : parameters) {
+        ok = ok && AllEqual(p.grad().data_ptr<float>(), static_cast<size_t>(p.numel()), 1.0f);
+      }
+      ok = Everywhere(comm, ok);
+      all_ok = all_ok && ok;
+      if (world.rank() == 0) {
+        const auto busbw = [&](double seconds) {
+          return bench::Number(static_cast<double>(bytes) / seconds / 1e9 * bus_factor);
+        };
+        bench::PrintResult("allreduce_busbw",
+                           {{"ranks", std::to_string(n)},
+                            {"bytes", std::to_string(bytes)},
+                            {"iters", std::to_string(iters)},
+                            {"buckets", std::to_string(buckets.num_buckets())},
+                            {"raw_us", bench::Number(raw_s * 1e6)},
+                            {"async_us", bench::Number(async_s * 1e6)},
+                            {"gradient_us", bench::Number(gradient_s * 1e6)},
+                            {"raw_busbw_GBps", busbw(raw_s)},
+                            {"async_busbw_GBps", busbw(async_s)},
+                            {"gradient_busbw_GBps", busbw(gradient_s)},
+                            {"gradient_vs_raw", bench::Number(raw_s / gradient_s, 3)}},
+                           ok);
+      }
+    }
+  }
+  return all_ok ? 0 : 1;
+}
