@@ -8,7 +8,10 @@ Check: every study holds consistent rows (epochs == curve rows) and the target t
 really reaches the target.
 
 usage: compute_to_target.py HPO_BINARY [--space tuned|wide] [--seeds 1,2,3] [--ranks 4]
-                            [--target 0.86]
+                            [--target 0.86] [--run-cap N] [--methods random,bayes+hyperband]
+                            [--keep DIR]
+--run-cap replaces both configs' run_cap (the same for both methods); --keep leaves the studies in
+DIR (one folder per method and seed) instead of a temporary folder.
 "tuned" is a small space of sensible settings; "wide" an untuned one where most settings train
 badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early stopping matters.
 """
@@ -31,10 +34,12 @@ SPACES = {
 }
 
 
-def run_sweep(hpo, config, seed, target, ranks, output):
+def run_sweep(hpo, config, seed, target, ranks, output, run_cap=None):
     with open(config) as f:
         text = f.read().replace("seed: 1\n", "seed: %d\n" % seed)
         text = re.sub(r"target: [0-9.]+}", "target: %g}" % target, text)
+        if run_cap is not None:
+            text = re.sub(r"run_cap: [0-9]+\n", "run_cap: %d\n" % run_cap, text)
     seeded = os.path.join(output, "config.yaml")
     os.makedirs(output, exist_ok=True)
     with open(seeded, "w") as f:
@@ -73,22 +78,32 @@ def main():
     parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--target", type=float, default=0.86,
                         help="overrides the configs' metric.target")
+    parser.add_argument("--run-cap", type=int, default=None,
+                        help="overrides both configs' run_cap")
+    parser.add_argument("--methods", default=None,
+                        help="comma-separated subset of the space's methods")
+    parser.add_argument("--keep", default=None, help="keep the studies in this folder")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     ok = True
-    with tempfile.TemporaryDirectory(prefix="hpo-bench-target-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="hpo-bench-target-") as scratch:
+        tmp = args.keep or scratch
         methods = SPACES[args.space]
+        if args.methods:
+            methods = {m: methods[m] for m in args.methods.split(",")}
         results = {method: [] for method in methods}
         for seed in seeds:  # interleaved, so both methods see the same machine noise
             for method, config in methods.items():
                 out = os.path.join(tmp, "%s-%d" % (method.replace("+", "_"), seed))
                 study = run_sweep(args.hpo, os.path.join(HERE, "configs", config), seed,
-                                  args.target, args.ranks, out)
+                                  args.target, args.ranks, out, args.run_cap)
                 reached, total, consistent = epochs_to_target(study, args.target)
                 ok &= consistent
                 results[method].append((reached, total))
-                print("# %s seed %d: target reached after %s epochs (%d epochs in all)"
-                      % (method, seed, reached, total), flush=True)
+                with h5py.File(study, "r") as f:
+                    n_trials = len(f["trials"])
+                print("# %s seed %d: target reached after %s epochs (%d epochs in all, %d trials)"
+                      % (method, seed, reached, total, n_trials), flush=True)
         for method, runs in results.items():
             # A sweep that never reached the target counts with all the epochs it spent.
             costs = [r if r is not None else t for r, t in runs]
