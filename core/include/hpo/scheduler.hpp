@@ -17,8 +17,10 @@ namespace hpo {
 
 struct SchedulerDecision {
   bool keep_going = true;
-  // When stopping: why, for the study's message column, e.g.
-  // "stopped at rung 1 (epoch 3): val_accuracy 0.81 below the rung's top 1/3 cutoff 0.84".
+  // When stopping: why, for the study's message column, e.g. "stopped at rung 1 (epoch 3):
+  // val_accuracy 0.81 not in the top 1/3 of 9 trials at this rung" (ASHA at a rung), "stopped at
+  // epoch 5: best val_accuracy 0.8 so far no longer in the top 1/3 of 12 trials at rung 1 (epoch
+  // 3)" (ASHA between rungs).
   std::string reason;
 };
 
