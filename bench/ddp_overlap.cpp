@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,29 +46,13 @@ struct Options {
 };
 
 bool ParseOptions(int argc, char** argv, Options* options) {
-  for (int i = 1; i < argc; i += 2) {
-    const std::string name = argv[i];
-    if (i + 1 >= argc) return false;
-    char* end = nullptr;
-    const long long value = std::strtoll(argv[i + 1], &end, 10);
-    if (*end != '\0' || value < 1) return false;
-    if (name == "--width") {
-      options->width = value;
-    } else if (name == "--batch") {
-      options->batch = value;
-    } else if (name == "--steps") {
-      options->steps = value;
-    } else if (name == "--reps") {
-      options->reps = value;
-    } else if (name == "--bucket-kb") {
-      options->bucket_kb = value;
-    } else if (name == "--first-bucket-kb") {
-      options->first_bucket_kb = value;
-    } else {
-      return false;
-    }
-  }
-  return true;
+  return hpo::bench::ParseIntegerFlags(argc, argv,
+                                       {{"--width", {&options->width, 1}},
+                                        {"--batch", {&options->batch, 1}},
+                                        {"--steps", {&options->steps, 1}},
+                                        {"--reps", {&options->reps, 1}},
+                                        {"--bucket-kb", {&options->bucket_kb, 1}},
+                                        {"--first-bucket-kb", {&options->first_bucket_kb, 1}}});
 }
 
 enum class Mode { kBefore, kAfter, kOverlap };

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,27 +48,12 @@ struct Options {
 
 // Parses "--name VALUE" pairs; false on anything else or a value < 1 (< 0 for --prefetch).
 bool ParseOptions(int argc, char** argv, Options* options) {
-  for (int i = 1; i < argc; i += 2) {
-    const std::string name = argv[i];
-    if (i + 1 >= argc) return false;
-    char* end = nullptr;
-    const long long value = std::strtoll(argv[i + 1], &end, 10);
-    if (*end != '\0' || value < (name == "--prefetch" ? 0 : 1)) return false;
-    if (name == "--threads") {
-      options->threads = value;
-    } else if (name == "--train-samples") {
-      options->train_samples = value;
-    } else if (name == "--epochs") {
-      options->epochs = value;
-    } else if (name == "--batch") {
-      options->batch = value;
-    } else if (name == "--prefetch") {
-      options->prefetch = value;
-    } else {
-      return false;
-    }
-  }
-  return true;
+  return hpo::bench::ParseIntegerFlags(argc, argv,
+                                       {{"--threads", {&options->threads, 1}},
+                                        {"--train-samples", {&options->train_samples, 1}},
+                                        {"--epochs", {&options->epochs, 1}},
+                                        {"--batch", {&options->batch, 1}},
+                                        {"--prefetch", {&options->prefetch, 0}}});
 }
 
 // The position of metric `name` in EpochMetrics::values.

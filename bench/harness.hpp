@@ -6,13 +6,37 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace hpo::bench {
+
+// One integer command-line flag: where its value goes and the smallest value it takes.
+struct IntegerFlag {
+  int64_t* target;
+  int64_t minimum;
+};
+
+// Parses "--name VALUE" pairs into the flags' targets; false on an unknown name, a missing or
+// non-integer value, or a value below the flag's minimum.
+inline bool ParseIntegerFlags(int argc, char** argv,
+                              const std::map<std::string, IntegerFlag>& flags) {
+  for (int i = 1; i < argc; i += 2) {
+    const auto flag = flags.find(argv[i]);
+    if (flag == flags.end() || i + 1 >= argc) return false;
+    char* end = nullptr;
+    const long long value = std::strtoll(argv[i + 1], &end, 10);
+    if (*end != '\0' || value < flag->second.minimum) return false;
+    *flag->second.target = value;
+  }
+  return true;
+}
 
 inline double NowSeconds() {
   using Clock = std::chrono::steady_clock;
