@@ -5,28 +5,21 @@ key or line, and must leave every file that existed before exactly as it was (an
 Run by ctest as: python3 test_bad_input.py --hpo PATH.
 """
 
-import argparse
 import gzip
 import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import h5py
 
+from hpo_test_support import MPI_ENV, parse_command_line
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HPO = None  # set from the command line
 FASHION = "/usr/share/datasets/fashion-mnist"
-
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMP_NUM_THREADS": "1",
-}
 
 # A valid one-rank synthetic sweep; cases edit its text.
 BASE = """sweep:
@@ -252,11 +245,8 @@ class Studies(BadInputCase):
 
 def main():
     global HPO
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hpo", required=True)
-    args, rest = parser.parse_known_args()
-    HPO = os.path.abspath(args.hpo)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    HPO, argv = parse_command_line()
+    unittest.main(argv=argv, verbosity=2)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,11 @@ Every sweep here uses configs/synthetic_resume.yaml (6 random trials of 3 epochs
 trial), whose trials last a few seconds, so a job can be interrupted in the middle of a trial.
 """
 
-import argparse
 import glob
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
@@ -19,16 +17,11 @@ import unittest
 import h5py
 import numpy as np
 
+from hpo_test_support import MPI_ENV, parse_command_line
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
 HPO = None  # set from the command line
-
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMP_NUM_THREADS": "1",
-}
 
 
 def command(np_count, output, extra=()):
@@ -267,11 +260,8 @@ class Failures(ResilienceCase):
 
 def main():
     global HPO
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hpo", required=True)
-    args, rest = parser.parse_known_args()
-    HPO = os.path.abspath(args.hpo)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    HPO, argv = parse_command_line()
+    unittest.main(argv=argv, verbosity=2)
 
 
 if __name__ == "__main__":

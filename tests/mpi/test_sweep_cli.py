@@ -4,12 +4,10 @@ Run by ctest as: python3 test_sweep_cli.py --hpo PATH -k PATTERN. Each test star
 (oversubscribed, as root where needed) and checks exit codes, printed output and the study file.
 """
 
-import argparse
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
@@ -18,16 +16,11 @@ import h5py
 import numpy as np
 import pandas
 
+from hpo_test_support import MPI_ENV, parse_command_line
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(HERE, "configs")
 HPO = None  # set from the command line
-
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMP_NUM_THREADS": "1",
-}
 
 
 def mpirun(np_count, args, timeout=300, mpmd_tail=None):
@@ -249,11 +242,8 @@ class BadInput(SweepTestCase):
 
 def main():
     global HPO
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hpo", required=True)
-    args, rest = parser.parse_known_args()
-    HPO = os.path.abspath(args.hpo)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    HPO, argv = parse_command_line()
+    unittest.main(argv=argv, verbosity=2)
 
 
 if __name__ == "__main__":
