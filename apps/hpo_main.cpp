@@ -193,7 +193,7 @@ int RunRenderCommand(const std::vector<std::string>& args) {
         "namespace", po::value<std::string>(&job.namespace_name), "Kubernetes namespace")(
         "workers", po::value<int64_t>(&job.workers)->default_value(1), "worker pods")(
         "slots-per-worker", po::value<int64_t>(&job.slots_per_worker)->default_value(0),
-        "ranks per worker (default: one per GPU, or ranks_per_trial on CPU)")(
+        "ranks per worker (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
         "gpus-per-worker", po::value<int64_t>(&job.gpus_per_worker)->default_value(-1),
         "nvidia.com/gpu per worker (default: the instance type's, else 0)")(
         "efa", po::value<int64_t>(&job.efa_per_worker)->default_value(-1),
@@ -223,7 +223,7 @@ int RunRenderCommand(const std::vector<std::string>& args) {
         "job-name", po::value<std::string>(&batch.job_name), "default hpo-SWEEPNAME")(
         "nodes", po::value<int64_t>(&batch.nodes)->default_value(1), "nodes")(
         "ntasks-per-node", po::value<int64_t>(&batch.ntasks_per_node)->default_value(0),
-        "ranks per node (default: one per GPU, or ranks_per_trial on CPU)")(
+        "ranks per node (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
         "gpus-per-node", po::value<int64_t>(&batch.gpus_per_node)->default_value(0), "GPUs")(
         "cpus-per-task", po::value<int64_t>(&batch.cpus_per_task)->default_value(0),
         "cores per rank (default: the config's threads_per_rank)")(

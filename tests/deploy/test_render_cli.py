@@ -35,6 +35,9 @@ BAD = [
      ["--instance-type 'p9.huge'", "p4d.24xlarge"]),
     ("efa_beyond_instance", ["mpijob", "--config", QUICKSTART, "--instance-type", "p4d.24xlarge",
                              "--efa", "8"], ["--efa-per-worker 8", "4 EFA"]),
+    ("slots_beyond_shared_gpus", ["mpijob", "--config", "{dir}/shared.yaml", "--gpus-per-worker", "2",
+                                  "--slots-per-worker", "9"],
+     ["--slots-per-worker 9", "trials_per_gpu 4", "too few GPUs", "--gpus-per-worker 2"]),
     ("workers_not_a_number", ["mpijob", "--config", QUICKSTART, "--workers", "two"], ["workers"]),
     ("sbatch_time", ["sbatch", "--config", QUICKSTART, "--time", "2h"], ["--time '2h'"]),
     ("sbatch_ranks", ["sbatch", "--config", QUICKSTART, "--nodes", "3", "--ntasks-per-node", "1"],
@@ -51,6 +54,10 @@ class RenderCli(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="hpo-render-")
         with open(os.path.join(self.dir, "bad.yaml"), "w") as f:
             f.write("epochs: 1\n")
+        with open(os.path.join(ROOT, QUICKSTART)) as f:
+            quickstart = f.read()
+        with open(os.path.join(self.dir, "shared.yaml"), "w") as f:
+            f.write(quickstart.replace("ranks_per_trial: 2\n", "ranks_per_trial: 1\ntrials_per_gpu: 4\n"))
         self.out = os.path.join(self.dir, "job.yaml")
 
     def tearDown(self):

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpo/config.hpp"
@@ -207,6 +209,11 @@ TEST(RenderMpiJob, RejectsWhatTheOperatorOrKubernetesWould) {
          o.slots_per_worker = 12;
        }),
        "not a multiple of --gpus-per-worker 8"},
+      {"two ranks per gpu without trials_per_gpu", with([](MpiJobOptions& o) {
+         o.gpus_per_worker = 8;
+         o.slots_per_worker = 16;
+       }),
+       "--slots-per-worker 16 needs 16 GPUs (one per rank"},
       {"empty image", with([](MpiJobOptions& o) { o.image = ""; }), "--image"},
       {"bad claim", with([](MpiJobOptions& o) { o.claim = "My Claim"; }), "--claim"},
   };
@@ -218,6 +225,89 @@ TEST(RenderMpiJob, RejectsWhatTheOperatorOrKubernetesWould) {
         << c.what << ": " << status.message();
     EXPECT_EQ(yaml, "untouched") << c.what;
   }
+}
+
+TEST(RenderMpiJob, TrialsPerGpuPutsThatManySlotsOnEachGpu) {
+  const SweepConfig config = Parse(ConfigText(1, "trials_per_gpu: 4\n"));
+  MpiJobOptions options;
+  options.name = "sweep";
+  options.workers = 2;
+  options.gpus_per_worker = 8;
+  std::string yaml;
+  ASSERT_TRUE(RenderMpiJob(config, options, &yaml).ok());
+  EXPECT_NE(yaml.find("2 worker(s) x 32 rank(s) = 64 ranks, 64 trial group(s) of 1, 4 per GPU.\n"),
+            std::string::npos);
+  const YAML::Node job = Documents(yaml)[1];
+  EXPECT_EQ(job["spec"]["slotsPerWorker"].as<int>(), 32);
+  EXPECT_EQ(ArgumentAfter(LauncherCommand(job), "-np"), "64");
+  const YAML::Node resources =
+      job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"];
+  EXPECT_EQ(resources["limits"]["nvidia.com/gpu"].as<int>(), 8);
+  EXPECT_EQ(resources["requests"]["cpu"].as<std::string>(), "64");  // 32 slots x 2 threads
+
+  // The instance type's GPUs count the same way.
+  options.gpus_per_worker = -1;
+  options.instance_type = "p4d.24xlarge";
+  ASSERT_TRUE(RenderMpiJob(config, options, &yaml).ok());
+  EXPECT_EQ(Documents(yaml)[1]["spec"]["slotsPerWorker"].as<int>(), 32);
+
+  // Up to 8 x 4 slots are accepted when they fill whole GPUs, a multiple of 8 or not.
+  for (const int64_t slots : {4, 12, 32}) {
+    options.slots_per_worker = slots;
+    ASSERT_TRUE(RenderMpiJob(config, options, &yaml).ok()) << slots;
+    const YAML::Node fewer = Documents(yaml)[1];
+    EXPECT_EQ(fewer["spec"]["slotsPerWorker"].as<int64_t>(), slots);
+    EXPECT_EQ(ArgumentAfter(LauncherCommand(fewer), "-np"), std::to_string(2 * slots));
+  }
+
+  // CPU workers keep ranks_per_trial slots: the key shares GPUs only.
+  options = MpiJobOptions();
+  ASSERT_TRUE(RenderMpiJob(config, options, &yaml).ok());
+  EXPECT_EQ(Documents(yaml)[1]["spec"]["slotsPerWorker"].as<int>(), 1);
+  EXPECT_EQ(yaml.find("per GPU"), std::string::npos);
+}
+
+TEST(RenderMpiJob, TrialsPerGpuRejectsSlotsTheGpusCannotTake) {
+  const SweepConfig config = Parse(ConfigText(1, "trials_per_gpu: 4\n"));
+  struct Case {
+    int64_t slots;
+    std::vector<std::string> pieces;
+  };
+  const std::vector<Case> cases = {
+      {33,
+       {"--slots-per-worker 33 needs 9 GPUs with trials_per_gpu 4", "too few GPUs",
+        "--gpus-per-worker 8 it runs at most 8 x 4 = 32 ranks"}},
+      {64, {"--slots-per-worker 64 needs 16 GPUs", "too few GPUs", "--gpus-per-worker 8"}},
+      {6,
+       {"--slots-per-worker 6 is not a multiple of trials_per_gpu 4",
+        "node-local ranks 4*g .. 4*g+3 share GPU g", "a multiple of 4 up to 32"}},
+  };
+  for (const Case& c : cases) {
+    MpiJobOptions options;
+    options.name = "sweep";
+    options.gpus_per_worker = 8;
+    options.slots_per_worker = c.slots;
+    std::string yaml = "untouched";
+    const Status status = RenderMpiJob(config, options, &yaml);
+    EXPECT_EQ(status.code(), Status::Code::kBadInput) << c.slots;
+    for (const std::string& piece : c.pieces) {
+      EXPECT_NE(status.message().find(piece), std::string::npos)
+          << c.slots << ": " << status.message();
+    }
+    EXPECT_EQ(yaml, "untouched") << c.slots;
+  }
+
+  // GPUs x trials_per_gpu past int64 is refused, not wrapped around.
+  const SweepConfig huge = Parse(ConfigText(1, "trials_per_gpu: 9223372036854775807\n"));
+  MpiJobOptions options;
+  options.name = "sweep";
+  options.gpus_per_worker = 8;
+  std::string yaml = "untouched";
+  const Status status = RenderMpiJob(huge, options, &yaml);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find("too many ranks for one worker"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(yaml, "untouched");
 }
 
 TEST(RenderMpiJob, ConfigTextSurvivesAnyShape) {
@@ -292,6 +382,37 @@ TEST(RenderSbatch, PreemptibleAndArrayScripts) {
   EXPECT_NE(script.find("scontrol requeue"), std::string::npos);
 }
 
+TEST(RenderSbatch, TrialsPerGpuSetsTasksPerNode) {
+  const SweepConfig config = Parse(ConfigText(1, "trials_per_gpu: 4\n"));
+  SbatchOptions options;
+  options.config_path = "configs/render.yaml";
+  options.nodes = 2;
+  options.gpus_per_node = 8;
+  std::string script;
+  ASSERT_TRUE(RenderSbatch(config, options, &script).ok());
+  EXPECT_NE(script.find("#SBATCH --ntasks-per-node=32\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --gpus-per-node=8\n"), std::string::npos);
+
+  options.ntasks_per_node = 12;  // three whole GPUs: not a multiple of 8, still accepted
+  ASSERT_TRUE(RenderSbatch(config, options, &script).ok());
+  EXPECT_NE(script.find("#SBATCH --ntasks-per-node=12\n"), std::string::npos);
+
+  for (const auto& [tasks, piece] : std::vector<std::pair<int64_t, std::string>>{
+           {40, "--ntasks-per-node 40 needs 10 GPUs with trials_per_gpu 4"},
+           {10, "--ntasks-per-node 10 is not a multiple of trials_per_gpu 4"}}) {
+    options.ntasks_per_node = tasks;
+    script = "untouched";
+    const Status status = RenderSbatch(config, options, &script);
+    EXPECT_EQ(status.code(), Status::Code::kBadInput) << tasks;
+    EXPECT_NE(status.message().find(piece), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("--gpus-per-node 8"), std::string::npos) << status.message();
+    EXPECT_EQ(script, "untouched") << tasks;
+  }
+  options.ntasks_per_node = 40;
+  EXPECT_NE(RenderSbatch(config, options, &script).message().find("the node has too few GPUs"),
+            std::string::npos);
+}
+
 TEST(RenderSbatch, RejectsBadChoices) {
   const SweepConfig config = Parse(ConfigText(4, "checkpoint: {grace_period_s: 200}\n"));
   struct Case {
@@ -315,6 +436,12 @@ TEST(RenderSbatch, RejectsBadChoices) {
          o.ntasks_per_node = 4;
        },
        "not a multiple of --gpus-per-node 8"},
+      {"two tasks per gpu without trials_per_gpu",
+       [](SbatchOptions& o) {
+         o.gpus_per_node = 4;
+         o.ntasks_per_node = 8;
+       },
+       "--ntasks-per-node 8 needs 8 GPUs (one per rank"},
       {"nodes", [](SbatchOptions& o) { o.nodes = 0; }, "--nodes must be at least 1"},
   };
   for (const Case& c : cases) {

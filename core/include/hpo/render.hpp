@@ -4,6 +4,14 @@
 // Every choice the platform would reject (a rank count that does not fit ranks_per_trial, a name
 // that is not a DNS-1035 label, a malformed time limit, ...) is a BadInput naming the option, so
 // the caller writes no file unless rendering succeeded. Knows neither MPI nor torch; thread-safe.
+//
+// Ranks per node (an MPIJob worker's slots, a Slurm node's tasks), for G > 0 GPUs per node and the
+// config's trials_per_gpu K (AssignGpu in hpo/gpu_assignment.hpp maps ranks to GPUs at start):
+//   K == 1: one rank per GPU by default (G); a given count must be a multiple of G.
+//   K > 1:  node-local ranks K*g .. K*g+K-1 share GPU g; G*K ranks by default; a given count must
+//           be at most G*K (more would need more GPUs than the node has) and a multiple of K, so
+//           every GPU in use runs exactly K trials (fewer than G*K leave GPUs idle).
+// Without GPUs the default is ranks_per_trial.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +42,7 @@ struct MpiJobOptions {
   std::string name;            // DNS-1035 label; empty: "hpo-" + the sweep's name or file stem
   std::string namespace_name;  // empty: no namespace in the manifest (kubectl's current one)
   int64_t workers = 1;         // worker pods (one per node for GPU instances)
-  // Ranks per worker pod; 0: one per GPU, or ranks_per_trial on CPU workers.
+  // Ranks per worker pod; 0: GPUs x trials_per_gpu, or ranks_per_trial on CPU workers.
   int64_t slots_per_worker = 0;
   int64_t gpus_per_worker = -1;  // nvidia.com/gpu per worker; -1: the instance type's, else 0
   int64_t efa_per_worker = -1;  // vpc.amazonaws.com/efa per worker; -1: the instance type's, else 0
@@ -58,7 +66,8 @@ struct SbatchOptions {
                             // are resolved against the submit folder when the job starts)
   std::string output_dir;   // the default output folder; empty: the config's `output`
   int64_t nodes = 1;
-  int64_t ntasks_per_node = 0;  // 0: gpus_per_node, or ranks_per_trial without GPUs
+  // Ranks per node; 0: gpus_per_node x trials_per_gpu, or ranks_per_trial without GPUs.
+  int64_t ntasks_per_node = 0;
   int64_t gpus_per_node = 0;
   int64_t cpus_per_task = 0;  // 0: the config's threads_per_rank
   std::string time = "01:00:00";

@@ -17,6 +17,7 @@ namespace {
 using render_internal::CheckPositive;
 using render_internal::CheckRankCount;
 using render_internal::DefaultJobName;
+using render_internal::ResolveRanksPerNode;
 
 constexpr const char* kConfigMountPath = "/etc/hpo";
 constexpr const char* kConfigKey = "sweep.yaml";
@@ -88,13 +89,9 @@ Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved
     return Status::BadInput("--slots-per-worker must be at least 1, not " +
                             std::to_string(options.slots_per_worker));
   }
-  r.slots = options.slots_per_worker > 0 ? options.slots_per_worker
-                                         : (r.gpus > 0 ? r.gpus : config.execution.ranks_per_trial);
-  if (r.gpus > 0 && r.slots % r.gpus != 0) {
-    return Status::BadInput("--slots-per-worker " + std::to_string(r.slots) +
-                            " is not a multiple of --gpus-per-worker " + std::to_string(r.gpus) +
-                            " (ranks are spread evenly over a worker's GPUs)");
-  }
+  HPO_RETURN_IF_ERROR(ResolveRanksPerNode(config, options.slots_per_worker, r.gpus,
+                                          {"--slots-per-worker", "--gpus-per-worker", "worker"},
+                                          &r.slots));
   r.ranks = r.workers * r.slots;
   HPO_RETURN_IF_ERROR(CheckRankCount(config, r.ranks,
                                      "--workers " + std::to_string(r.workers) + " x " +
@@ -403,9 +400,12 @@ Status RenderMpiJob(const SweepConfig& config, const MpiJobOptions& options, std
           " worker(s) x " + std::to_string(resolved.slots) +
           " rank(s) = " + std::to_string(resolved.ranks) + " ranks, " +
           std::to_string(resolved.ranks / config.execution.ranks_per_trial) +
-          " trial group(s) of " + std::to_string(config.execution.ranks_per_trial) + ".\n" +
-          "# The study goes to /study/" + resolved.name + "/study.h5 on claim '" + options.claim +
-          "'. Apply with: kubectl apply -f FILE\n";
+          " trial group(s) of " + std::to_string(config.execution.ranks_per_trial) +
+          (resolved.gpus > 0 && config.execution.trials_per_gpu > 1
+               ? ", " + std::to_string(config.execution.trials_per_gpu) + " per GPU"
+               : "") +
+          ".\n" + "# The study goes to /study/" + resolved.name + "/study.h5 on claim '" +
+          options.claim + "'. Apply with: kubectl apply -f FILE\n";
   text += RenderConfigMap(config, resolved, options);
   if (text.back() != '\n') text += '\n';
   text += "---\n" + RenderJob(config, resolved, options);

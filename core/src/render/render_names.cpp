@@ -1,9 +1,11 @@
 // Names and checks shared by the MPIJob and sbatch renderers: DNS labels, default job names, the
-// instance-type table and the rank-count check against ranks_per_trial.
+// instance-type table, the rank-count check against ranks_per_trial and the ranks per node from its
+// GPUs and trials_per_gpu.
 #include "render_names.hpp"
 
 #include <cctype>
 #include <filesystem>
+#include <limits>
 
 #include "hpo/render.hpp"
 
@@ -92,6 +94,50 @@ Status CheckPositive(const std::string& option, int64_t value) {
   if (value < 1) {
     return Status::BadInput(option + " must be at least 1, not " + std::to_string(value));
   }
+  return Status::Ok();
+}
+
+Status ResolveRanksPerNode(const SweepConfig& config, int64_t requested, int64_t gpus,
+                           const NodeOptionNames& names, int64_t* ranks) {
+  const int64_t trials_per_gpu = config.execution.trials_per_gpu;
+  const std::string gpus_text = std::string(names.gpus_option) + " " + std::to_string(gpus);
+  if (gpus > 0 && trials_per_gpu > std::numeric_limits<int64_t>::max() / gpus) {
+    return Status::BadInput(gpus_text + " x trials_per_gpu " + std::to_string(trials_per_gpu) +
+                            " in " + config.path + " is too many ranks for one " + names.node);
+  }
+  const int64_t resolved =
+      requested > 0 ? requested
+                    : (gpus > 0 ? gpus * trials_per_gpu : config.execution.ranks_per_trial);
+  const std::string ranks_text = std::string(names.ranks_option) + " " + std::to_string(resolved);
+  if (gpus > 0 && trials_per_gpu == 1 && resolved % gpus != 0) {
+    return Status::BadInput(ranks_text + " is not a multiple of " + gpus_text +
+                            " (ranks are spread evenly over a " + names.node + "'s GPUs)");
+  }
+  if (gpus > 0 && trials_per_gpu == 1 && resolved > gpus) {
+    return Status::BadInput(ranks_text + " needs " + std::to_string(resolved) +
+                            " GPUs (one per rank; set trials_per_gpu in " + config.path +
+                            " to share them), but the " + names.node + " has " + gpus_text);
+  }
+  if (gpus > 0 && trials_per_gpu > 1) {
+    const std::string k = std::to_string(trials_per_gpu);
+    const std::string most = std::to_string(gpus * trials_per_gpu);
+    const std::string sharing = "trials_per_gpu " + k + " in " + config.path +
+                                " (node-local ranks " + k + "*g .. " + k + "*g+" +
+                                std::to_string(trials_per_gpu - 1) + " share GPU g)";
+    if (resolved > gpus * trials_per_gpu) {
+      const int64_t needed = (resolved + trials_per_gpu - 1) / trials_per_gpu;
+      return Status::BadInput(ranks_text + " needs " + std::to_string(needed) + " GPUs with " +
+                              sharing + ", but the " + names.node + " has too few GPUs: with " +
+                              gpus_text + " it runs at most " + std::to_string(gpus) + " x " + k +
+                              " = " + most + " ranks");
+    }
+    if (resolved % trials_per_gpu != 0) {
+      return Status::BadInput(ranks_text + " is not a multiple of " + sharing + ": with " +
+                              gpus_text + ", a multiple of " + k + " up to " + most +
+                              " gives every GPU in use exactly " + k + " trials");
+    }
+  }
+  *ranks = resolved;
   return Status::Ok();
 }
 

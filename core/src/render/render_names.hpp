@@ -24,6 +24,19 @@ bool IsDns1123Name(const std::string& name, size_t max_length);
 // BadInput "OPTION must be at least 1, not V" when value < 1.
 Status CheckPositive(const std::string& option, int64_t value);
 
+// How one renderer names the ranks and GPUs of a node (an MPIJob worker pod, a Slurm node).
+struct NodeOptionNames {
+  const char* ranks_option;  // "--slots-per-worker"
+  const char* gpus_option;   // "--gpus-per-worker"
+  const char* node;          // "worker"
+};
+
+// The ranks one node runs, on `gpus` GPUs: `requested` when > 0, else gpus x trials_per_gpu, or
+// ranks_per_trial without GPUs. With GPUs, BadInput naming both options unless the ranks use the
+// GPUs as AssignGpu places them (the rule in hpo/render.hpp); *ranks is then unchanged.
+Status ResolveRanksPerNode(const SweepConfig& config, int64_t requested, int64_t gpus,
+                           const NodeOptionNames& names, int64_t* ranks);
+
 }  // namespace hpo::render_internal
 
 namespace hpo::render_internal {

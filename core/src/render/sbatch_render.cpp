@@ -13,6 +13,7 @@ namespace {
 using render_internal::CheckPositive;
 using render_internal::CheckRankCount;
 using render_internal::DefaultJobName;
+using render_internal::ResolveRanksPerNode;
 
 // Slurm's time formats: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S" (sbatch(1), --time).
 bool IsSlurmTime(const std::string& time) {
@@ -49,17 +50,11 @@ Status RenderSbatch(const SweepConfig& config, const SbatchOptions& options, std
     return Status::BadInput("--gpus-per-node must be 0 or more, not " +
                             std::to_string(options.gpus_per_node));
   }
-  const int64_t tasks_per_node =
-      options.ntasks_per_node > 0
-          ? options.ntasks_per_node
-          : (options.gpus_per_node > 0 ? options.gpus_per_node : config.execution.ranks_per_trial);
+  int64_t tasks_per_node = 0;
+  HPO_RETURN_IF_ERROR(ResolveRanksPerNode(config, options.ntasks_per_node, options.gpus_per_node,
+                                          {"--ntasks-per-node", "--gpus-per-node", "node"},
+                                          &tasks_per_node));
   HPO_RETURN_IF_ERROR(CheckPositive("--ntasks-per-node", tasks_per_node));
-  if (options.gpus_per_node > 0 && tasks_per_node % options.gpus_per_node != 0) {
-    return Status::BadInput("--ntasks-per-node " + std::to_string(tasks_per_node) +
-                            " is not a multiple of --gpus-per-node " +
-                            std::to_string(options.gpus_per_node) +
-                            " (ranks are spread evenly over a node's GPUs)");
-  }
   HPO_RETURN_IF_ERROR(CheckRankCount(config, options.nodes * tasks_per_node,
                                      "--nodes " + std::to_string(options.nodes) + " x " +
                                          std::to_string(tasks_per_node) + " tasks per node"));
