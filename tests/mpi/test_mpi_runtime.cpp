@@ -1,7 +1,9 @@
 // The MPI runtime on real ranks: group layout, the group data plane, the control plane.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <thread>
 
 #include "hpo/coordinator.hpp"
@@ -12,6 +14,49 @@
 
 namespace hpo {
 namespace {
+
+// The value of Open MPI's integer control variable `name` through the MPI tool interface; false
+// when the library has no such variable.
+bool ReadIntegerControlVariable(const std::string& name, int* value) {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+  int count = 0;
+  MPI_T_cvar_get_num(&count);
+  bool found = false;
+  for (int index = 0; index < count && !found; ++index) {
+    char variable[256];
+    int variable_length = sizeof(variable);
+    char description[1024];
+    int description_length = sizeof(description);
+    int verbosity = 0;
+    int bind = 0;
+    int scope = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_T_enum enumeration = MPI_T_ENUM_NULL;
+    if (MPI_T_cvar_get_info(index, variable, &variable_length, &verbosity, &type, &enumeration,
+                            description, &description_length, &bind, &scope) != MPI_SUCCESS ||
+        name != variable || type != MPI_INT) {
+      continue;
+    }
+    MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
+    int elements = 0;
+    found = MPI_T_cvar_handle_alloc(index, nullptr, &handle, &elements) == MPI_SUCCESS &&
+            MPI_T_cvar_read(handle, value) == MPI_SUCCESS;
+    MPI_T_cvar_handle_free(&handle);
+  }
+  MPI_T_finalize();
+  return found;
+}
+
+// MpiSession selects Rabenseifner's MPI_Iallreduce (3) unless mpirun or the environment chose
+// another; HPO_TEST_IALLREDUCE_ALGORITHM names the value the test's launcher expects.
+TEST(MpiSession, NonBlockingAllreduceAlgorithmIsRabenseifnerUnlessChosen) {
+  const char* expected = std::getenv("HPO_TEST_IALLREDUCE_ALGORITHM");
+  int algorithm = -1;
+  ASSERT_TRUE(ReadIntegerControlVariable("coll_libnbc_iallreduce_algorithm", &algorithm))
+      << "Open MPI's libnbc has no coll_libnbc_iallreduce_algorithm";
+  EXPECT_EQ(algorithm, expected != nullptr ? std::atoi(expected) : 3);
+}
 
 TEST(GroupLayout, WorldSplitsIntoConsecutiveGroupsLedByTheirFirstRank) {
   const Communicator world = Communicator::World();

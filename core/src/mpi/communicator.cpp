@@ -30,6 +30,12 @@ void AbortJob(ExitCode code, const std::string& message) {
 }
 
 Status MpiSession::Start(int* argc, char*** argv, std::unique_ptr<MpiSession>* session) {
+  // Open MPI's libnbc runs every in-place MPI_Iallreduce (the overlapped gradient buckets) as a
+  // binomial reduce + broadcast, about half the speed of the blocking MPI_Allreduce for large
+  // buffers; Rabenseifner's reduce-scatter + allgather (falling back to a ring for tiny counts)
+  // matches it (bench/RESULTS.md). Read at MPI_Init; a value from mpirun --mca or the environment
+  // wins. Other MPI libraries ignore the variable.
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", /*overwrite=*/0);
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     return Status::Failure("MPI_Init_thread failed");

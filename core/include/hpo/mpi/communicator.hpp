@@ -32,7 +32,9 @@ namespace hpo {
 
 // The process's MPI lifetime. Exactly one per process, created first on the main thread.
 // Requests MPI_THREAD_MULTIPLE (rank 0's coordinator runs on its own thread) and sets
-// MPI_ERRORS_RETURN on MPI_COMM_WORLD so HPO_MPI_CHECK can report failures.
+// MPI_ERRORS_RETURN on MPI_COMM_WORLD so HPO_MPI_CHECK can report failures. Unless set already,
+// selects Open MPI's Rabenseifner algorithm for MPI_Iallreduce (coll_libnbc_iallreduce_algorithm
+// 3).
 class MpiSession {
  public:
   // Initialises MPI; Failure when the library cannot provide MPI_THREAD_MULTIPLE.
