@@ -6,11 +6,14 @@
 //   raw:       MPI_Allreduce(MPI_IN_PLACE) on one float buffer;
 //   async:     MpiGroupCollectives::StartAllreduceSum + Wait (MPI_Iallreduce) on the same buffer;
 //   gradient:  GradientBuckets::AllreduceGradients over the bytes cut into parameters of at most
-//              4 MiB, in buckets of B MiB (default 25): copy into buckets, allreduce, copy back.
+//              4 MiB, in buckets of B MiB (default 25): copy into buckets, allreduce, copy back;
+//   bf16:      the same with `compression: bf16`: buckets rounded to bfloat16, summed with the
+//              user-defined MPI reduction (MPI_Iallreduce + Wait), widened back; its busbw counts
+//              the float32 gradient bytes delivered, so it shows what the halved wire bytes buy.
 // time = the slowest rank's mean time per run; algbw = bytes / time; busbw = algbw x 2(n-1)/n.
 // Check: every run's result is verified after the timed runs: the raw and async buffers start at
 // 1.0 and are summed in place, so each element must be n^runs exactly; the gradients start at 1.0
-// with grad_scale 1/n, so each must still be exactly 1.0.
+// with grad_scale 1/n, so each must still be exactly 1.0 (1/n and 1 are exact in bfloat16 too).
 #include <mpi.h>
 
 #include <algorithm>
@@ -110,9 +113,18 @@ int main(int argc, char** argv) {
       buckets.AllreduceGradients(collectives, scale, nullptr);
       const double gradient_s =
           TimeRuns(comm, iters, [&] { buckets.AllreduceGradients(collectives, scale, nullptr); });
-      for (const torch::Tensor& p : parameters) {
-        ok = ok && AllEqual(p.grad().data_ptr<float>(), static_cast<size_t>(p.numel()), 1.0f);
-      }
+      const auto gradients_are_one = [&] {
+        for (const torch::Tensor& p : parameters) {
+          ok = ok && AllEqual(p.grad().data_ptr<float>(), static_cast<size_t>(p.numel()), 1.0f);
+        }
+      };
+      gradients_are_one();
+      GradientBuckets compressed(parameters, static_cast<size_t>(bucket_mb * (1 << 20)), 0, 0,
+                                 ReducedFloat::kBFloat16);
+      compressed.AllreduceGradients(collectives, scale, nullptr);
+      const double bf16_s = TimeRuns(
+          comm, iters, [&] { compressed.AllreduceGradients(collectives, scale, nullptr); });
+      gradients_are_one();
       ok = Everywhere(comm, ok);
       all_ok = all_ok && ok;
       if (world.rank() == 0) {
@@ -130,7 +142,10 @@ int main(int argc, char** argv) {
                             {"raw_busbw_GBps", busbw(raw_s)},
                             {"async_busbw_GBps", busbw(async_s)},
                             {"gradient_busbw_GBps", busbw(gradient_s)},
-                            {"gradient_vs_raw", bench::Number(raw_s / gradient_s, 3)}},
+                            {"bf16_us", bench::Number(bf16_s * 1e6)},
+                            {"bf16_busbw_GBps", busbw(bf16_s)},
+                            {"gradient_vs_raw", bench::Number(raw_s / gradient_s, 3)},
+                            {"bf16_vs_gradient", bench::Number(gradient_s / bf16_s, 3)}},
                            ok);
       }
     }

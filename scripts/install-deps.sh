@@ -7,7 +7,7 @@ packages=(
   build-essential cmake git pkg-config
   libopenmpi-dev openmpi-bin
   libtorch-dev libopenblas0-pthread
-  libhdf5-dev libyaml-cpp-dev libboost-program-options-dev zlib1g-dev
+  libhdf5-dev libyaml-cpp-dev libboost-program-options-dev zlib1g-dev libfp16-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   slurm-wlm munge

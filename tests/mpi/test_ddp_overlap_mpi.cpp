@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "hpo/mpi/communicator.hpp"
@@ -39,6 +40,41 @@ TEST(MpiAsyncAllreduce, OutstandingAllreducesCompleteWithTheirSums) {
   }
 }
 
+// 16-bit sums over MPI with the user-defined reduction: exact where every partial sum is
+// representable, rounded otherwise, and the same bits on every rank.
+TEST(MpiAsyncAllreduce, ReducedFloatSumsAreExactWhenRepresentableAndAgreeOnEveryRank) {
+  const Communicator world = Communicator::World();
+  MpiGroupCollectives collectives(world);
+  const int n = world.size();
+  for (ReducedFloat format : {ReducedFloat::kBFloat16, ReducedFloat::kFloat16}) {
+    // Small multiples of 1/4: every partial sum is representable in both formats.
+    std::vector<uint16_t> exact(5000);
+    for (size_t i = 0; i < exact.size(); ++i) {
+      exact[i] = ToReducedFloat(0.25f * static_cast<float>((world.rank() + 1) * (i % 7)), format);
+    }
+    // 1 + rank / 1000: the exact sum needs more bits than the format has.
+    std::vector<uint16_t> rounded(300, ToReducedFloat(1.0f + world.rank() / 1000.0f, format));
+    const AllreduceHandle first =
+        collectives.StartReducedFloatAllreduceSum(exact.data(), exact.size(), format);
+    const AllreduceHandle second =
+        collectives.StartReducedFloatAllreduceSum(rounded.data(), rounded.size(), format);
+    collectives.Wait(second);
+    collectives.Wait(first);
+    for (size_t i = 0; i < exact.size(); ++i) {
+      ASSERT_EQ(FromReducedFloat(exact[i], format),
+                0.25f * static_cast<float>(n * (n + 1) / 2 * static_cast<int>(i % 7)))
+          << ReducedFloatName(format) << " element " << i;
+    }
+    const float sum = FromReducedFloat(rounded[0], format);
+    const float exact_sum = static_cast<float>(n) + static_cast<float>(n * (n - 1) / 2) / 1000.0f;
+    EXPECT_NEAR(sum, exact_sum, exact_sum * (format == ReducedFloat::kBFloat16 ? 0x1p-6f : 0x1p-9f))
+        << ReducedFloatName(format);
+    std::vector<uint16_t> leaders = rounded;
+    collectives.Broadcast(leaders.data(), leaders.size() * sizeof(uint16_t), 0);
+    EXPECT_EQ(leaders, rounded) << ReducedFloatName(format);
+  }
+}
+
 // Uneven parameter sizes (3 .. 12000 floats), a layer no rank uses and a head only even ranks use.
 struct UnevenModel {
   UnevenModel() {
@@ -65,9 +101,10 @@ struct UnevenModel {
 };
 
 // Trains on this rank's data for `steps` Adam steps; returns the flattened weights.
-torch::Tensor Train(GroupCollectives& collectives, bool overlap, int steps, float* loss_sum) {
+torch::Tensor Train(GroupCollectives& collectives, bool overlap, int steps, float* loss_sum,
+                    std::optional<ReducedFloat> compression = std::nullopt) {
   UnevenModel model;
-  GradientBuckets buckets(model.parameters, 2000, 1, 600);
+  GradientBuckets buckets(model.parameters, 2000, 1, 600, compression);
   EXPECT_GE(buckets.num_buckets(), 5u);
   torch::optim::Adam optimizer(model.parameters, torch::optim::AdamOptions(0.01));
   torch::manual_seed(100 + collectives.rank());
@@ -111,6 +148,31 @@ TEST(DdpOverlapMpi, OverlappedGivesTheWeightsOfAllreduceAfterBackwardOnEveryRank
   torch::Tensor leaders = overlapped.clone();
   collectives.Broadcast(leaders.data_ptr<float>(), leaders.numel() * sizeof(float), 0);
   EXPECT_TRUE(torch::equal(overlapped, leaders));
+}
+
+// Gradients as 16-bit floats: overlapped and after-backward reductions round alike (the same
+// bits), every rank ends with the same weights, and training stays close to float32's.
+TEST(DdpOverlapMpi, CompressedGradientsKeepRanksIdenticalAndCloseToFloat32) {
+  const Communicator world = Communicator::World();
+  MpiGroupCollectives collectives(world);
+  float loss = 0.0f;
+  const torch::Tensor full = Train(collectives, false, 6, &loss);
+  for (ReducedFloat format : {ReducedFloat::kBFloat16, ReducedFloat::kFloat16}) {
+    float loss_after = 0.0f;
+    float loss_overlapped = 0.0f;
+    const torch::Tensor after = Train(collectives, false, 6, &loss_after, format);
+    const torch::Tensor overlapped = Train(collectives, true, 6, &loss_overlapped, format);
+    EXPECT_TRUE(torch::equal(overlapped, after)) << ReducedFloatName(format);
+    EXPECT_EQ(loss_overlapped, loss_after) << ReducedFloatName(format);
+    EXPECT_NEAR(loss_after, loss, 0.02f * std::abs(loss)) << ReducedFloatName(format);
+    EXPECT_FALSE(torch::equal(after, full)) << ReducedFloatName(format) << ": not compressed?";
+    EXPECT_TRUE(torch::allclose(after, full, 0.0, 0.02))
+        << ReducedFloatName(format) << ": max difference "
+        << (after - full).abs().max().item<float>();
+    torch::Tensor leaders = after.clone();
+    collectives.Broadcast(leaders.data_ptr<float>(), leaders.numel() * sizeof(float), 0);
+    EXPECT_TRUE(torch::equal(after, leaders)) << ReducedFloatName(format);
+  }
 }
 
 }  // namespace

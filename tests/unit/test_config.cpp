@@ -5,8 +5,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpo/config.hpp"
@@ -390,15 +392,25 @@ TEST(ConfigTest, DdpKeysAreReadDefaultToPytorchDdpAndMayChangeOnResume) {
   EXPECT_DOUBLE_EQ(plain.ddp.bucket_mb, 25.0);
   EXPECT_DOUBLE_EQ(plain.ddp.first_bucket_mb, 1.0);
   EXPECT_TRUE(plain.ddp.overlap);
+  EXPECT_FALSE(plain.ddp.compression.has_value());
   SweepConfig tuned;
-  const Status status =
-      Parse(base + "ddp: {bucket_mb: 4, first_bucket_mb: 0.25, overlap: false}\n", &tuned);
+  const Status status = Parse(
+      base + "ddp: {bucket_mb: 4, first_bucket_mb: 0.25, overlap: false, compression: fp16}\n",
+      &tuned);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_DOUBLE_EQ(tuned.ddp.bucket_mb, 4.0);
   EXPECT_DOUBLE_EQ(tuned.ddp.first_bucket_mb, 0.25);
   EXPECT_FALSE(tuned.ddp.overlap);
-  // Bucketing and overlap change only the order floats are summed in, so a study may resume
-  // with other values.
+  EXPECT_EQ(tuned.ddp.compression, ReducedFloat::kFloat16);
+  for (const auto& [name, expected] :
+       {std::pair<std::string, std::optional<ReducedFloat>>{"bf16", ReducedFloat::kBFloat16},
+        {"none", std::nullopt}}) {
+    SweepConfig named;
+    ASSERT_TRUE(Parse(base + "ddp: {compression: " + name + "}\n", &named).ok()) << name;
+    EXPECT_EQ(named.ddp.compression, expected) << name;
+  }
+  // Bucketing and overlap change only the order floats are summed in, compression the rounding
+  // of the sums, so a study may resume with other values.
   EXPECT_TRUE(CheckSameSweep(base, tuned).ok()) << CheckSameSweep(base, tuned).message();
   EXPECT_TRUE(CheckSameSweep(tuned.text, plain).ok());
 }
@@ -973,6 +985,11 @@ const BadConfig kBadConfigs[] = {
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "ddp:\n  overlap: sometimes\n",
      "test.yaml:12: ddp.overlap: must be true or false"},
+    {"DdpUnknownCompression",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "ddp:\n  compression: int8\n",
+     "test.yaml:12: ddp.compression: must be one of none, bf16, fp16, got 'int8'"},
 };
 
 // Names the case in test listings instead of dumping its bytes.

@@ -8,6 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "hpo/reduced_float.hpp"
 
 namespace hpo {
 
@@ -34,6 +37,18 @@ class GroupCollectives {
   // default has no asynchronous transport: it runs AllreduceSum and returns a completed handle.
   virtual AllreduceHandle StartAllreduceSum(float* data, size_t count) {
     AllreduceSum(data, count);
+    return {};
+  }
+  // As above for `count` 16-bit floats in `format` (compressed gradients): each partial sum is
+  // rounded to the format, as NCCL's bf16/fp16 sums are. This default widens to float, runs
+  // AllreduceSum and rounds once (so its sums are at least as accurate) and returns a completed
+  // handle.
+  virtual AllreduceHandle StartReducedFloatAllreduceSum(uint16_t* data, size_t count,
+                                                        ReducedFloat format) {
+    std::vector<float> wide(count);
+    for (size_t i = 0; i < count; ++i) wide[i] = FromReducedFloat(data[i], format);
+    AllreduceSum(wide.data(), count);
+    for (size_t i = 0; i < count; ++i) data[i] = ToReducedFloat(wide[i], format);
     return {};
   }
   // Local: lets the outstanding allreduces advance (the MPI one tests its requests, since Open MPI

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hpo/param.hpp"
+#include "hpo/reduced_float.hpp"
 #include "hpo/status.hpp"
 
 namespace hpo {
@@ -170,12 +171,15 @@ struct CheckpointSpec {
 
 // Key `ddp:` beside `sweep:`: how a trial group reduces gradients (PyTorch DDP's defaults). Buckets
 // of at most `bucket_mb` MiB (the first one reduced, the last layers', at most `first_bucket_mb`),
-// allreduced during backward with `overlap`, after it otherwise. None of them changes the update
-// beyond the summation order of floats, so they may change when a study resumes.
+// allreduced during backward with `overlap`, after it otherwise. Sizes and overlap change the
+// update at most in the summation order of floats and compression by rounding the summed gradients
+// to 16 bits, so all of them may change when a study resumes.
 struct DdpSpec {
   double bucket_mb = 25.0;
   double first_bucket_mb = 1.0;
   bool overlap = true;
+  // `compression: none | bf16 | fp16`: the 16-bit format gradients travel in (none: float32).
+  std::optional<ReducedFloat> compression;
 };
 
 struct SweepConfig {

@@ -210,7 +210,7 @@ Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, Checkpo
 Status ParseDdp(const ErrorFormatter& errors, const Field& field, DdpSpec* spec) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
-  HPO_RETURN_IF_ERROR(fields.CheckKeys({"bucket_mb", "first_bucket_mb", "overlap"}));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"bucket_mb", "first_bucket_mb", "overlap", "compression"}));
   DdpSpec parsed;
   for (auto [key, value] : {std::pair<const char*, double*>{"bucket_mb", &parsed.bucket_mb},
                             {"first_bucket_mb", &parsed.first_bucket_mb}}) {
@@ -224,6 +224,17 @@ Status ParseDdp(const ErrorFormatter& errors, const Field& field, DdpSpec* spec)
       return errors.At(*overlap, "must be true or false");
     }
     parsed.overlap = overlap->value.as<bool>();
+  }
+  if (const Field* compression = fields.Find("compression")) {
+    std::string name;
+    HPO_RETURN_IF_ERROR(ReadString(errors, *compression, &name));
+    if (name == "bf16") {
+      parsed.compression = ReducedFloat::kBFloat16;
+    } else if (name == "fp16") {
+      parsed.compression = ReducedFloat::kFloat16;
+    } else if (name != "none") {
+      return errors.At(*compression, "must be one of none, bf16, fp16, got '" + name + "'");
+    }
   }
   *spec = parsed;
   return Status::Ok();

@@ -113,18 +113,37 @@ void NcclGroupCollectives::Broadcast(void* data, size_t bytes, int root) {
   HPO_CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
 }
 
-AllreduceHandle NcclGroupCollectives::StartAllreduceSum(float* data, size_t count) {
+AllreduceHandle NcclGroupCollectives::StartDeviceAllreduce(void* data, size_t count,
+                                                           ncclDataType_t type) {
   Pending pending;
   pending.id = next_id_++;
-  if (IsDevicePointer(data)) {
-    EnqueueAllreduce(data, count, ncclFloat32);
-    HPO_CUDA_CHECK(cudaEventCreateWithFlags(&pending.done, cudaEventDisableTiming));
-    HPO_CUDA_CHECK(cudaEventRecord(pending.done, stream_.stream()));
-  } else {
-    pending.host = host_.StartAllreduceSum(data, count);
-  }
+  EnqueueAllreduce(data, count, type);
+  HPO_CUDA_CHECK(cudaEventCreateWithFlags(&pending.done, cudaEventDisableTiming));
+  HPO_CUDA_CHECK(cudaEventRecord(pending.done, stream_.stream()));
   pending_.push_back(pending);
   return {pending.id};
+}
+
+AllreduceHandle NcclGroupCollectives::TrackHostAllreduce(AllreduceHandle host) {
+  Pending pending;
+  pending.id = next_id_++;
+  pending.host = host;
+  pending_.push_back(pending);
+  return {pending.id};
+}
+
+AllreduceHandle NcclGroupCollectives::StartAllreduceSum(float* data, size_t count) {
+  if (IsDevicePointer(data)) return StartDeviceAllreduce(data, count, ncclFloat32);
+  return TrackHostAllreduce(host_.StartAllreduceSum(data, count));
+}
+
+AllreduceHandle NcclGroupCollectives::StartReducedFloatAllreduceSum(uint16_t* data, size_t count,
+                                                                    ReducedFloat format) {
+  if (IsDevicePointer(data)) {
+    return StartDeviceAllreduce(data, count,
+                                format == ReducedFloat::kBFloat16 ? ncclBfloat16 : ncclFloat16);
+  }
+  return TrackHostAllreduce(host_.StartReducedFloatAllreduceSum(data, count, format));
 }
 
 bool NcclGroupCollectives::Progress() {

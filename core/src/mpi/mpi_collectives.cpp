@@ -18,29 +18,54 @@ void AllreduceInPieces(T* data, size_t count, MPI_Datatype type, MPI_Comm comm) 
   }
 }
 
+template <ReducedFloat kFormat>
+void SumReducedFloats(void* in, void* inout, int* length, MPI_Datatype*) {
+  AccumulateReducedFloats(static_cast<const uint16_t*>(in), static_cast<uint16_t*>(inout),
+                          static_cast<size_t>(*length), kFormat);
+}
+
 }  // namespace
+
+MpiGroupCollectives::MpiGroupCollectives(const Communicator& group) : group_(group) {
+  HPO_MPI_CHECK(MPI_Op_create(&SumReducedFloats<ReducedFloat::kBFloat16>, 1, &bfloat16_sum_));
+  HPO_MPI_CHECK(MPI_Op_create(&SumReducedFloats<ReducedFloat::kFloat16>, 1, &float16_sum_));
+}
 
 MpiGroupCollectives::~MpiGroupCollectives() {
   for (Pending& pending : pending_) {
     MPI_Waitall(static_cast<int>(pending.requests.size()), pending.requests.data(),
                 MPI_STATUSES_IGNORE);
   }
+  MPI_Op_free(&bfloat16_sum_);
+  MPI_Op_free(&float16_sum_);
 }
 
-AllreduceHandle MpiGroupCollectives::StartAllreduceSum(float* data, size_t count) {
+AllreduceHandle MpiGroupCollectives::StartInPieces(void* data, size_t count, size_t element_bytes,
+                                                   MPI_Datatype type, MPI_Op op) {
   constexpr size_t kMaxPiece = static_cast<size_t>(INT_MAX);
   Pending pending;
   pending.id = next_id_++;
+  auto* cursor = static_cast<char*>(data);
   for (size_t offset = 0; offset < count; offset += kMaxPiece) {
     const int piece = static_cast<int>(std::min(kMaxPiece, count - offset));
     MPI_Request request = MPI_REQUEST_NULL;
-    HPO_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data + offset, piece, MPI_FLOAT, MPI_SUM,
+    HPO_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, cursor + offset * element_bytes, piece, type, op,
                                  group_.get(), &request));
     pending.requests.push_back(request);
   }
   const AllreduceHandle handle{pending.id};
   pending_.push_back(std::move(pending));
   return handle;
+}
+
+AllreduceHandle MpiGroupCollectives::StartAllreduceSum(float* data, size_t count) {
+  return StartInPieces(data, count, sizeof(float), MPI_FLOAT, MPI_SUM);
+}
+
+AllreduceHandle MpiGroupCollectives::StartReducedFloatAllreduceSum(uint16_t* data, size_t count,
+                                                                   ReducedFloat format) {
+  return StartInPieces(data, count, sizeof(uint16_t), MPI_UINT16_T,
+                       format == ReducedFloat::kBFloat16 ? bfloat16_sum_ : float16_sum_);
 }
 
 bool MpiGroupCollectives::Progress() {

@@ -9,6 +9,8 @@
 #include "hpo/train/trainer.hpp"
 #include "preemption.hpp"
 #if HPO_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+
 #include "hpo/gpu/nccl_collectives.hpp"
 #endif
 
@@ -75,6 +77,11 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
     options.bucket_bytes = static_cast<size_t>(config.ddp.bucket_mb * (1 << 20));
     options.first_bucket_bytes = static_cast<size_t>(config.ddp.first_bucket_mb * (1 << 20));
     options.overlap = config.ddp.overlap;
+    options.compression = config.ddp.compression;
+#if HPO_WITH_CUDA
+    options.device =
+        torch::Device(torch::kCUDA, c10::cuda::current_device());  // SelectCudaDevice's
+#endif
     options.resume = true;
     options.fault = fault;
     TrialOutcome outcome;

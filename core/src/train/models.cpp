@@ -40,7 +40,8 @@ size_t TensorBytes(const torch::Tensor& tensor) {
   return static_cast<size_t>(tensor.numel()) * tensor.element_size();
 }
 
-// Overwrites every rank's `tensors` with the leader's, packed into one byte buffer.
+// Overwrites every rank's `tensors` (on any device) with the leader's, packed into one host byte
+// buffer.
 void BroadcastTensors(const std::vector<torch::Tensor>& tensors, GroupCollectives& collectives) {
   torch::NoGradGuard no_grad;
   size_t total = 0;
@@ -48,13 +49,14 @@ void BroadcastTensors(const std::vector<torch::Tensor>& tensors, GroupCollective
   std::vector<unsigned char> bytes(total);
   size_t offset = 0;
   for (const torch::Tensor& tensor : tensors) {
-    std::memcpy(bytes.data() + offset, tensor.contiguous().data_ptr(), TensorBytes(tensor));
+    std::memcpy(bytes.data() + offset, tensor.contiguous().cpu().data_ptr(), TensorBytes(tensor));
     offset += TensorBytes(tensor);
   }
   collectives.Broadcast(bytes.data(), bytes.size(), 0);
   offset = 0;
   for (torch::Tensor tensor : tensors) {
-    tensor.copy_(torch::from_blob(bytes.data() + offset, tensor.sizes(), tensor.options()));
+    tensor.copy_(torch::from_blob(bytes.data() + offset, tensor.sizes(),
+                                  torch::TensorOptions().dtype(tensor.dtype())));
     offset += TensorBytes(tensor);
   }
 }

@@ -159,14 +159,15 @@ struct EvalSums {
   double count = 0.0;
 };
 
-EvalSums Evaluate(torch::nn::Sequential& model, const LabeledTensors& split, IndexRange range) {
+EvalSums Evaluate(torch::nn::Sequential& model, const LabeledTensors& split, IndexRange range,
+                  torch::Device device) {
   torch::NoGradGuard no_grad;
   model->eval();
   EvalSums sums;
   for (int64_t begin = range.begin; begin < range.end; begin += kEvalBatch) {
     const int64_t length = std::min(kEvalBatch, range.end - begin);
-    const torch::Tensor inputs = split.inputs.narrow(0, begin, length);
-    const torch::Tensor labels = split.labels.narrow(0, begin, length);
+    const torch::Tensor inputs = split.inputs.narrow(0, begin, length).to(device);
+    const torch::Tensor labels = split.labels.narrow(0, begin, length).to(device);
     const torch::Tensor logits = model->forward(inputs);
     sums.loss_sum +=
         torch::nn::functional::cross_entropy(
@@ -252,11 +253,13 @@ class TrialRun {
         model_(BuildSeededModel(MakeModelSpec(execution.task, h, data), trial.seed)),
         sampler_(data.train.size(), h.batch_size, trial.seed, collectives.rank(),
                  collectives.size()) {
+    // Built on the CPU from the trial seed (the same initial weights on any device), then moved.
+    model_->to(options.device);
     for (const torch::Tensor& parameter : model_->parameters()) {
       if (parameter.requires_grad()) parameters_.push_back(parameter);
     }
     buckets_ = std::make_unique<GradientBuckets>(parameters_, options.bucket_bytes, kStepExtras,
-                                                 options.first_bucket_bytes);
+                                                 options.first_bucket_bytes, options.compression);
     optimizer_ = MakeOptimizer(h, parameters_);
   }
 
@@ -296,7 +299,8 @@ class TrialRun {
       try {
         local = Evaluate(
             model_, data_.validation,
-            ShardOf({0, data_.validation.size()}, collectives_.rank(), collectives_.size()));
+            ShardOf({0, data_.validation.size()}, collectives_.rank(), collectives_.size()),
+            options_.device);
       } catch (const std::exception& error) {
         local_error = DescribeException(error);
       }
@@ -386,8 +390,9 @@ class TrialRun {
         const TrainingBatch batch = batches.Next();
         // This rank's share of the global batch's mean loss; the group's sum is that mean.
         if (batch.inputs.defined()) {
-          const torch::Tensor logits = model_->forward(batch.inputs);
-          const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+          const torch::Tensor logits = model_->forward(batch.inputs.to(options_.device));
+          const torch::Tensor loss =
+              torch::nn::functional::cross_entropy(logits, batch.labels.to(options_.device));
           loss.backward();
           extras[kLossShare] = static_cast<float>(loss.item<double>() * local_count / global_count);
         }
@@ -479,7 +484,7 @@ class TrialRun {
     collectives_.Broadcast(bytes.data(), size, 0);
     try {
       torch::serialize::InputArchive archive;
-      archive.load_from(bytes.data(), bytes.size());
+      archive.load_from(bytes.data(), bytes.size(), options_.device);
       c10::IValue trial_id;
       c10::IValue params;
       archive.read("trial_id", trial_id);
@@ -611,8 +616,8 @@ Status EvaluateSavedModel(const ExecutionSpec& execution, const Assignment& para
   }
   try {
     torch::nn::Sequential model = BuildModel(MakeModelSpec(execution.task, h, data));
-    torch::load(model, weights_path);
-    const EvalSums sums = Evaluate(model, data.test, {0, data.test.size()});
+    torch::load(model, weights_path, torch::Device(torch::kCPU));
+    const EvalSums sums = Evaluate(model, data.test, {0, data.test.size()}, torch::kCPU);
     *test_accuracy = sums.correct / sums.count;
   } catch (const std::exception& error) {
     return Status::Failure(weights_path + ": " + error.what());

@@ -171,6 +171,49 @@ TEST(TrainerDdpTest, OverlappedAllreduceGivesTheWeightsOfAllreduceAfterBackward)
   }
 }
 
+TEST(TrainerDdpTest, CompressedGradientsKeepRanksIdenticalAndLearnLikeFloat32) {
+  const ExecutionSpec execution = SyntheticExecution(1000);
+  const TaskData data = LoadOrDie(execution);
+  const TrialSpec trial = Trial(Params(0.05, 32, "sgd"));
+  TrainOptions options;
+  options.epochs = 3;
+  options.bucket_bytes = 256;  // several buckets
+  options.first_bucket_bytes = 64;
+  const std::vector<RankResult> full = RunGroup(2, execution, trial, data, options);
+  ASSERT_EQ(full[0].outcome.status, TrialStatus::kCompleted) << full[0].outcome.message;
+  const size_t accuracy = MetricIndex(execution.task, "val_accuracy");
+  for (ReducedFloat format : {ReducedFloat::kBFloat16, ReducedFloat::kFloat16}) {
+    options.compression = format;
+    options.overlap = true;
+    const std::vector<RankResult> overlapped = RunGroup(2, execution, trial, data, options);
+    options.overlap = false;
+    const std::vector<RankResult> after = RunGroup(2, execution, trial, data, options);
+    for (int rank = 0; rank < 2; ++rank) {
+      ASSERT_EQ(overlapped[rank].outcome.status, TrialStatus::kCompleted)
+          << overlapped[rank].outcome.message;
+      ASSERT_EQ(after[rank].outcome.status, TrialStatus::kCompleted) << after[rank].outcome.message;
+      ExpectIdenticalModels(overlapped[rank].model, after[rank].model);
+      ExpectIdenticalModels(after[rank].model, after[0].model);
+    }
+    const auto compressed = after[0].model->parameters();
+    const auto reference = full[0].model->parameters();
+    bool differs = false;
+    for (size_t i = 0; i < compressed.size(); ++i) {
+      differs |= !torch::equal(compressed[i], reference[i]);
+      // After 96 momentum-SGD steps the weights drift apart by the rounding: measured up to 5%
+      // (relative norm) with bf16's 8 significant bits, 0.08% with fp16's 11.
+      const double drift =
+          (compressed[i] - reference[i]).norm().item<double>() / reference[i].norm().item<double>();
+      EXPECT_LT(drift, format == ReducedFloat::kBFloat16 ? 0.15 : 0.005)
+          << ReducedFloatName(format) << " param " << i;
+    }
+    EXPECT_TRUE(differs) << ReducedFloatName(format) << ": gradients were not rounded";
+    EXPECT_NEAR(after[0].outcome.curve.back().values[accuracy],
+                full[0].outcome.curve.back().values[accuracy], 0.03)
+        << ReducedFloatName(format);
+  }
+}
+
 TEST(TrainerTest, PrefetchingBatchesChangesNoWeights) {
   // 40 samples in batches of 6 on 3 ranks: uneven slices and an empty one in the last batch.
   const ExecutionSpec execution = SyntheticExecution(40);

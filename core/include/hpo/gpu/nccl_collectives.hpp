@@ -59,6 +59,9 @@ class NcclGroupCollectives final : public GroupCollectives {
   void AllreduceSum(double* data, size_t count) override;
   void Broadcast(void* data, size_t bytes, int root) override;
   AllreduceHandle StartAllreduceSum(float* data, size_t count) override;
+  // Device buffers as ncclBfloat16 / ncclFloat16 sums; host buffers through MPI.
+  AllreduceHandle StartReducedFloatAllreduceSum(uint16_t* data, size_t count,
+                                                ReducedFloat format) override;
   bool Progress() override;
   void Wait(AllreduceHandle handle) override;
 
@@ -73,6 +76,10 @@ class NcclGroupCollectives final : public GroupCollectives {
   // Queues a sum of `count` elements of `type` at device pointer `data` on stream_, after the
   // work queued on the current stream so far.
   void EnqueueAllreduce(void* data, size_t count, ncclDataType_t type);
+  // EnqueueAllreduce, and a pending entry completed by an event recorded after it on stream_.
+  AllreduceHandle StartDeviceAllreduce(void* data, size_t count, ncclDataType_t type);
+  // A pending entry for an allreduce of host memory started on host_.
+  AllreduceHandle TrackHostAllreduce(AllreduceHandle host);
   void Finish(Pending& pending);
 
   MpiGroupCollectives host_;

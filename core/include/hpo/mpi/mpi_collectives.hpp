@@ -14,7 +14,8 @@ namespace hpo {
 
 class MpiGroupCollectives final : public GroupCollectives {
  public:
-  explicit MpiGroupCollectives(const Communicator& group) : group_(group) {}
+  // Local: creates the MPI reduction ops of the 16-bit formats (freed by the destructor).
+  explicit MpiGroupCollectives(const Communicator& group);
   ~MpiGroupCollectives() override;
   MpiGroupCollectives(const MpiGroupCollectives&) = delete;
   MpiGroupCollectives& operator=(const MpiGroupCollectives&) = delete;
@@ -25,6 +26,9 @@ class MpiGroupCollectives final : public GroupCollectives {
   void AllreduceSum(double* data, size_t count) override;
   void Broadcast(void* data, size_t bytes, int root) override;
   AllreduceHandle StartAllreduceSum(float* data, size_t count) override;
+  // MPI_Iallreduce of MPI_UINT16_T with a user-defined sum (AccumulateReducedFloats).
+  AllreduceHandle StartReducedFloatAllreduceSum(uint16_t* data, size_t count,
+                                                ReducedFloat format) override;
   bool Progress() override;
   void Wait(AllreduceHandle handle) override;
 
@@ -35,7 +39,13 @@ class MpiGroupCollectives final : public GroupCollectives {
     std::vector<MPI_Request> requests;
   };
 
+  // Starts MPI_Iallreduce in pieces of at most INT_MAX elements of `element_bytes` each.
+  AllreduceHandle StartInPieces(void* data, size_t count, size_t element_bytes, MPI_Datatype type,
+                                MPI_Op op);
+
   const Communicator& group_;
+  MPI_Op bfloat16_sum_ = MPI_OP_NULL;
+  MPI_Op float16_sum_ = MPI_OP_NULL;
   std::vector<Pending> pending_;  // started, not yet seen complete
   uint64_t next_id_ = 1;
 };

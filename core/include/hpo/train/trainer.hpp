@@ -3,7 +3,10 @@
 // the call is collective over `collectives`.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "hpo/collectives.hpp"
@@ -67,6 +70,11 @@ struct TrainOptions {
   size_t bucket_bytes = 25u << 20;
   size_t first_bucket_bytes = 1u << 20;
   bool overlap = true;
+  // The 16-bit format gradients travel in; none: float32.
+  std::optional<ReducedFloat> compression;
+  // Where the model trains: batches are copied to it, gradients are reduced there (NCCL for a CUDA
+  // device in the CUDA build). Checkpoints are read back onto it whatever device wrote them.
+  torch::Device device = torch::kCPU;
   // When non-empty, the leader saves the final weights here (torch::save of the model's
   // parameters and buffers); the runtime keeps only the best trial's file.
   std::string save_weights_path;
