@@ -381,6 +381,14 @@ sweep:
   EXPECT_EQ(hyperband.max_iter, 27);
   EXPECT_EQ(hyperband.s, 2);
   EXPECT_EQ(hyperband.eta, 3);
+  EXPECT_TRUE(hyperband.strict);  // W&B's schema default
+  SweepConfig lenient;
+  const std::string with_strict = std::string(text).replace(
+      text.find("s: 2}"), 5, "s: 2, strict: false}");
+  ASSERT_TRUE(Parse(with_strict, &lenient).ok()) << Parse(with_strict, &lenient).message();
+  EXPECT_FALSE(lenient.sweep.early_terminate.strict);
+  // It changes which trials stop, so a study cannot resume under the other setting.
+  EXPECT_FALSE(CheckSameSweep(text, lenient).ok());
 }
 
 TEST(ConfigTest, DdpKeysAreReadDefaultToPytorchDdpAndMayChangeOnResume) {
@@ -819,12 +827,12 @@ const BadConfig kBadConfigs[] = {
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
      "    type: hyperband\n    bands: [1, 3]\n",
      "test.yaml:13: sweep.early_terminate.bands: unknown key (accepted keys: type, min_iter, "
-     "max_iter, s, eta)"},
-    {"EarlyTerminateStrictNotSupported",
+     "max_iter, s, eta, strict)"},
+    {"EarlyTerminateStrictNotBoolean",
      "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
-     "    type: hyperband\n    min_iter: 1\n    strict: true\n",
-     "test.yaml:14: sweep.early_terminate.strict: not supported yet"},
+     "    type: hyperband\n    min_iter: 1\n    strict: sometimes\n",
+     "test.yaml:14: sweep.early_terminate.strict: must be true or false"},
     {"EarlyTerminateNotAMapping",
      "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n"
      "  early_terminate: hyperband\n  metric:\n    name: val_loss\n  parameters:\n    lr:\n"

@@ -310,6 +310,48 @@ TEST(AshaTest, BetweenRungsTheBestSoFarIsCheckedAgainstTheLastRung) {
             });
 }
 
+// eta 3, rungs at epochs 1 and 3 of 9; goal maximize. Trial 1 reaches rung 1 first (0.70); trial
+// 0, better all along, dips to 0.60 on rung 1's own epoch. Strict judges the dip and stops it; not
+// strict judges its best so far (0.85) and lets it go on, but records the dip at the rung.
+std::vector<Step> RungDipScript(bool strict) {
+  std::vector<Step> steps = {
+      {1, 1, 0.65, true},  // rung 0: n 1
+      {1, 2, 0.66, true},  // not a rung
+      {1, 3, 0.70, true},  // rung 1: n 1
+      {0, 1, 0.80, true},  // rung 0: n 2, better 0
+      {0, 2, 0.85, true},  // not a rung: best 0.85 leads rung 0
+  };
+  if (strict) {
+    steps.push_back({0, 3, 0.60, false,  // rung 1: n 2, slots 1, better 1 (0.70 > 0.60)
+                     "stopped at rung 1 (epoch 3): val_accuracy 0.6 not in the top 1/3 of 2 "
+                     "trials at this rung"});
+    return steps;
+  }
+  const std::vector<Step> lenient = {
+      {0, 3, 0.60, true},  // rung 1: n 2, slots 1, best 0.85: better 0
+      // Trial 1's best 0.71 is judged against 0.60, the value recorded for trial 0 at rung 1.
+      {1, 4, 0.71, true},
+      {2, 1, 0.50, false,  // rung 0: n 3, slots 1, better 2
+       "stopped at rung 0 (epoch 1): best val_accuracy 0.5 so far not in the top 1/3 of 3 trials "
+       "at this rung"},
+  };
+  steps.insert(steps.end(), lenient.begin(), lenient.end());
+  return steps;
+}
+
+TEST(AshaTest, StrictJudgesTheRungsEpochNotStrictTheBestSoFar) {
+  SweepConfig config = AshaConfig(Goal::kMaximize, 9, 1, 3);
+  ASSERT_TRUE(config.sweep.early_terminate.strict);  // the default
+  std::unique_ptr<Scheduler> strict = Make(config);
+  RunScript(strict.get(), RungDipScript(true));
+  config.sweep.early_terminate.strict = false;
+  std::unique_ptr<Scheduler> lenient = Make(config);
+  RunScript(lenient.get(), RungDipScript(false));
+  // A saved state restores only under the same setting.
+  EXPECT_EQ(Make(config)->RestoreState(strict->SaveState()).code(), Status::Code::kBadInput);
+  EXPECT_TRUE(Make(config)->RestoreState(lenient->SaveState()).ok());
+}
+
 TEST(AshaTest, TrialEndForgetsTheBestSoFarButKeepsTheRungRecords) {
   // eta 2, rungs 1 and 2 of 5; goal maximize.
   std::unique_ptr<Scheduler> scheduler = Make(AshaConfig(Goal::kMaximize, 5, 1, 2));

@@ -83,6 +83,10 @@ struct HyperbandSpec {
   std::optional<int64_t> max_iter;
   std::optional<int64_t> s;
   int64_t eta = 3;
+  // W&B's `strict` (default true): at a rung a trial is judged by its value at that epoch; false
+  // judges its best value so far there (W&B's conservative condition: a noisy dip on the rung's
+  // epoch does not stop a trial that was doing well).
+  bool strict = true;
 };
 
 // The `sweep:` section.

@@ -62,7 +62,7 @@ Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int
                            HyperbandSpec* spec) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
-  HPO_RETURN_IF_ERROR(fields.CheckKeys({"type", "min_iter", "max_iter", "s", "eta"}, {"strict"}));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"type", "min_iter", "max_iter", "s", "eta", "strict"}));
   const Field* type = fields.Find("type");
   if (type == nullptr) return fields.Missing("type", "hyperband");
   std::string name;
@@ -80,6 +80,12 @@ Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int
       HPO_RETURN_IF_ERROR(ReadInteger(errors, *entry, 1, kInt64Max, &value));
       *target = value;
     }
+  }
+  if (const Field* strict = fields.Find("strict")) {
+    if (!strict->value.IsScalar() || ResolveScalar(strict->value) != ScalarKind::kBool) {
+      return errors.At(*strict, "must be true or false");
+    }
+    parsed.strict = strict->value.as<bool>();
   }
   if (parsed.min_iter && parsed.max_iter) {
     return errors.At(*fields.Find("max_iter"),

@@ -15,12 +15,13 @@ bool IsBetter(Goal goal, double a, double b) {
 }
 
 AshaRule::AshaRule(std::vector<int64_t> rungs, int64_t eta, int64_t epochs, Goal goal,
-                   std::string metric)
+                   std::string metric, bool strict)
     : rungs_(std::move(rungs)),
       eta_(eta),
       epochs_(epochs),
       goal_(goal),
       metric_(std::move(metric)),
+      strict_(strict),
       recorded_(rungs_.size()) {}
 
 bool AshaRule::OutsideTop(size_t index, int64_t trial_id, double objective, int64_t* count) const {
@@ -45,13 +46,15 @@ SchedulerDecision AshaRule::OnEpoch(int64_t trial_id, int64_t epoch, double obje
   if (rung != rungs_.end() && *rung == epoch) {
     const size_t index = static_cast<size_t>(rung - rungs_.begin());
     recorded_[index][trial_id] = objective;
+    const double condition = strict_ ? objective : best_.at(trial_id);
     int64_t count = 0;
-    if (!OutsideTop(index, trial_id, objective, &count)) return {};
+    if (!OutsideTop(index, trial_id, condition, &count)) return {};
     decision.keep_going = false;
-    decision.reason =
-        "stopped at rung " + std::to_string(index) + " (epoch " + std::to_string(epoch) +
-        "): " + metric_ + " " + FormatParamValue(ParamValue(objective)) + " not in the top 1/" +
-        std::to_string(eta_) + " of " + std::to_string(count) + " trials at this rung";
+    decision.reason = "stopped at rung " + std::to_string(index) + " (epoch " +
+                      std::to_string(epoch) + "): " + (strict_ ? "" : "best ") + metric_ + " " +
+                      FormatParamValue(ParamValue(condition)) + (strict_ ? "" : " so far") +
+                      " not in the top 1/" + std::to_string(eta_) + " of " +
+                      std::to_string(count) + " trials at this rung";
     return decision;
   }
   // Between rungs: is the best so far still in the top 1/eta of the last rung passed?

@@ -25,8 +25,8 @@ constexpr char kStateTagV1[] = "hpo.scheduler.v1";
 
 // ASHA and/or the median rule; a trial stops when either says stop, ASHA asked first (its reason
 // wins when both say stop). Both rules see every report, so each keeps its full record. The saved
-// state is the tag, a fingerprint of the settings (which rules, goal, rungs, eta, min_trials,
-// start_step), then each enabled rule's records; RestoreState takes only bytes whose fingerprint
+// state is the tag, a fingerprint of the settings (which rules, goal, rungs, eta, strict,
+// min_trials, start_step), then each enabled rule's records; RestoreState takes only bytes whose fingerprint
 // matches this scheduler's, and leaves the scheduler unchanged when it fails.
 class EarlyStoppingScheduler final : public Scheduler {
  public:
@@ -68,7 +68,8 @@ class EarlyStoppingScheduler final : public Scheduler {
     if (reader.GetString() != Fingerprint() || !reader.ok()) {
       return Status::BadInput(
           "saved scheduler state is from another config: its early stopping settings (ASHA "
-          "rungs and eta, median rule min_trials and start_step, goal) differ from this sweep's");
+          "rungs, eta and strict, median rule min_trials and start_step, goal) differ from this "
+          "sweep's");
     }
     std::optional<AshaRule> asha = asha_;
     std::optional<MedianRule> median = median_;
@@ -91,6 +92,7 @@ class EarlyStoppingScheduler final : public Scheduler {
     writer.Put<uint64_t>(rungs.size());
     for (int64_t rung : rungs) writer.Put(rung);
     writer.Put<int64_t>(asha_ ? asha_->eta() : 0);
+    writer.Put<uint8_t>(asha_ && !asha_->strict() ? 1 : 0);
     writer.Put<int64_t>(median_ ? median_->min_trials() : 0);
     writer.Put<int64_t>(median_ ? median_->start_step() : 0);
     return std::string(bytes.begin(), bytes.end());
@@ -144,7 +146,7 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
       return Status::BadInput(config.path + ": sweep.early_terminate: no rung below epochs (" +
                               std::to_string(epochs) + "), so it could never stop a trial");
     }
-    asha.emplace(std::move(rungs), hyperband.eta, epochs, goal, metric);
+    asha.emplace(std::move(rungs), hyperband.eta, epochs, goal, metric, hyperband.strict);
   }
   std::optional<MedianRule> median;
   if (median_stopping.enabled) {

@@ -22,11 +22,14 @@ bool IsBetter(Goal goal, double a, double b);
 // Asynchronous successive halving, stopping variant (Ray Tune's AsyncHyperBand, W&B's hyperband
 // early termination). When a trial reports an epoch that is a rung, its objective is recorded at
 // that rung (a repeated report of the same trial and rung, as after a resume, replaces its value)
-// and the trial goes on only if it is in the top 1/eta of every value recorded at the rung so far,
-// its own included:
+// and the trial goes on only if its condition value is in the top 1/eta of every value recorded at
+// the rung so far, its own included. The condition value is the objective of that epoch (`strict`,
+// W&B's default) or the trial's best objective so far (not strict: W&B's conservative condition,
+// which a dip on the rung's own epoch does not stop); what is recorded is always the objective of
+// that epoch:
 //   n      = number of trials recorded at the rung (this one included),
-//   better = number of other recorded values strictly better than this one (ties count for it;
-//            NaN is worst),
+//   better = number of other recorded values strictly better than the condition value (ties count
+//            for it; NaN is worst),
 //   keep going iff better < max(1, floor(n / eta)).
 // So the first trial at a rung always goes on, and of n trials at most floor(n / eta) (at least
 // one) are ahead of any trial that goes on. Recorded values are kept for the whole sweep, whatever
@@ -47,11 +50,13 @@ class AshaRule {
  public:
   // `rungs`: ascending, distinct epochs >= 1 (HyperbandRungs), all below `epochs`; `eta` >= 2;
   // `metric` names the objective in stop reasons.
-  AshaRule(std::vector<int64_t> rungs, int64_t eta, int64_t epochs, Goal goal, std::string metric);
+  AshaRule(std::vector<int64_t> rungs, int64_t eta, int64_t epochs, Goal goal, std::string metric,
+           bool strict = true);
 
   // Stop reasons: at a rung, "stopped at rung R (epoch E): METRIC V not in the top 1/ETA of N
-  // trials at this rung", R counting rungs from 0; between rungs, "stopped at epoch E: best
-  // METRIC V so far no longer in the top 1/ETA of N trials at rung R (epoch X)".
+  // trials at this rung" (not strict: "...: best METRIC V so far not in the top ..."), R counting
+  // rungs from 0; between rungs, "stopped at epoch E: best METRIC V so far no longer in the top
+  // 1/ETA of N trials at rung R (epoch X)".
   SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective);
 
   // Forgets the trial's best-so-far value (its rung records stay).
@@ -59,6 +64,7 @@ class AshaRule {
 
   const std::vector<int64_t>& rungs() const { return rungs_; }
   int64_t eta() const { return eta_; }
+  bool strict() const { return strict_; }
 
   // The recorded values and the running trials' best values (not the settings, which the caller
   // fingerprints). Restore replaces them; false for bytes Save did not write for as many rungs,
@@ -77,6 +83,7 @@ class AshaRule {
   int64_t epochs_;
   Goal goal_;
   std::string metric_;
+  bool strict_;
   std::vector<std::map<int64_t, double>> recorded_;  // per rung: trial id -> objective
   std::map<int64_t, double> best_;                   // running trial id -> best objective so far
 };
