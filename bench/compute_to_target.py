@@ -7,13 +7,15 @@ the order trials finished (the study's row order). Prints one harness line per m
 Check: every study holds consistent rows (epochs == curve rows) and the target trial's curve
 really reaches the target.
 
-usage: compute_to_target.py HPO_BINARY [--space tuned|wide] [--seeds 1,2,3] [--ranks 4]
+usage: compute_to_target.py HPO_BINARY [--space tuned|wide|long] [--seeds 1,2,3] [--ranks 4]
                             [--target 0.86] [--run-cap N] [--methods random,bayes+hyperband]
                             [--keep DIR]
 --run-cap replaces both configs' run_cap (the same for both methods); --keep leaves the studies in
 DIR (one folder per method and seed) instead of a temporary folder.
 "tuned" is a small space of sensible settings; "wide" an untuned one where most settings train
-badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early stopping matters.
+badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early stopping matters;
+"long" is "wide" trained for 27 epochs and validated on 5,000 samples instead of 9 and 1,000, with
+a third method: bayes+hyperband judging rungs by each trial's best value so far (strict: false).
 """
 
 import argparse
@@ -31,6 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SPACES = {
     "tuned": {"random": "fmnist_target_random.yaml", "bayes+hyperband": "fmnist_target_bohb.yaml"},
     "wide": {"random": "fmnist_wide_random.yaml", "bayes+hyperband": "fmnist_wide_bohb.yaml"},
+    "long": {"random": "fmnist_long_random.yaml", "bayes+hyperband": "fmnist_long_bohb.yaml",
+             "bayes+hyperband-nonstrict": "fmnist_long_bohb_nonstrict.yaml"},
 }
 
 
