@@ -383,8 +383,8 @@ sweep:
   EXPECT_EQ(hyperband.eta, 3);
   EXPECT_TRUE(hyperband.strict);  // W&B's schema default
   SweepConfig lenient;
-  const std::string with_strict = std::string(text).replace(
-      text.find("s: 2}"), 5, "s: 2, strict: false}");
+  const std::string with_strict =
+      std::string(text).replace(text.find("s: 2}"), 5, "s: 2, strict: false}");
   ASSERT_TRUE(Parse(with_strict, &lenient).ok()) << Parse(with_strict, &lenient).message();
   EXPECT_FALSE(lenient.sweep.early_terminate.strict);
   // It changes which trials stop, so a study cannot resume under the other setting.

@@ -26,8 +26,8 @@ constexpr char kStateTagV1[] = "hpo.scheduler.v1";
 // ASHA and/or the median rule; a trial stops when either says stop, ASHA asked first (its reason
 // wins when both say stop). Both rules see every report, so each keeps its full record. The saved
 // state is the tag, a fingerprint of the settings (which rules, goal, rungs, eta, strict,
-// min_trials, start_step), then each enabled rule's records; RestoreState takes only bytes whose fingerprint
-// matches this scheduler's, and leaves the scheduler unchanged when it fails.
+// min_trials, start_step), then each enabled rule's records; RestoreState takes only bytes whose
+// fingerprint matches this scheduler's, and leaves the scheduler unchanged when it fails.
 class EarlyStoppingScheduler final : public Scheduler {
  public:
   EarlyStoppingScheduler(Goal goal, std::optional<AshaRule> asha, std::optional<MedianRule> median)
