@@ -92,6 +92,13 @@ void ExpectIdenticalModels(const torch::nn::Sequential& a, const torch::nn::Sequ
   for (size_t i = 0; i < ba.size(); ++i) EXPECT_TRUE(torch::equal(ba[i], bb[i])) << "buffer " << i;
 }
 
+// Both trials completed and ended with bit-identical models.
+void ExpectCompletedWithIdenticalModels(const RankResult& a, const RankResult& b) {
+  ASSERT_EQ(a.outcome.status, TrialStatus::kCompleted) << a.outcome.message;
+  ASSERT_EQ(b.outcome.status, TrialStatus::kCompleted) << b.outcome.message;
+  ExpectIdenticalModels(a.model, b.model);
+}
+
 size_t MetricIndex(TaskKind task, const std::string& name) {
   const std::vector<std::string>& names = TaskMetricNames(task);
   return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
@@ -163,10 +170,7 @@ TEST(TrainerDdpTest, OverlappedAllreduceGivesTheWeightsOfAllreduceAfterBackward)
     options.overlap = true;
     const std::vector<RankResult> overlapped = RunGroup(size, execution, trial, data, options);
     for (int rank = 0; rank < size; ++rank) {
-      ASSERT_EQ(after[rank].outcome.status, TrialStatus::kCompleted) << after[rank].outcome.message;
-      ASSERT_EQ(overlapped[rank].outcome.status, TrialStatus::kCompleted)
-          << overlapped[rank].outcome.message;
-      ExpectIdenticalModels(overlapped[rank].model, after[rank].model);
+      ExpectCompletedWithIdenticalModels(overlapped[rank], after[rank]);
     }
   }
 }
@@ -189,10 +193,7 @@ TEST(TrainerDdpTest, CompressedGradientsKeepRanksIdenticalAndLearnLikeFloat32) {
     options.overlap = false;
     const std::vector<RankResult> after = RunGroup(2, execution, trial, data, options);
     for (int rank = 0; rank < 2; ++rank) {
-      ASSERT_EQ(overlapped[rank].outcome.status, TrialStatus::kCompleted)
-          << overlapped[rank].outcome.message;
-      ASSERT_EQ(after[rank].outcome.status, TrialStatus::kCompleted) << after[rank].outcome.message;
-      ExpectIdenticalModels(overlapped[rank].model, after[rank].model);
+      ExpectCompletedWithIdenticalModels(overlapped[rank], after[rank]);
       ExpectIdenticalModels(after[rank].model, after[0].model);
     }
     const auto compressed = after[0].model->parameters();
@@ -228,9 +229,7 @@ TEST(TrainerTest, PrefetchingBatchesChangesNoWeights) {
       options.prefetch_batches = depth;
       const std::vector<RankResult> prefetched = RunGroup(size, execution, trial, data, options);
       for (int rank = 0; rank < size; ++rank) {
-        ASSERT_EQ(prefetched[rank].outcome.status, TrialStatus::kCompleted)
-            << prefetched[rank].outcome.message;
-        ExpectIdenticalModels(prefetched[rank].model, plain[rank].model);
+        ExpectCompletedWithIdenticalModels(prefetched[rank], plain[rank]);
       }
     }
   }
