@@ -1,10 +1,10 @@
 // Search quality of the searchers built by MakeSearcher from SweepConfig structs:
 //   hpo_bench_search_quality [SEEDS]      (default 20)
 // (a) Branin (2-D, x1 in [-5, 10], x2 in [0, 15], minimum 0.397887) and Hartmann-6 (6-D, [0, 1]^6,
-//     minimum -3.32237): TPE (method bayes, default search options), random and Sobol each run
-//     100 sequential trials per seed; one line per function, method and budget (50, 100 trials)
-//     with the median over seeds of the best value found. Check: every best value is finite and
-//     not below the known global minimum (minus 1e-9).
+//     minimum -3.32237): TPE and GP (method bayes, default search options but the model), random
+//     and Sobol each run 100 sequential trials per seed; one line per function, method and budget
+//     (50, 100 trials) with the median over seeds of the best value found. Check: every best value
+//     is finite and not below the known global minimum (minus 1e-9).
 // (b) Multi-fidelity: a synthetic learning-curve task, loss(e) = f(x) + (1 - f(x)) exp(-e / tau(x))
 //     + N(0, 0.005) over 27 epochs, with three hyperparameters (lr log-uniform in [1e-4, 1e-1],
 //     width int in [8, 128], dropout in [0, 0.5]): f is 0.05 at (lr 10^-2.05, width 92, dropout
@@ -14,7 +14,7 @@
 //     searcher sees pending trials). Reports the median over seeds of the epochs spent by all
 //     workers until some trial's loss reaches 0.065, with ASHA (early_terminate hyperband,
 //     min_iter 1, eta 3: rungs 1, 3, 9; the TPE searcher then fits BOHB-style) and without (every
-//     trial runs 27 epochs), for TPE and random search. Check: every seed reached the target
+//     trial runs 27 epochs), for TPE, GP and random search. Check: every seed reached the target
 //     within 3000 trials.
 #include <cmath>
 #include <cstdint>
@@ -83,12 +83,14 @@ struct Method {
   std::string name;
   hpo::SearchMethod method;
   hpo::RandomSampler sampler;
+  hpo::BayesModel model;
 };
 
 const Method kMethods[] = {
-    {"tpe", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent},
-    {"random", hpo::SearchMethod::kRandom, hpo::RandomSampler::kIndependent},
-    {"sobol", hpo::SearchMethod::kRandom, hpo::RandomSampler::kSobol},
+    {"tpe", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpe},
+    {"gp", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent, hpo::BayesModel::kGp},
+    {"random", hpo::SearchMethod::kRandom, hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpe},
+    {"sobol", hpo::SearchMethod::kRandom, hpo::RandomSampler::kSobol, hpo::BayesModel::kTpe},
 };
 
 hpo::ParameterSpec UniformParameter(const std::string& name, double min, double max) {
@@ -109,6 +111,7 @@ hpo::SweepConfig BaseConfig(const Method& method, uint64_t seed) {
   config.sweep.metric.goal = hpo::Goal::kMinimize;
   config.sweep.run_cap = 1000;
   config.search.sampler = method.sampler;
+  config.search.model = method.model;
   config.execution.seed = seed;
   return config;
 }
@@ -264,7 +267,7 @@ std::optional<int64_t> EpochsToTarget(const Method& method, bool asha, uint64_t 
 }
 
 void RunMultiFidelity(int seeds) {
-  for (const Method& method : {kMethods[0], kMethods[1]}) {
+  for (const Method& method : {kMethods[0], kMethods[1], kMethods[2]}) {
     for (bool asha : {true, false}) {
       std::vector<double> epochs;
       bool check = true;

@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libtorch-dev libopenblas0-pthread
   libhdf5-dev libyaml-cpp-dev libboost-program-options-dev zlib1g-dev libfp16-dev
+  libeigen3-dev liblbfgspp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   slurm-wlm munge

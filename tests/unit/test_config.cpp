@@ -849,11 +849,12 @@ const BadConfig kBadConfigs[] = {
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "search:\n  model: tpe\n",
      "test.yaml:12: search.model: only used by method bayes (this sweep's method is random)"},
-    {"SearchModelGpNotYet",
+    {"SearchCandidatesWithGp",
      "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
-     "search:\n  model: gp\n",
-     "test.yaml:12: search.model: gp is not implemented yet; use tpe"},
+     "search:\n  model: gp\n  candidates: 8\n",
+     "test.yaml:13: search.candidates: only used by model tpe (model gp scores its own candidate "
+     "set)"},
     {"SearchCandidatesWithGrid",
      "task: synthetic\nepochs: 3\nsweep:\n  method: grid\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"

@@ -142,7 +142,7 @@ enum class RandomSampler { kIndependent, kSobol };
 struct SearchOptions {
   BayesModel model = BayesModel::kTpe;  // method bayes: TPE (default) or a GP with EI
   int64_t startup_trials = 10;          // method bayes: random trials before the model is used
-  int64_t candidates = 24;              // method bayes: candidates scored per suggestion
+  int64_t candidates = 24;              // method bayes, model tpe: candidates per parameter
   RandomSampler sampler = RandomSampler::kIndependent;  // method random: or scrambled Sobol
 };
 

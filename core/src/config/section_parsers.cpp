@@ -125,7 +125,7 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
     if (name == "tpe") {
       parsed.model = BayesModel::kTpe;
     } else if (name == "gp") {
-      return errors.At(*model, "gp is not implemented yet; use tpe");
+      parsed.model = BayesModel::kGp;
     } else {
       return errors.At(*model, "must be tpe or gp, got '" + name + "'");
     }
@@ -133,6 +133,10 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
   HPO_RETURN_IF_ERROR(
       ReadOptionalInteger(errors, fields, "startup_trials", 1, &parsed.startup_trials));
   HPO_RETURN_IF_ERROR(ReadOptionalInteger(errors, fields, "candidates", 1, &parsed.candidates));
+  const Field* candidates = fields.Find("candidates");
+  if (candidates != nullptr && parsed.model == BayesModel::kGp) {
+    return errors.At(*candidates, "only used by model tpe (model gp scores its own candidate set)");
+  }
   if (const Field* sampler = fields.Find("sampler")) {
     std::string name;
     HPO_RETURN_IF_ERROR(ReadString(errors, *sampler, &name));

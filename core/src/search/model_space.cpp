@@ -184,6 +184,13 @@ ModelDimension DimensionOf(const ParameterSpec& spec) {
   return dimension;
 }
 
+std::vector<ModelDimension> ModelDimensionsOf(const std::vector<ParameterSpec>& parameters) {
+  std::vector<ModelDimension> dimensions;
+  dimensions.reserve(parameters.size());
+  for (const ParameterSpec& parameter : parameters) dimensions.push_back(DimensionOf(parameter));
+  return dimensions;
+}
+
 double RoundToMultipleWithin(double value, double q, double lower, double upper) {
   double rounded = RoundToMultiple(value, q);
   if (rounded < lower) rounded = std::ceil(lower / q) * q;

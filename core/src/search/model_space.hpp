@@ -42,6 +42,8 @@ struct ModelDimension {
 
 // The dimension for `spec`. Precondition: spec passed the config parser's checks.
 ModelDimension DimensionOf(const ParameterSpec& spec);
+// DimensionOf each parameter, in order.
+std::vector<ModelDimension> ModelDimensionsOf(const std::vector<ParameterSpec>& parameters);
 
 // The coordinate of `value` (clamped into the numeric range), or nullopt when the value cannot
 // be the parameter's (a string for a numeric parameter, NaN, a value not among `values`).

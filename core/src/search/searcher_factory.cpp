@@ -17,9 +17,7 @@ Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* search
       *searcher = std::make_unique<RandomSearcher>(config.sweep.parameters, config.execution.seed);
       return Status::Ok();
     case SearchMethod::kBayes:
-      if (config.search.model == BayesModel::kGp) {
-        return Status::BadInput("search.model: gp is not implemented yet; use tpe");
-      }
+      if (config.search.model == BayesModel::kGp) return GpSearcher::Create(config, searcher);
       return TpeSearcher::Create(config, searcher);
   }
   return Status::Failure("unknown search method");

@@ -12,6 +12,7 @@
 #include "hpo/searcher.hpp"
 #include "model_space.hpp"
 #include "sobol.hpp"
+#include "trial_history.hpp"
 
 namespace hpo {
 
@@ -73,18 +74,11 @@ class RandomSearcher final : public Searcher {
 // Suggest(k):
 //  * Start-up: while k < search.startup_trials, or while there is too little data to fit (below),
 //    trial k is exactly RandomSearcher's trial k for the same seed.
-//  * Data: with sweep.early_terminate disabled, the final objectives of the observed trials
-//    (at least startup_trials of them). With it enabled (BOHB-style multi-fidelity), the
-//    objectives reported by ObserveEpoch at the highest epoch (the fidelity) that at least
-//    max(startup_trials, modelled parameters + 1) trials reported, where a modelled parameter is
-//    one with more than one possible value. Finished trials that did not report that epoch rank
-//    behind every trial that did, as Optuna ranks pruned trials: stopped ones by the last epoch
-//    they reported (later is better), then by their final objective; failed ones last. So trials
-//    the scheduler stops early still steer the model away from where they were. When no epoch has
-//    enough reports, the final objectives are used as without early termination.
-//  * Split: objectives become losses by the metric's goal (NaN, i.e. failed, is the worst), the
-//    best min(ceil(0.1 n), 25) of the n data points (in the ranking above, ties by trial id)
-//    form l(x), the rest g(x).
+//  * Data: TrialHistory's (trial_history.hpp): final objectives, or with early termination
+//    (BOHB-style) the reports at the highest epoch enough trials reached, trials stopped before
+//    it ranked behind those that reached it.
+//  * Split: the best min(ceil(0.1 n), 25) of the n data points (by the ranking above, loss by the
+//    metric's goal, failed the worst, ties by trial id) form l(x), the rest g(x).
 //  * Constant liar: every trial suggested and not yet observed (other than k itself) joins g(x)
 //    at the worst value, so concurrent suggestions for busy groups spread out; a pending trial
 //    that reported the chosen epoch counts with that report instead.
@@ -110,45 +104,74 @@ class TpeSearcher final : public Searcher {
   Status RestoreState(const std::string& state) override;
 
  private:
-  // What the searcher knows of one trial; a record that is not finished is pending.
-  struct TrialRecord {
-    Assignment params;
-    std::optional<std::vector<double>> coordinates;  // nullopt when params do not fit the space
-    bool finished = false;
-    TrialStatus status = TrialStatus::kRunning;
-    double objective = 0.0;
-    std::map<int64_t, double> epoch_objectives;
-  };
-  // One trial as the model sees it. Data points rank by epoch (descending), then loss, then id.
-  struct DataPoint {
-    int64_t trial_id = 0;
-    const std::vector<double>* coordinates = nullptr;
-    int64_t epoch = 0;  // the epoch the loss is from (0 for final objectives)
-    double loss = 0.0;
-  };
+  using DataPoint = TrialHistory::DataPoint;
 
   explicit TpeSearcher(const SweepConfig& config);
 
   std::string Fingerprint() const;
-  void SetParams(const Assignment& params, TrialRecord* record) const;
-  double Loss(double objective) const;
-  // Fills `observed` and `pending` (the liar's trials) for suggesting trial `trial_id`; false
-  // when there are too few data points to fit a model.
-  bool CollectData(int64_t trial_id, std::vector<DataPoint>* observed,
-                   std::vector<DataPoint>* pending) const;
   Assignment ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
                              std::vector<DataPoint> pending) const;
 
-  std::vector<ParameterSpec> parameters_;
-  std::vector<ModelDimension> dimensions_;  // one per parameter
-  size_t modelled_parameters_ = 0;          // dimensions that are not kFixed
-  Goal goal_;
   uint64_t seed_;
   int64_t startup_trials_;
   int64_t candidates_;
-  bool multi_fidelity_;
   RandomSearcher startup_searcher_;
-  std::map<int64_t, TrialRecord> records_;  // by trial id
+  TrialHistory history_;
+};
+
+// Gaussian-process Bayesian optimisation for `method: bayes` with `search.model: gp`: a GP with a
+// Matern-5/2 ARD kernel and expected improvement, after Optuna's GPSampler (gaussian_process.hpp
+// for the model and its fit). Better than TPE where the parameters interact and trials are few
+// (tens to a few hundred); its cost grows with the cube of the trials, so TPE stays the default.
+//
+// Suggest(k):
+//  * Start-up: as TpeSearcher (RandomSearcher's trial k while k < search.startup_trials or while
+//    TrialHistory has too little data).
+//  * Inputs: one per parameter that is not fixed: numeric coordinates (model_space.hpp) scaled
+//    to [0, 1], categoricals as their index (distance 0 or 1).
+//  * Data: TrialHistory's data points; a point's value is its loss when it is from the fidelity
+//    (the highest epoch among them; every point without early termination) and finite, else
+//    (stopped before the fidelity, failed) the worst such loss. Hyperparameters are fitted on at
+//    most 200 of them (every ceil(n / 200)-th by trial id), the posterior conditions on all.
+//  * Constant liar: each pending trial joins the data at the worst value, so concurrent
+//    suggestions for busy groups spread out.
+//  * Acquisition: log expected improvement below the best value, maximised over 1024 scrambled
+//    Sobol' points (uniform draws past 32 inputs), then four rounds of 64 Gaussian perturbations
+//    (sigma 0.1, halving each round; a categorical changes with probability 0.2) around each of
+//    the best 4 so far; grid inputs are snapped to their grid before scoring. The best (the first
+//    on ties) is decoded into values.
+// Randomness: trial k's generators are seeded with DeriveSeed(seed, GP purpose, k); the same
+// observations, pending trials and seed give the same suggestion whatever the order of the calls.
+// SaveState: TrialHistory's records after a "bayes/gp" fingerprint of the parameters.
+class GpSearcher final : public Searcher {
+ public:
+  // BadInput when search.startup_trials < 0.
+  static Status Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
+
+  std::optional<Assignment> Suggest(int64_t trial_id) override;
+  void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
+               double objective) override;
+  void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
+                    double objective) override;
+  std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
+  std::string SaveState() const override;
+  Status RestoreState(const std::string& state) override;
+
+ private:
+  using DataPoint = TrialHistory::DataPoint;
+
+  explicit GpSearcher(const SweepConfig& config);
+
+  std::string Fingerprint() const;
+  // nullopt when the data hold no finite loss to model.
+  std::optional<Assignment> ModelSuggestion(int64_t trial_id,
+                                            const std::vector<DataPoint>& observed,
+                                            const std::vector<DataPoint>& pending) const;
+
+  uint64_t seed_;
+  int64_t startup_trials_;
+  RandomSearcher startup_searcher_;
+  TrialHistory history_;
 };
 
 // Quasi-random search for `method: random` with `search.sampler: sobol`: trial k takes point k

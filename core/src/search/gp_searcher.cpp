@@ -1,0 +1,263 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "gaussian.hpp"
+#include "gaussian_process.hpp"
+#include "hpo/seeding.hpp"
+#include "parzen_estimator.hpp"
+#include "searchers.hpp"
+#include "sobol.hpp"
+
+namespace hpo {
+
+namespace {
+
+constexpr uint64_t kGpPurpose = 0x6770ULL;  // "gp"
+constexpr char kStateTag[] = "hpo-gp-state/v1";
+constexpr size_t kMaxFitPoints = 200;
+constexpr int kSobolCandidates = 1024;
+constexpr int kLocalRounds = 4;
+constexpr int kLocalCentres = 4;
+constexpr int kPerturbationsPerCentre = 64;
+constexpr double kFirstPerturbationSigma = 0.1;
+constexpr double kCategoryChangeProbability = 0.2;
+
+// The model inputs: the parameters that are not fixed, how each is scaled and snapped.
+struct InputSpace {
+  std::vector<size_t> parameter_index;  // per input
+  std::vector<bool> categorical;        // per input
+  std::vector<double> grid_steps;       // per input: grid points - 1 for grids, else 0
+  std::vector<double> categories;       // per input: categorical's value count, else 0
+
+  explicit InputSpace(const std::vector<ModelDimension>& dimensions) {
+    for (size_t i = 0; i < dimensions.size(); ++i) {
+      const ModelDimension& dimension = dimensions[i];
+      if (dimension.kind == ModelDimension::Kind::kFixed) continue;
+      parameter_index.push_back(i);
+      const bool is_categorical = dimension.kind == ModelDimension::Kind::kCategorical;
+      categorical.push_back(is_categorical);
+      grid_steps.push_back(!is_categorical && dimension.step > 0.0 ? dimension.high : 0.0);
+      categories.push_back(is_categorical ? dimension.high + 1.0 : 0.0);
+    }
+  }
+  Eigen::Index size() const { return static_cast<Eigen::Index>(parameter_index.size()); }
+
+  // The model input of a model coordinate and back.
+  double Scale(const ModelDimension& dimension, Eigen::Index input, double coordinate) const {
+    if (categorical[input]) return coordinate;
+    return (coordinate - dimension.low) / (dimension.high - dimension.low);
+  }
+  double Unscale(const ModelDimension& dimension, Eigen::Index input, double value) const {
+    if (categorical[input]) return value;
+    return dimension.low + value * (dimension.high - dimension.low);
+  }
+  // `u` in [0, 1] moved onto the input's grid; categoricals take the u-th category.
+  double Snap(Eigen::Index input, double u) const {
+    u = std::clamp(u, 0.0, 1.0);
+    if (categorical[input])
+      return std::min(std::floor(u * categories[input]), categories[input] - 1);
+    if (grid_steps[input] > 0.0) return std::round(u * grid_steps[input]) / grid_steps[input];
+    return u;
+  }
+};
+
+// Row indices of the `count` best-scoring rows of `scores` (ties: lower index first).
+std::vector<Eigen::Index> TopRows(const Eigen::VectorXd& scores, size_t count) {
+  std::vector<Eigen::Index> order(static_cast<size_t>(scores.size()));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  count = std::min(count, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
+                    [&scores](Eigen::Index a, Eigen::Index b) {
+                      if (scores(a) != scores(b)) return scores(a) > scores(b);
+                      return a < b;
+                    });
+  order.resize(count);
+  return order;
+}
+
+// Scores every row of `candidates` by log expected improvement below `best`.
+Eigen::VectorXd Acquisition(const GaussianProcess& process, const Eigen::MatrixXd& candidates,
+                            double best) {
+  Eigen::VectorXd mean;
+  Eigen::VectorXd variance;
+  process.Predict(candidates, &mean, &variance);
+  Eigen::VectorXd scores(candidates.rows());
+  for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
+    scores(i) = LogExpectedImprovement(mean(i), variance(i), best);
+  }
+  return scores;
+}
+
+}  // namespace
+
+Status GpSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher) {
+  if (config.search.startup_trials < 0) {
+    return Status::BadInput("search.startup_trials must not be negative, got " +
+                            std::to_string(config.search.startup_trials));
+  }
+  searcher->reset(new GpSearcher(config));
+  return Status::Ok();
+}
+
+GpSearcher::GpSearcher(const SweepConfig& config)
+    : seed_(config.execution.seed),
+      startup_trials_(config.search.startup_trials),
+      startup_searcher_(config.sweep.parameters, config.execution.seed),
+      history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
+               config.sweep.metric.goal, config.search.startup_trials,
+               config.sweep.early_terminate.enabled) {}
+
+std::string GpSearcher::Fingerprint() const {
+  std::string fingerprint = "bayes/gp";
+  for (const ParameterSpec& parameter : history_.parameters()) {
+    fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
+  }
+  return fingerprint;
+}
+
+std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
+                                                      const std::vector<DataPoint>& observed,
+                                                      const std::vector<DataPoint>& pending) const {
+  const std::vector<ModelDimension>& dimensions = history_.dimensions();
+  const InputSpace space(dimensions);
+  if (space.size() == 0) return std::nullopt;  // nothing to model: every parameter is fixed
+
+  // Values: the fidelity's finite losses; the rest at the worst of those.
+  int64_t fidelity = std::numeric_limits<int64_t>::min();
+  for (const DataPoint& point : observed) fidelity = std::max(fidelity, point.epoch);
+  double worst = -std::numeric_limits<double>::infinity();
+  double best = std::numeric_limits<double>::infinity();
+  for (const DataPoint& point : observed) {
+    if (point.epoch != fidelity || !std::isfinite(point.loss)) continue;
+    worst = std::max(worst, point.loss);
+    best = std::min(best, point.loss);
+  }
+  if (!std::isfinite(worst)) return std::nullopt;
+
+  std::vector<const DataPoint*> rows;  // observed by trial id, then pending
+  for (const DataPoint& point : observed) rows.push_back(&point);
+  const auto by_id = [](const DataPoint* a, const DataPoint* b) {
+    return a->trial_id < b->trial_id;
+  };
+  std::sort(rows.begin(), rows.end(), by_id);
+  const size_t observed_rows = rows.size();
+  for (const DataPoint& point : pending) rows.push_back(&point);
+  std::sort(rows.begin() + static_cast<std::ptrdiff_t>(observed_rows), rows.end(), by_id);
+
+  Eigen::MatrixXd points(static_cast<Eigen::Index>(rows.size()), space.size());
+  Eigen::VectorXd values(points.rows());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const DataPoint& point = *rows[r];
+    const Eigen::Index row = static_cast<Eigen::Index>(r);
+    for (Eigen::Index input = 0; input < space.size(); ++input) {
+      const size_t parameter = space.parameter_index[input];
+      points(row, input) =
+          space.Scale(dimensions[parameter], input, (*point.coordinates)[parameter]);
+    }
+    const bool modelled = r < observed_rows && point.epoch == fidelity && std::isfinite(point.loss);
+    values(row) = modelled ? point.loss : worst;
+  }
+  const size_t stride = (observed_rows + kMaxFitPoints - 1) / kMaxFitPoints;
+  std::vector<Eigen::Index> fit_rows;
+  for (size_t r = 0; r < observed_rows; r += stride)
+    fit_rows.push_back(static_cast<Eigen::Index>(r));
+  const Eigen::MatrixXd fit_points = points(fit_rows, Eigen::all);
+  const Eigen::VectorXd fit_values = values(fit_rows);
+  const GaussianProcess process(fit_points, fit_values, points, values, space.categorical);
+
+  // Candidates: scrambled Sobol' points, then local perturbations around the best ones.
+  const uint64_t trial_seed = DeriveSeed(seed_, kGpPurpose, static_cast<uint64_t>(trial_id));
+  std::mt19937_64 rng(trial_seed);
+  Eigen::MatrixXd candidates(kSobolCandidates, space.size());
+  if (space.size() <= ScrambledSobolSequence::kMaxDimensions) {
+    const ScrambledSobolSequence sobol(static_cast<int>(space.size()), true, trial_seed);
+    for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
+      const std::vector<double> u = sobol.Point(static_cast<uint64_t>(i));
+      for (Eigen::Index input = 0; input < space.size(); ++input) {
+        candidates(i, input) = space.Snap(input, u[static_cast<size_t>(input)]);
+      }
+    }
+  } else {
+    for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
+      for (Eigen::Index input = 0; input < space.size(); ++input) {
+        candidates(i, input) = space.Snap(input, OpenUnitUniform(rng));
+      }
+    }
+  }
+  Eigen::VectorXd scores = Acquisition(process, candidates, best);
+  double sigma = kFirstPerturbationSigma;
+  for (int round = 0; round < kLocalRounds; ++round, sigma *= 0.5) {
+    const std::vector<Eigen::Index> centres = TopRows(scores, kLocalCentres);
+    Eigen::MatrixXd next(static_cast<Eigen::Index>(centres.size()) * (kPerturbationsPerCentre + 1),
+                         space.size());
+    Eigen::Index row = 0;
+    for (Eigen::Index centre : centres) {
+      next.row(row++) = candidates.row(centre);
+      for (int k = 0; k < kPerturbationsPerCentre; ++k, ++row) {
+        for (Eigen::Index input = 0; input < space.size(); ++input) {
+          const double from = candidates(centre, input);
+          if (space.categorical[input]) {
+            const bool change = OpenUnitUniform(rng) < kCategoryChangeProbability;
+            next(row, input) = change ? space.Snap(input, OpenUnitUniform(rng)) : from;
+          } else {
+            next(row, input) =
+                space.Snap(input, from + sigma * InverseNormalCdf(OpenUnitUniform(rng)));
+          }
+        }
+      }
+    }
+    candidates = std::move(next);
+    scores = Acquisition(process, candidates, best);
+  }
+  const Eigen::Index chosen = TopRows(scores, 1).front();
+
+  Assignment assignment;
+  const std::vector<ParameterSpec>& parameters = history_.parameters();
+  Eigen::Index input = 0;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    double coordinate = 0.0;
+    if (dimensions[i].kind != ModelDimension::Kind::kFixed) {
+      coordinate = space.Unscale(dimensions[i], input, candidates(chosen, input));
+      ++input;
+    }
+    assignment.push_back(
+        {parameters[i].name, DecodeValue(parameters[i], dimensions[i], coordinate)});
+  }
+  return assignment;
+}
+
+std::optional<Assignment> GpSearcher::Suggest(int64_t trial_id) {
+  if (trial_id < 0) return std::nullopt;
+  std::optional<Assignment> params;
+  std::vector<DataPoint> observed;
+  std::vector<DataPoint> pending;
+  if (trial_id >= startup_trials_ && history_.CollectData(trial_id, &observed, &pending)) {
+    params = ModelSuggestion(trial_id, observed, pending);
+  }
+  if (!params) params = startup_searcher_.Suggest(trial_id);
+  history_.RecordSuggestion(trial_id, *params);
+  return params;
+}
+
+void GpSearcher::Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
+                         double objective) {
+  history_.RecordResult(trial_id, params, status, objective);
+}
+
+void GpSearcher::ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
+                              double objective) {
+  history_.RecordEpoch(trial_id, params, epoch, objective);
+}
+
+std::string GpSearcher::SaveState() const { return history_.Save(kStateTag, Fingerprint()); }
+
+Status GpSearcher::RestoreState(const std::string& state) {
+  return history_.Restore(state, kStateTag, Fingerprint(), "GP");
+}
+
+}  // namespace hpo

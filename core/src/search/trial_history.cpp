@@ -1,0 +1,173 @@
+#include "trial_history.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "hpo/bytes.hpp"
+
+namespace hpo {
+
+namespace {
+
+constexpr double kWorstLoss = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+TrialHistory::TrialHistory(std::vector<ParameterSpec> parameters,
+                           std::vector<ModelDimension> dimensions, Goal goal,
+                           int64_t startup_trials, bool multi_fidelity)
+    : parameters_(std::move(parameters)),
+      dimensions_(std::move(dimensions)),
+      goal_(goal),
+      startup_trials_(startup_trials),
+      multi_fidelity_(multi_fidelity) {
+  for (const ModelDimension& dimension : dimensions_) {
+    if (dimension.kind != ModelDimension::Kind::kFixed) ++modelled_parameters_;
+  }
+}
+
+void TrialHistory::SetParams(const Assignment& params, TrialRecord* record) const {
+  record->params = params;
+  std::vector<double> coordinates;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const ParamValue* value = FindParam(params, parameters_[i].name);
+    std::optional<double> coordinate;
+    if (value) coordinate = EncodeValue(parameters_[i], dimensions_[i], *value);
+    if (!coordinate) {
+      record->coordinates.reset();
+      return;
+    }
+    coordinates.push_back(*coordinate);
+  }
+  record->coordinates = std::move(coordinates);
+}
+
+void TrialHistory::RecordSuggestion(int64_t trial_id, const Assignment& params) {
+  TrialRecord& record = records_[trial_id];
+  if (!record.finished) SetParams(params, &record);
+}
+
+void TrialHistory::RecordResult(int64_t trial_id, const Assignment& params, TrialStatus status,
+                                double objective) {
+  TrialRecord& record = records_[trial_id];
+  if (!params.empty() || record.params.empty()) SetParams(params, &record);
+  record.finished = true;
+  record.status = status;
+  record.objective = objective;
+}
+
+void TrialHistory::RecordEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
+                               double objective) {
+  TrialRecord& record = records_[trial_id];
+  if (record.params.empty()) SetParams(params, &record);
+  record.epoch_objectives[epoch] = objective;
+}
+
+double TrialHistory::Loss(double objective) const {
+  if (std::isnan(objective)) return kWorstLoss;
+  return goal_ == Goal::kMaximize ? -objective : objective;
+}
+
+bool TrialHistory::CollectData(int64_t trial_id, std::vector<DataPoint>* observed,
+                               std::vector<DataPoint>* pending) const {
+  observed->clear();
+  pending->clear();
+  if (multi_fidelity_) {
+    std::map<int64_t, size_t> reports;  // epoch -> trials that reported it
+    for (const auto& [id, record] : records_) {
+      if (id == trial_id || !record.coordinates) continue;
+      for (const auto& entry : record.epoch_objectives) ++reports[entry.first];
+    }
+    const size_t needed = std::max(static_cast<size_t>(startup_trials_), modelled_parameters_ + 1);
+    for (auto it = reports.rbegin(); it != reports.rend(); ++it) {
+      if (it->second < needed) continue;
+      const int64_t epoch = it->first;
+      for (const auto& [id, record] : records_) {
+        if (id == trial_id || !record.coordinates) continue;
+        const auto report = record.epoch_objectives.find(epoch);
+        if (report != record.epoch_objectives.end()) {
+          observed->push_back({id, &*record.coordinates, epoch, Loss(report->second)});
+        } else if (!record.finished) {
+          pending->push_back({id, &*record.coordinates, 0, kWorstLoss});
+        } else if (record.status == TrialStatus::kFailed) {
+          observed->push_back({id, &*record.coordinates, kFailedEpoch, kWorstLoss});
+        } else {  // stopped (or ended) before the fidelity: ranked by how far it got
+          const int64_t last_epoch =
+              record.epoch_objectives.empty() ? 0 : record.epoch_objectives.rbegin()->first;
+          observed->push_back({id, &*record.coordinates, last_epoch, Loss(record.objective)});
+        }
+      }
+      return true;
+    }
+  }
+  for (const auto& [id, record] : records_) {
+    if (id == trial_id || !record.coordinates) continue;
+    const double loss = record.finished ? Loss(record.objective) : kWorstLoss;
+    (record.finished ? observed : pending)->push_back({id, &*record.coordinates, 0, loss});
+  }
+  return !observed->empty() && observed->size() >= static_cast<size_t>(startup_trials_);
+}
+
+std::string TrialHistory::Save(const std::string& tag, const std::string& fingerprint) const {
+  std::vector<uint8_t> bytes;
+  ByteWriter writer(&bytes);
+  writer.PutString(tag);
+  writer.PutString(fingerprint);
+  writer.Put<uint64_t>(records_.size());
+  for (const auto& [id, record] : records_) {
+    writer.Put<int64_t>(id);
+    writer.PutAssignment(record.params);
+    writer.Put<uint8_t>(record.finished ? 1 : 0);
+    writer.Put<uint8_t>(static_cast<uint8_t>(record.status));
+    writer.Put<double>(record.objective);
+    writer.Put<uint64_t>(record.epoch_objectives.size());
+    for (const auto& [epoch, objective] : record.epoch_objectives) {
+      writer.Put<int64_t>(epoch);
+      writer.Put<double>(objective);
+    }
+  }
+  return std::string(bytes.begin(), bytes.end());
+}
+
+Status TrialHistory::Restore(const std::string& state, const std::string& tag,
+                             const std::string& fingerprint, const std::string& searcher_name) {
+  const std::vector<uint8_t> bytes(state.begin(), state.end());
+  ByteReader reader(bytes);
+  if (reader.GetString() != tag || !reader.ok()) {
+    return Status::BadInput("saved searcher state is not a " + searcher_name + " searcher's state");
+  }
+  const std::string saved_fingerprint = reader.GetString();
+  if (saved_fingerprint != fingerprint) {
+    return Status::BadInput("saved " + searcher_name + " searcher state is for another config ('" +
+                            saved_fingerprint.substr(0, 200) + "', this config is '" + fingerprint +
+                            "')");
+  }
+  std::map<int64_t, TrialRecord> records;
+  const uint64_t count = reader.Get<uint64_t>();
+  bool well_formed = reader.ok();
+  for (uint64_t i = 0; i < count && well_formed; ++i) {
+    const int64_t id = reader.Get<int64_t>();
+    TrialRecord record;
+    SetParams(reader.GetAssignment(), &record);
+    record.finished = reader.Get<uint8_t>() != 0;
+    const uint8_t status = reader.Get<uint8_t>();
+    record.status = static_cast<TrialStatus>(status);
+    record.objective = reader.Get<double>();
+    const uint64_t epochs = reader.Get<uint64_t>();
+    for (uint64_t e = 0; e < epochs && reader.ok(); ++e) {
+      const int64_t epoch = reader.Get<int64_t>();
+      record.epoch_objectives[epoch] = reader.Get<double>();
+    }
+    well_formed = reader.ok() && status <= static_cast<uint8_t>(TrialStatus::kRunning) &&
+                  records.emplace(id, std::move(record)).second;
+  }
+  if (!well_formed || !reader.at_end()) {
+    return Status::BadInput("saved " + searcher_name + " searcher state is truncated or corrupt");
+  }
+  records_ = std::move(records);
+  return Status::Ok();
+}
+
+}  // namespace hpo

@@ -1,0 +1,98 @@
+// Private to hpo_core: what a model-based searcher (TPE, GP) knows of the trials it suggested,
+// and which of them are its data for the next suggestion. Owned by one searcher on rank 0; not
+// thread-safe (see searcher.hpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hpo/config.hpp"
+#include "hpo/param.hpp"
+#include "hpo/status.hpp"
+#include "hpo/trial.hpp"
+#include "model_space.hpp"
+
+namespace hpo {
+
+// The records of every suggested or observed trial (params, their model coordinates, status,
+// final objective, per-epoch objectives) and the rules that turn them into data:
+//  * Without early termination: the final objectives of finished trials; unfinished trials are
+//    pending.
+//  * With early termination (BOHB-style multi-fidelity): the objectives reported at the highest
+//    epoch (the fidelity) that at least max(startup_trials, modelled parameters + 1) trials
+//    reported. Finished trials that did not report it rank behind every trial that did, as Optuna
+//    ranks pruned trials: stopped ones by the last epoch they reported (later is better), then by
+//    their final objective; failed ones last. Unfinished trials without that report are pending;
+//    those with it count as observed. When no epoch has enough reports, the final objectives are
+//    used as without early termination.
+// Losses follow the metric's goal (the objective, or its negation when maximising); failed
+// trials (NaN) have an infinite loss. Trials whose params do not fit the space are left out.
+class TrialHistory {
+ public:
+  // The rank epoch of failed trials that did not report the fidelity: behind every other trial.
+  static constexpr int64_t kFailedEpoch = -1;
+
+  // One trial as a model sees it. Data points rank by epoch (descending), then loss, then id.
+  struct DataPoint {
+    int64_t trial_id = 0;
+    const std::vector<double>* coordinates = nullptr;  // owned by the history
+    int64_t epoch = 0;  // the epoch the loss is from (0 for final objectives)
+    double loss = 0.0;
+  };
+
+  // Precondition: `dimensions` are DimensionOf(parameters[i]).
+  TrialHistory(std::vector<ParameterSpec> parameters, std::vector<ModelDimension> dimensions,
+               Goal goal, int64_t startup_trials, bool multi_fidelity);
+
+  const std::vector<ParameterSpec>& parameters() const { return parameters_; }
+  const std::vector<ModelDimension>& dimensions() const { return dimensions_; }
+  size_t modelled_parameters() const { return modelled_parameters_; }
+
+  // Searcher::Suggest returned `params` for `trial_id` (kept unless the trial already finished).
+  void RecordSuggestion(int64_t trial_id, const Assignment& params);
+  // Searcher::Observe and Searcher::ObserveEpoch.
+  void RecordResult(int64_t trial_id, const Assignment& params, TrialStatus status,
+                    double objective);
+  void RecordEpoch(int64_t trial_id, const Assignment& params, int64_t epoch, double objective);
+
+  // The loss of an objective under the metric's goal; NaN (failed) is +infinity.
+  double Loss(double objective) const;
+
+  // Fills `observed` and `pending` for suggesting trial `trial_id` (which itself is neither);
+  // false when fewer than max(1, startup_trials) data points exist to fit a model on.
+  // The pointers stay valid until the next Record* or Restore call.
+  bool CollectData(int64_t trial_id, std::vector<DataPoint>* observed,
+                   std::vector<DataPoint>* pending) const;
+
+  // Every record, after `tag` and `fingerprint` (which Restore checks), as bytes.
+  std::string Save(const std::string& tag, const std::string& fingerprint) const;
+  // BadInput naming `searcher_name` when `state` has another tag or fingerprint or is truncated
+  // or corrupt; the history is unchanged then.
+  Status Restore(const std::string& state, const std::string& tag, const std::string& fingerprint,
+                 const std::string& searcher_name);
+
+ private:
+  struct TrialRecord {
+    Assignment params;
+    std::optional<std::vector<double>> coordinates;  // nullopt when params do not fit the space
+    bool finished = false;
+    TrialStatus status = TrialStatus::kRunning;
+    double objective = 0.0;
+    std::map<int64_t, double> epoch_objectives;
+  };
+
+  void SetParams(const Assignment& params, TrialRecord* record) const;
+
+  std::vector<ParameterSpec> parameters_;
+  std::vector<ModelDimension> dimensions_;
+  size_t modelled_parameters_ = 0;  // dimensions that are not kFixed
+  Goal goal_;
+  int64_t startup_trials_;
+  bool multi_fidelity_;
+  std::map<int64_t, TrialRecord> records_;  // by trial id
+};
+
+}  // namespace hpo
