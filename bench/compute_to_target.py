@@ -15,7 +15,8 @@ DIR (one folder per method and seed) instead of a temporary folder.
 "tuned" is a small space of sensible settings; "wide" an untuned one where most settings train
 badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early stopping matters;
 "long" is "wide" trained for 27 epochs and validated on 5,000 samples instead of 9 and 1,000, with
-a third method: bayes+hyperband judging rungs by each trial's best value so far (strict: false).
+a third method: bayes+hyperband judging rungs by each trial's best value so far (strict: false),
+and a fourth: the Gaussian-process model (search.model gp) instead of TPE, with hyperband.
 """
 
 import argparse
@@ -34,7 +35,8 @@ SPACES = {
     "tuned": {"random": "fmnist_target_random.yaml", "bayes+hyperband": "fmnist_target_bohb.yaml"},
     "wide": {"random": "fmnist_wide_random.yaml", "bayes+hyperband": "fmnist_wide_bohb.yaml"},
     "long": {"random": "fmnist_long_random.yaml", "bayes+hyperband": "fmnist_long_bohb.yaml",
-             "bayes+hyperband-nonstrict": "fmnist_long_bohb_nonstrict.yaml"},
+             "bayes+hyperband-nonstrict": "fmnist_long_bohb_nonstrict.yaml",
+             "bayes-gp+hyperband": "fmnist_long_bohb_gp.yaml"},
 }
 
 

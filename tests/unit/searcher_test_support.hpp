@@ -1,4 +1,4 @@
-// Helpers shared by the searcher tests (test_tpe.cpp, test_sobol.cpp): sweep configs built as
+// Helpers shared by the searcher tests (test_bayes.cpp, test_sobol.cpp): sweep configs built as
 // structs, one parameter of every W&B distribution, and a check that a suggested value is one the
 // parameter can take.
 #pragma once

@@ -388,6 +388,34 @@ TEST_P(BayesSearcherTest, MultiFidelityFitsOnTheHighestEpochWithEnoughReports) {
       << Mean(near_epoch_one) << " vs " << Mean(near_without);
 }
 
+// One trial of the scripted multi-fidelity histories below: trial `id` reaches epoch 3 (id % 3 ==
+// 0), is stopped at epoch 2 or 1, or fails (id % 6 == 5); epoch e reports Bowl * e (so early
+// values look best). Suggests it, reports its epochs and its end to `searcher`.
+struct ScriptedTrial {
+  Assignment params;
+  int64_t last_epoch = 0;
+  bool fails = false;
+  TrialStatus status = TrialStatus::kRunning;
+  double objective = 0.0;  // as observed: the last epoch's value, NaN when it failed
+};
+
+ScriptedTrial RunScriptedTrial(Searcher& searcher, int64_t id) {
+  ScriptedTrial trial;
+  trial.params = *searcher.Suggest(id);
+  trial.last_epoch = id % 3 == 0 ? 3 : id % 3 == 1 ? 2 : 1;
+  trial.fails = id % 6 == 5;
+  for (int64_t epoch = 1; epoch <= trial.last_epoch; ++epoch) {
+    trial.objective = Bowl(trial.params) * static_cast<double>(epoch);
+    searcher.ObserveEpoch(id, trial.params, epoch, trial.objective);
+  }
+  trial.status = trial.fails             ? TrialStatus::kFailed
+                 : trial.last_epoch == 3 ? TrialStatus::kCompleted
+                                         : TrialStatus::kStopped;
+  if (trial.fails) trial.objective = std::numeric_limits<double>::quiet_NaN();
+  searcher.Observe(id, trial.params, trial.status, trial.objective);
+  return trial;
+}
+
 TEST(TpeSearcherTest, MultiFidelityRanksTrialsStoppedEarlyBehindThoseThatReachedTheFidelity) {
   // Trials reach epoch 3 (a third of them), are stopped at epoch 2 or 1, or fail. Fitted on epoch
   // 3, the ranking is: epoch-3 values; then stopped trials, later stops first, each by its final
@@ -399,22 +427,10 @@ TEST(TpeSearcherTest, MultiFidelityRanksTrialsStoppedEarlyBehindThoseThatReached
   config.sweep.early_terminate.enabled = false;
   std::unique_ptr<Searcher> final_only = MakeOrDie(config);
   for (int64_t id = 0; id < 42; ++id) {
-    const Assignment params = *multi_fidelity->Suggest(id);
-    const int64_t last_epoch = id % 3 == 0 ? 3 : id % 3 == 1 ? 2 : 1;
-    const bool fails = id % 6 == 5;
-    double value = 0.0;
-    for (int64_t epoch = 1; epoch <= last_epoch; ++epoch) {
-      value = Bowl(params) * static_cast<double>(epoch);  // early values look best
-      multi_fidelity->ObserveEpoch(id, params, epoch, value);
-    }
-    const TrialStatus status = fails             ? TrialStatus::kFailed
-                               : last_epoch == 3 ? TrialStatus::kCompleted
-                                                 : TrialStatus::kStopped;
-    const double objective = fails ? std::numeric_limits<double>::quiet_NaN() : value;
-    multi_fidelity->Observe(id, params, status, objective);
+    const ScriptedTrial trial = RunScriptedTrial(*multi_fidelity, id);
     const double equivalent =
-        fails ? objective : value + 100.0 * static_cast<double>(3 - last_epoch);
-    final_only->Observe(id, params, status, equivalent);
+        trial.fails ? trial.objective : trial.objective + 100.0 * (3 - trial.last_epoch);
+    final_only->Observe(id, trial.params, trial.status, equivalent);
   }
   for (int64_t id = 42; id < 52; ++id) {
     const Assignment a = *multi_fidelity->Suggest(id);
@@ -523,19 +539,9 @@ TEST(GpSearcherTest, MultiFidelityCountsTrialsStoppedBeforeTheFidelityAsTheWorst
   std::unique_ptr<Searcher> final_only = MakeOrDie(config);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int64_t id = 0; id < 42; ++id) {
-    const Assignment params = *multi_fidelity->Suggest(id);
-    const int64_t last_epoch = id % 3 == 0 ? 3 : id % 3 == 1 ? 2 : 1;
-    const bool fails = id % 6 == 5;
-    double value = 0.0;
-    for (int64_t epoch = 1; epoch <= last_epoch; ++epoch) {
-      value = Bowl(params) * static_cast<double>(epoch);  // early values look best
-      multi_fidelity->ObserveEpoch(id, params, epoch, value);
-    }
-    const TrialStatus status = fails             ? TrialStatus::kFailed
-                               : last_epoch == 3 ? TrialStatus::kCompleted
-                                                 : TrialStatus::kStopped;
-    multi_fidelity->Observe(id, params, status, fails ? nan : value);
-    final_only->Observe(id, params, status, last_epoch == 3 && !fails ? value : nan);
+    const ScriptedTrial trial = RunScriptedTrial(*multi_fidelity, id);
+    final_only->Observe(id, trial.params, trial.status,
+                        trial.last_epoch == 3 ? trial.objective : nan);
   }
   for (int64_t id = 42; id < 50; ++id) {
     const Assignment a = *multi_fidelity->Suggest(id);

@@ -105,25 +105,12 @@ Status GpSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* 
 }
 
 GpSearcher::GpSearcher(const SweepConfig& config)
-    : seed_(config.execution.seed),
-      startup_trials_(config.search.startup_trials),
-      startup_searcher_(config.sweep.parameters, config.execution.seed),
-      history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
-               config.sweep.metric.goal, config.search.startup_trials,
-               config.sweep.early_terminate.enabled) {}
-
-std::string GpSearcher::Fingerprint() const {
-  std::string fingerprint = "bayes/gp";
-  for (const ParameterSpec& parameter : history_.parameters()) {
-    fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
-  }
-  return fingerprint;
-}
+    : ModelBasedSearcher(config, kStateTag, "gp", "GP") {}
 
 std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
-                                                      const std::vector<DataPoint>& observed,
-                                                      const std::vector<DataPoint>& pending) const {
-  const std::vector<ModelDimension>& dimensions = history_.dimensions();
+                                                      std::vector<DataPoint> observed,
+                                                      std::vector<DataPoint> pending) const {
+  const std::vector<ModelDimension>& dimensions = history().dimensions();
   const InputSpace space(dimensions);
   if (space.size() == 0) return std::nullopt;  // nothing to model: every parameter is fixed
 
@@ -171,7 +158,7 @@ std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
   const GaussianProcess process(fit_points, fit_values, points, values, space.categorical);
 
   // Candidates: scrambled Sobol' points, then local perturbations around the best ones.
-  const uint64_t trial_seed = DeriveSeed(seed_, kGpPurpose, static_cast<uint64_t>(trial_id));
+  const uint64_t trial_seed = DeriveSeed(seed(), kGpPurpose, static_cast<uint64_t>(trial_id));
   std::mt19937_64 rng(trial_seed);
   Eigen::MatrixXd candidates(kSobolCandidates, space.size());
   if (space.size() <= ScrambledSobolSequence::kMaxDimensions) {
@@ -217,7 +204,7 @@ std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
   const Eigen::Index chosen = TopRows(scores, 1).front();
 
   Assignment assignment;
-  const std::vector<ParameterSpec>& parameters = history_.parameters();
+  const std::vector<ParameterSpec>& parameters = history().parameters();
   Eigen::Index input = 0;
   for (size_t i = 0; i < parameters.size(); ++i) {
     double coordinate = 0.0;
@@ -229,35 +216,6 @@ std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
         {parameters[i].name, DecodeValue(parameters[i], dimensions[i], coordinate)});
   }
   return assignment;
-}
-
-std::optional<Assignment> GpSearcher::Suggest(int64_t trial_id) {
-  if (trial_id < 0) return std::nullopt;
-  std::optional<Assignment> params;
-  std::vector<DataPoint> observed;
-  std::vector<DataPoint> pending;
-  if (trial_id >= startup_trials_ && history_.CollectData(trial_id, &observed, &pending)) {
-    params = ModelSuggestion(trial_id, observed, pending);
-  }
-  if (!params) params = startup_searcher_.Suggest(trial_id);
-  history_.RecordSuggestion(trial_id, *params);
-  return params;
-}
-
-void GpSearcher::Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
-                         double objective) {
-  history_.RecordResult(trial_id, params, status, objective);
-}
-
-void GpSearcher::ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
-                              double objective) {
-  history_.RecordEpoch(trial_id, params, epoch, objective);
-}
-
-std::string GpSearcher::SaveState() const { return history_.Save(kStateTag, Fingerprint()); }
-
-Status GpSearcher::RestoreState(const std::string& state) {
-  return history_.Restore(state, kStateTag, Fingerprint(), "GP");
 }
 
 }  // namespace hpo

@@ -66,19 +66,64 @@ class RandomSearcher final : public Searcher {
   uint64_t seed_;
 };
 
+// The shared frame of method bayes's model-based searchers (TPE, GP):
+//  * Start-up: while k < search.startup_trials, while TrialHistory has too little data to fit, or
+//    when the model has no suggestion, trial k is exactly RandomSearcher's trial k for the same
+//    seed.
+//  * Otherwise the model (ModelSuggestion) proposes trial k from TrialHistory's data
+//    (trial_history.hpp): final objectives, or with early termination (BOHB-style) the reports at
+//    the highest epoch enough trials reached, and the pending trials for its constant liar.
+// SaveState holds TrialHistory's records (params, status, objective, per-epoch objectives;
+// pending ones too) after a tag and a fingerprint of the model and the parameters ("bayes/MODEL
+// name:distribution ..."); RestoreState rejects a state from another model or config or not
+// written by SaveState.
+class ModelBasedSearcher : public Searcher {
+ public:
+  std::optional<Assignment> Suggest(int64_t trial_id) final;
+  void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
+               double objective) final;
+  void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
+                    double objective) final;
+  std::optional<int64_t> SpaceSize() const final { return std::nullopt; }
+  std::string SaveState() const final;
+  Status RestoreState(const std::string& state) final;
+
+ protected:
+  using DataPoint = TrialHistory::DataPoint;
+
+  // `model` names the model in the fingerprint ("tpe"), `display_name` in messages ("TPE").
+  ModelBasedSearcher(const SweepConfig& config, std::string state_tag, std::string model,
+                     std::string display_name);
+
+  // The model's suggestion for `trial_id` from `observed` and `pending` (both non-empty or
+  // pending empty; in TrialHistory's order), or nullopt to fall back to random search's trial.
+  virtual std::optional<Assignment> ModelSuggestion(int64_t trial_id,
+                                                    std::vector<DataPoint> observed,
+                                                    std::vector<DataPoint> pending) const = 0;
+
+  const TrialHistory& history() const { return history_; }
+  uint64_t seed() const { return seed_; }
+
+ private:
+  std::string Fingerprint() const;
+
+  uint64_t seed_;
+  int64_t startup_trials_;
+  std::string state_tag_;
+  std::string model_;
+  std::string display_name_;
+  RandomSearcher startup_searcher_;
+  TrialHistory history_;
+};
+
 // Tree-structured Parzen estimator search (Bergstra et al. 2011) for `method: bayes` with
 // `search.model: tpe`, after Optuna's TPESampler with its default settings (independent: each
 // parameter is modelled and chosen on its own; see parzen_estimator.hpp and model_space.hpp for
-// the estimators and how each W&B distribution is modelled).
-//
-// Suggest(k):
-//  * Start-up: while k < search.startup_trials, or while there is too little data to fit (below),
-//    trial k is exactly RandomSearcher's trial k for the same seed.
-//  * Data: TrialHistory's (trial_history.hpp): final objectives, or with early termination
-//    (BOHB-style) the reports at the highest epoch enough trials reached, trials stopped before
-//    it ranked behind those that reached it.
-//  * Split: the best min(ceil(0.1 n), 25) of the n data points (by the ranking above, loss by the
-//    metric's goal, failed the worst, ties by trial id) form l(x), the rest g(x).
+// the estimators and how each W&B distribution is modelled). Start-up, data and saved state as
+// ModelBasedSearcher says. The model's suggestion for trial k:
+//  * Split: the best min(ceil(0.1 n), 25) of the n data points (by TrialHistory's ranking: the
+//    fidelity's reports first, trials stopped before it behind them, failed ones last; loss by
+//    the metric's goal; ties by trial id) form l(x), the rest g(x).
 //  * Constant liar: every trial suggested and not yet observed (other than k itself) joins g(x)
 //    at the worst value, so concurrent suggestions for busy groups spread out; a pending trial
 //    that reported the chosen epoch counts with that report instead.
@@ -86,53 +131,33 @@ class RandomSearcher final : public Searcher {
 //    (the first on ties) is decoded into the parameter's value.
 // Randomness: trial k's generator is seeded with DeriveSeed(seed, TPE purpose, k), and the data
 // are ordered by trial id, so the same observations, pending trials and seed give the same
-// suggestion whatever the order of the calls. SaveState holds every trial's record (params,
-// status, objective, per-epoch objectives; pending ones too) and a fingerprint of the method and
-// the parameters; RestoreState rejects a state from another config or not written by SaveState.
-class TpeSearcher final : public Searcher {
+// suggestion whatever the order of the calls.
+class TpeSearcher final : public ModelBasedSearcher {
  public:
   // BadInput when search.candidates < 1 or search.startup_trials < 0.
   static Status Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
 
-  std::optional<Assignment> Suggest(int64_t trial_id) override;
-  void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
-               double objective) override;
-  void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
-                    double objective) override;
-  std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
-  std::string SaveState() const override;
-  Status RestoreState(const std::string& state) override;
-
  private:
-  using DataPoint = TrialHistory::DataPoint;
-
   explicit TpeSearcher(const SweepConfig& config);
 
-  std::string Fingerprint() const;
-  Assignment ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
-                             std::vector<DataPoint> pending) const;
+  std::optional<Assignment> ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
+                                            std::vector<DataPoint> pending) const override;
 
-  uint64_t seed_;
-  int64_t startup_trials_;
   int64_t candidates_;
-  RandomSearcher startup_searcher_;
-  TrialHistory history_;
 };
 
 // Gaussian-process Bayesian optimisation for `method: bayes` with `search.model: gp`: a GP with a
 // Matern-5/2 ARD kernel and expected improvement, after Optuna's GPSampler (gaussian_process.hpp
 // for the model and its fit). Better than TPE where the parameters interact and trials are few
 // (tens to a few hundred); its cost grows with the cube of the trials, so TPE stays the default.
-//
-// Suggest(k):
-//  * Start-up: as TpeSearcher (RandomSearcher's trial k while k < search.startup_trials or while
-//    TrialHistory has too little data).
+// Start-up, data and saved state as ModelBasedSearcher says. The model's suggestion for trial k:
 //  * Inputs: one per parameter that is not fixed: numeric coordinates (model_space.hpp) scaled
 //    to [0, 1], categoricals as their index (distance 0 or 1).
-//  * Data: TrialHistory's data points; a point's value is its loss when it is from the fidelity
-//    (the highest epoch among them; every point without early termination) and finite, else
-//    (stopped before the fidelity, failed) the worst such loss. Hyperparameters are fitted on at
-//    most 200 of them (every ceil(n / 200)-th by trial id), the posterior conditions on all.
+//  * Values: a data point's loss when it is from the fidelity (the highest epoch among them;
+//    every point without early termination) and finite, else (stopped before the fidelity,
+//    failed) the worst such loss; no suggestion (random search's trial) when there is none.
+//    Hyperparameters are fitted on at most 200 points (every ceil(n / 200)-th by trial id); the
+//    posterior conditions on all.
 //  * Constant liar: each pending trial joins the data at the worst value, so concurrent
 //    suggestions for busy groups spread out.
 //  * Acquisition: log expected improvement below the best value, maximised over 1024 scrambled
@@ -142,36 +167,16 @@ class TpeSearcher final : public Searcher {
 //    on ties) is decoded into values.
 // Randomness: trial k's generators are seeded with DeriveSeed(seed, GP purpose, k); the same
 // observations, pending trials and seed give the same suggestion whatever the order of the calls.
-// SaveState: TrialHistory's records after a "bayes/gp" fingerprint of the parameters.
-class GpSearcher final : public Searcher {
+class GpSearcher final : public ModelBasedSearcher {
  public:
   // BadInput when search.startup_trials < 0.
   static Status Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
 
-  std::optional<Assignment> Suggest(int64_t trial_id) override;
-  void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
-               double objective) override;
-  void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
-                    double objective) override;
-  std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
-  std::string SaveState() const override;
-  Status RestoreState(const std::string& state) override;
-
  private:
-  using DataPoint = TrialHistory::DataPoint;
-
   explicit GpSearcher(const SweepConfig& config);
 
-  std::string Fingerprint() const;
-  // nullopt when the data hold no finite loss to model.
-  std::optional<Assignment> ModelSuggestion(int64_t trial_id,
-                                            const std::vector<DataPoint>& observed,
-                                            const std::vector<DataPoint>& pending) const;
-
-  uint64_t seed_;
-  int64_t startup_trials_;
-  RandomSearcher startup_searcher_;
-  TrialHistory history_;
+  std::optional<Assignment> ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
+                                            std::vector<DataPoint> pending) const override;
 };
 
 // Quasi-random search for `method: random` with `search.sampler: sobol`: trial k takes point k

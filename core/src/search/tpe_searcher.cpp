@@ -4,7 +4,6 @@
 #include <random>
 #include <utility>
 
-#include "hpo/bytes.hpp"
 #include "hpo/seeding.hpp"
 #include "parzen_estimator.hpp"
 #include "searchers.hpp"
@@ -70,24 +69,11 @@ Status TpeSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>*
 }
 
 TpeSearcher::TpeSearcher(const SweepConfig& config)
-    : seed_(config.execution.seed),
-      startup_trials_(config.search.startup_trials),
-      candidates_(config.search.candidates),
-      startup_searcher_(config.sweep.parameters, config.execution.seed),
-      history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
-               config.sweep.metric.goal, config.search.startup_trials,
-               config.sweep.early_terminate.enabled) {}
+    : ModelBasedSearcher(config, kStateTag, "tpe", "TPE"), candidates_(config.search.candidates) {}
 
-std::string TpeSearcher::Fingerprint() const {
-  std::string fingerprint = "bayes/tpe";
-  for (const ParameterSpec& parameter : history_.parameters()) {
-    fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
-  }
-  return fingerprint;
-}
-
-Assignment TpeSearcher::ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
-                                        std::vector<DataPoint> pending) const {
+std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
+                                                       std::vector<DataPoint> observed,
+                                                       std::vector<DataPoint> pending) const {
   std::sort(observed.begin(), observed.end(), [](const DataPoint& a, const DataPoint& b) {
     if (a.epoch != b.epoch) return a.epoch > b.epoch;
     if (a.loss != b.loss) return a.loss < b.loss;
@@ -106,11 +92,11 @@ Assignment TpeSearcher::ModelSuggestion(int64_t trial_id, std::vector<DataPoint>
   for (const DataPoint& point : good) good_points.push_back(point.coordinates);
   for (const DataPoint& point : bad) bad_points.push_back(point.coordinates);
 
-  std::mt19937_64 rng(DeriveSeed(seed_, kTpePurpose, static_cast<uint64_t>(trial_id)));
-  const std::vector<ParameterSpec>& parameters = history_.parameters();
+  std::mt19937_64 rng(DeriveSeed(seed(), kTpePurpose, static_cast<uint64_t>(trial_id)));
+  const std::vector<ParameterSpec>& parameters = history().parameters();
   Assignment assignment;
   for (size_t i = 0; i < parameters.size(); ++i) {
-    const ModelDimension& dimension = history_.dimensions()[i];
+    const ModelDimension& dimension = history().dimensions()[i];
     double coordinate = 0.0;
     if (dimension.kind == ModelDimension::Kind::kNumeric) {
       const NumericParzenEstimator good_model(dimension, CoordinatesAt(good_points, i));
@@ -124,36 +110,6 @@ Assignment TpeSearcher::ModelSuggestion(int64_t trial_id, std::vector<DataPoint>
     assignment.push_back({parameters[i].name, DecodeValue(parameters[i], dimension, coordinate)});
   }
   return assignment;
-}
-
-std::optional<Assignment> TpeSearcher::Suggest(int64_t trial_id) {
-  if (trial_id < 0) return std::nullopt;
-  std::optional<Assignment> params;
-  std::vector<DataPoint> observed;
-  std::vector<DataPoint> pending;
-  if (trial_id >= startup_trials_ && history_.CollectData(trial_id, &observed, &pending)) {
-    params = ModelSuggestion(trial_id, std::move(observed), std::move(pending));
-  } else {
-    params = startup_searcher_.Suggest(trial_id);
-  }
-  history_.RecordSuggestion(trial_id, *params);
-  return params;
-}
-
-void TpeSearcher::Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
-                          double objective) {
-  history_.RecordResult(trial_id, params, status, objective);
-}
-
-void TpeSearcher::ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
-                               double objective) {
-  history_.RecordEpoch(trial_id, params, epoch, objective);
-}
-
-std::string TpeSearcher::SaveState() const { return history_.Save(kStateTag, Fingerprint()); }
-
-Status TpeSearcher::RestoreState(const std::string& state) {
-  return history_.Restore(state, kStateTag, Fingerprint(), "TPE");
 }
 
 }  // namespace hpo

@@ -1,0 +1,58 @@
+#include <utility>
+
+#include "searchers.hpp"
+
+namespace hpo {
+
+ModelBasedSearcher::ModelBasedSearcher(const SweepConfig& config, std::string state_tag,
+                                       std::string model, std::string display_name)
+    : seed_(config.execution.seed),
+      startup_trials_(config.search.startup_trials),
+      state_tag_(std::move(state_tag)),
+      model_(std::move(model)),
+      display_name_(std::move(display_name)),
+      startup_searcher_(config.sweep.parameters, config.execution.seed),
+      history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
+               config.sweep.metric.goal, config.search.startup_trials,
+               config.sweep.early_terminate.enabled) {}
+
+std::string ModelBasedSearcher::Fingerprint() const {
+  std::string fingerprint = "bayes/" + model_;
+  for (const ParameterSpec& parameter : history_.parameters()) {
+    fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
+  }
+  return fingerprint;
+}
+
+std::optional<Assignment> ModelBasedSearcher::Suggest(int64_t trial_id) {
+  if (trial_id < 0) return std::nullopt;
+  std::optional<Assignment> params;
+  std::vector<DataPoint> observed;
+  std::vector<DataPoint> pending;
+  if (trial_id >= startup_trials_ && history_.CollectData(trial_id, &observed, &pending)) {
+    params = ModelSuggestion(trial_id, std::move(observed), std::move(pending));
+  }
+  if (!params) params = startup_searcher_.Suggest(trial_id);
+  history_.RecordSuggestion(trial_id, *params);
+  return params;
+}
+
+void ModelBasedSearcher::Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
+                                 double objective) {
+  history_.RecordResult(trial_id, params, status, objective);
+}
+
+void ModelBasedSearcher::ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
+                                      double objective) {
+  history_.RecordEpoch(trial_id, params, epoch, objective);
+}
+
+std::string ModelBasedSearcher::SaveState() const {
+  return history_.Save(state_tag_, Fingerprint());
+}
+
+Status ModelBasedSearcher::RestoreState(const std::string& state) {
+  return history_.Restore(state, state_tag_, Fingerprint(), display_name_);
+}
+
+}  // namespace hpo
