@@ -150,11 +150,16 @@ class Grid(SweepTestCase):
 
 
 class EarlyStopping(SweepTestCase):
-    """bayes + hyperband on 4 one-rank groups: ASHA stops trials, recorded as such."""
+    """bayes + hyperband on 4 one-rank groups: ASHA stops trials, recorded as such; with either
+    model of method bayes (TPE, the config's default, and the Gaussian process)."""
 
-    def test_hyperband_stops_trials_and_the_study_records_them(self):
-        rc, stdout, stderr, _ = mpirun(
-            4, ["sweep", "-c", os.path.join(CONFIGS, "synthetic_bohb.yaml"), "-o", self.out()])
+    def run_bohb(self, model):
+        with open(os.path.join(CONFIGS, "synthetic_bohb.yaml")) as f:
+            text = f.read()
+        config = os.path.join(self.tmp, "bohb.yaml")
+        with open(config, "w") as f:
+            f.write(text.replace("search:\n", "search:\n  model: %s\n" % model))
+        rc, stdout, stderr, _ = mpirun(4, ["sweep", "-c", config, "-o", self.out()])
         self.assertEqual(rc, 0, stdout + stderr)
         study = os.path.join(self.out(), "study.h5")
         with h5py.File(study, "r") as f:
@@ -175,9 +180,20 @@ class EarlyStopping(SweepTestCase):
             self.assertEqual(len(rows), trial["epochs"])
         completed = trials[trials["status"] == b"completed"]
         self.assertTrue((completed["epochs"] == 4).all())
-        self.assertGreater(len(attrs["searcher_state"]), 0)
         self.assertGreater(len(attrs["scheduler_state"]), 0)
         self.assertEqual(stdout.count("(stopped, "), len(stopped), stdout)
+        # The study holds the chosen model's state, with every trial in it.
+        state = bytes.fromhex(attrs["searcher_state"].decode()
+                              if isinstance(attrs["searcher_state"], bytes)
+                              else attrs["searcher_state"])
+        self.assertIn(("hpo-%s-state/v1" % model).encode(), state)
+        self.assertIn(("bayes/%s lr:log_uniform_values" % model).encode(), state)
+
+    def test_hyperband_stops_trials_and_the_study_records_them(self):
+        self.run_bohb("tpe")
+
+    def test_gp_model_runs_bohb_style_under_mpi(self):
+        self.run_bohb("gp")
 
 
 class BadInput(SweepTestCase):
