@@ -20,8 +20,8 @@ Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int
                            HyperbandSpec* spec);
 
 // `search:` {model: tpe|gp, startup_trials >= 1, candidates >= 1, sampler: random|sobol}. model,
-// startup_trials and candidates are only used by method bayes, sampler sobol only by method
-// random; either elsewhere is an error.
+// startup_trials and candidates are only used by method bayes (candidates only by model tpe),
+// sampler sobol only by method random; any of them elsewhere is an error.
 Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, SearchMethod method,
                           SearchOptions* options);
 
