@@ -89,8 +89,7 @@ class NegativeLogPosterior {
       return std::numeric_limits<double>::max();
     }
     const Eigen::VectorXd alpha = cholesky.solve(values_);
-    const Eigen::MatrixXd lower = cholesky.matrixL();
-    const double log_determinant = 2.0 * lower.diagonal().array().log().sum();
+    const double log_determinant = 2.0 * cholesky.matrixLLT().diagonal().array().log().sum();
     double objective = 0.5 * values_.dot(alpha) + 0.5 * log_determinant;
     // d(-log likelihood)/d theta = -1/2 tr(W dK/dtheta), W = alpha alpha^T - K^-1.
     const Eigen::MatrixXd inverse = cholesky.solve(Eigen::MatrixXd::Identity(n, n));

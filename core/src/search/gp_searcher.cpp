@@ -96,10 +96,7 @@ Eigen::VectorXd Acquisition(const GaussianProcess& process, const Eigen::MatrixX
 }  // namespace
 
 Status GpSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher) {
-  if (config.search.startup_trials < 0) {
-    return Status::BadInput("search.startup_trials must not be negative, got " +
-                            std::to_string(config.search.startup_trials));
-  }
+  HPO_RETURN_IF_ERROR(CheckStartupTrials(config));
   searcher->reset(new GpSearcher(config));
   return Status::Ok();
 }
@@ -126,15 +123,10 @@ std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
   }
   if (!std::isfinite(worst)) return std::nullopt;
 
-  std::vector<const DataPoint*> rows;  // observed by trial id, then pending
+  std::vector<const DataPoint*> rows;  // observed, then pending (each by trial id)
   for (const DataPoint& point : observed) rows.push_back(&point);
-  const auto by_id = [](const DataPoint* a, const DataPoint* b) {
-    return a->trial_id < b->trial_id;
-  };
-  std::sort(rows.begin(), rows.end(), by_id);
   const size_t observed_rows = rows.size();
   for (const DataPoint& point : pending) rows.push_back(&point);
-  std::sort(rows.begin() + static_cast<std::ptrdiff_t>(observed_rows), rows.end(), by_id);
 
   Eigen::MatrixXd points(static_cast<Eigen::Index>(rows.size()), space.size());
   Eigen::VectorXd values(points.rows());

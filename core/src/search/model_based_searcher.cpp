@@ -1,3 +1,4 @@
+#include <string>
 #include <utility>
 
 #include "searchers.hpp"
@@ -15,6 +16,14 @@ ModelBasedSearcher::ModelBasedSearcher(const SweepConfig& config, std::string st
       history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
                config.sweep.metric.goal, config.search.startup_trials,
                config.sweep.early_terminate.enabled) {}
+
+Status ModelBasedSearcher::CheckStartupTrials(const SweepConfig& config) {
+  if (config.search.startup_trials < 0) {
+    return Status::BadInput("search.startup_trials must not be negative, got " +
+                            std::to_string(config.search.startup_trials));
+  }
+  return Status::Ok();
+}
 
 std::string ModelBasedSearcher::Fingerprint() const {
   std::string fingerprint = "bayes/" + model_;

@@ -91,6 +91,9 @@ class ModelBasedSearcher : public Searcher {
  protected:
   using DataPoint = TrialHistory::DataPoint;
 
+  // BadInput when search.startup_trials < 0; every model's Create checks it.
+  static Status CheckStartupTrials(const SweepConfig& config);
+
   // `model` names the model in the fingerprint ("tpe"), `display_name` in messages ("TPE").
   ModelBasedSearcher(const SweepConfig& config, std::string state_tag, std::string model,
                      std::string display_name);

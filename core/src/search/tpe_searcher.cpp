@@ -60,10 +60,7 @@ Status TpeSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>*
     return Status::BadInput("search.candidates must be at least 1, got " +
                             std::to_string(config.search.candidates));
   }
-  if (config.search.startup_trials < 0) {
-    return Status::BadInput("search.startup_trials must not be negative, got " +
-                            std::to_string(config.search.startup_trials));
-  }
+  HPO_RETURN_IF_ERROR(CheckStartupTrials(config));
   searcher->reset(new TpeSearcher(config));
   return Status::Ok();
 }

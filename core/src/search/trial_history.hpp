@@ -61,9 +61,9 @@ class TrialHistory {
   // The loss of an objective under the metric's goal; NaN (failed) is +infinity.
   double Loss(double objective) const;
 
-  // Fills `observed` and `pending` for suggesting trial `trial_id` (which itself is neither);
-  // false when fewer than max(1, startup_trials) data points exist to fit a model on.
-  // The pointers stay valid until the next Record* or Restore call.
+  // Fills `observed` and `pending`, each in trial-id order, for suggesting trial `trial_id`
+  // (which itself is neither); false when fewer than max(1, startup_trials) data points exist to
+  // fit a model on. The pointers stay valid until the next Record* or Restore call.
   bool CollectData(int64_t trial_id, std::vector<DataPoint>* observed,
                    std::vector<DataPoint>* pending) const;
 
