@@ -98,15 +98,19 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args)
 int RunReportCommand(const std::vector<std::string>& args) {
   std::string study_path;
   std::string format = "table";
+  std::string html_path;
   int top_k = 10;
   po::options_description options(
-      "usage: hpo report STUDY.h5 [--top K] [--format table|csv|json]\n\n"
+      "usage: hpo report STUDY.h5 [--top K] [--format table|csv|json] [--html FILE]\n\n"
       "Prints the leaderboard of a study (best first by the sweep metric's goal) and the best\n"
-      "trial's test accuracy.\n\noptions");
+      "trial's test accuracy. --html also writes the study as one self-contained web page\n"
+      "(parallel-coordinates plot, learning curves, sortable table; no network needed to view).\n"
+      "\noptions");
   options.add_options()("help,h", "show this help")(
       "study", po::value<std::string>(&study_path)->required(), "the study file")(
       "top,k", po::value<int>(&top_k)->default_value(10), "rows to show (0: all)")(
-      "format,f", po::value<std::string>(&format)->default_value("table"), "table | csv | json");
+      "format,f", po::value<std::string>(&format)->default_value("table"), "table | csv | json")(
+      "html", po::value<std::string>(&html_path), "also write the study as an HTML page to FILE");
   po::positional_options_description positional;
   positional.add("study", 1);
   for (const std::string& arg : args) {
@@ -134,6 +138,14 @@ int RunReportCommand(const std::vector<std::string>& args) {
   hpo::StudyContents study;
   hpo::Status read = hpo::ReadStudy(study_path, &study);
   if (!read.ok()) return ExitWith(read, true);
+  if (!html_path.empty()) {
+    const std::string page = hpo::FormatHtmlReport(study);
+    const hpo::Status written = hpo::WriteFileAtomically(html_path, page.data(), page.size());
+    if (!written.ok()) {
+      return ExitWith(hpo::Status::BadInput("--html: " + written.message()), true);
+    }
+    std::cerr << "hpo: HTML report: " << html_path << std::endl;
+  }
   std::cout << hpo::FormatReport(study, report);
   return 0;
 }

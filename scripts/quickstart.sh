@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on one machine: installs what is missing, builds, and runs the quickstart sweep
 # (configs/quickstart.yaml: Fashion-MNIST, 2 ranks per trial) with mpirun on this machine's cores,
-# at least 4 ranks. Prints where the study file is.
+# at least 4 ranks. Prints where the study file and its HTML report are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -19,6 +19,7 @@ fi
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 mpirun "${mpirun_args[@]}" build/hpo sweep --config configs/quickstart.yaml --output "$output"
 echo
-build/hpo report "$output/study.h5" --top 5
+build/hpo report "$output/study.h5" --top 5 --html "$output/report.html"
 echo
 echo "study file: $(realpath "$output/study.h5")"
+echo "report (open in a browser): $(realpath "$output/report.html")"

@@ -6,6 +6,7 @@ Run by ctest as: python3 test_sweep_cli.py --hpo PATH -k PATTERN. Each test star
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -124,6 +125,34 @@ class EndToEnd(SweepTestCase):
         rc, table, err = hpo(["report", study, "--top", "3"])
         self.assertEqual(rc, 0, err)
         self.assertIn("lr", table)
+        # The HTML page embeds every trial with its curve of the sweep metric, as in the study.
+        page_path = os.path.join(self.tmp, "report.html")
+        rc, table_too, err = hpo(["report", study, "--html", page_path])
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(table_too.startswith("Study: val_accuracy"), table_too)
+        self.assertIn(page_path, err)
+        with open(page_path) as f:
+            page = f.read()
+        embedded = re.search(r'<script id="hpo-study" type="application/json">(.*?)</script>',
+                             page, re.S)
+        data = json.loads(embedded.group(1))
+        self.assertEqual(data["best_trial_id"], int(best["trial_id"]))
+        self.assertEqual(sorted(t["trial_id"] for t in data["trials"]),
+                         sorted(int(i) for i in trials["trial_id"]))
+        with h5py.File(study, "r") as f:
+            curves = f["curves"][:]
+        for trial in data["trials"]:
+            rows = curves[curves["trial_id"] == trial["trial_id"]]
+            self.assertEqual([e for e, _ in trial["curve"]], [int(e) for e in rows["epoch"]])
+            self.assertEqual([v for _, v in trial["curve"]],
+                             [float(v) for v in rows["val_accuracy"]])
+        self.assertEqual([(a["name"], a["scale"]) for a in data["axes"]],
+                         [("lr", "log"), ("batch_size", "categorical"),
+                          ("optimizer", "categorical"), ("width", "linear")])
+        rc, _, err = hpo(["report", study, "--html", os.path.join(self.tmp, "no", "page.html")])
+        self.assertEqual(rc, 2)
+        self.assertIn("--html", err)
+        self.assertIn("page.html", err)
 
         # Same config and seed: the same trials with the same results.
         _, again = self.run_sweep(self.out("again"))

@@ -24,4 +24,16 @@ struct ReportOptions {
 // "goal", "best_trial_id", "test_accuracy" (or null) and "trials" (array of objects).
 std::string FormatReport(const StudyContents& study, const ReportOptions& options);
 
+// The study as one self-contained HTML page (`hpo report --html FILE`): a summary, an interactive
+// parallel-coordinates plot of every trial (one axis per swept hyperparameter, then the sweep
+// metric; lines coloured by the metric; drag along an axis to select a range), the sweep metric's
+// learning curves and a sortable table of the trials, the plots and table filtered by the same
+// selection, and the config. Inline CSS and JavaScript, no network access: it opens on a machine
+// without internet. The trials are embedded as JSON (`<script id="hpo-study"
+// type="application/json">`, every '<' escaped) so scripts can read them back. Axes follow the
+// study's config when it parses: log scale for log distributions, the config's order of
+// categorical values, ranges spanning the search space's bounds; otherwise they follow the data
+// (strings categorical in sorted order, positive numbers over 3+ decades log, others linear).
+std::string FormatHtmlReport(const StudyContents& study);
+
 }  // namespace hpo

@@ -1,0 +1,112 @@
+// What the report's formats share (see report_internal.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report_internal.hpp"
+
+namespace hpo::report_internal {
+
+namespace {
+
+bool Maximize(const StudyContents& study) { return study.attributes.metric_goal == "maximize"; }
+
+}  // namespace
+
+std::string Goal(const StudyContents& study) {
+  return study.attributes.metric_goal.empty() ? "minimize" : study.attributes.metric_goal;
+}
+
+std::vector<const TrialResult*> Leaderboard(const StudyContents& study) {
+  std::vector<const TrialResult*> board;
+  for (const TrialResult& trial : study.trials) board.push_back(&trial);
+  const bool maximize = Maximize(study);
+  std::sort(board.begin(), board.end(), [maximize](const TrialResult* a, const TrialResult* b) {
+    const bool a_none = std::isnan(a->objective);
+    const bool b_none = std::isnan(b->objective);
+    if (a_none != b_none) return b_none;
+    if (!a_none && a->objective != b->objective) {
+      return maximize ? a->objective > b->objective : a->objective < b->objective;
+    }
+    return a->trial_id < b->trial_id;
+  });
+  return board;
+}
+
+const StudyAttribute* FindExtra(const StudyContents& study, const char* name) {
+  const auto found = study.extra_attributes.find(name);
+  return found == study.extra_attributes.end() ? nullptr : &found->second;
+}
+
+std::optional<int64_t> BestTrialId(const StudyContents& study,
+                                   const std::vector<const TrialResult*>& board) {
+  if (const StudyAttribute* attribute = FindExtra(study, kBestTrialAttribute)) {
+    if (const auto* id = std::get_if<int64_t>(attribute)) return *id;
+    if (const auto* id = std::get_if<double>(attribute)) return static_cast<int64_t>(*id);
+  }
+  if (!board.empty() && !std::isnan(board.front()->objective)) return board.front()->trial_id;
+  return std::nullopt;
+}
+
+std::string StatusCounts(const StudyContents& study) {
+  size_t counts[4] = {0, 0, 0, 0};
+  for (const TrialResult& trial : study.trials) ++counts[static_cast<int>(trial.status)];
+  std::string text = std::to_string(study.trials.size()) + " trials: " + std::to_string(counts[0]) +
+                     " completed, " + std::to_string(counts[1]) + " stopped, " +
+                     std::to_string(counts[2]) + " failed";
+  if (counts[3] != 0) text += ", " + std::to_string(counts[3]) + " running";
+  return text;
+}
+
+std::string AttributeText(const StudyAttribute& value) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value)) return FormatParamValue(*d);
+  return std::get<std::string>(value);
+}
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned char>(c));
+          out += escaped;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double value) {
+  return std::isfinite(value) ? FormatParamValueExact(value) : "null";
+}
+
+std::string JsonValue(const StudyAttribute& value) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value)) return JsonNumber(*d);
+  return JsonString(std::get<std::string>(value));
+}
+
+}  // namespace hpo::report_internal

@@ -1,0 +1,50 @@
+// Private to hpo_core's report module: what the text formats (report.cpp) and the HTML page
+// (html_report.cpp) share. Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hpo/study_file.hpp"
+
+namespace hpo::report_internal {
+
+// Root attributes the sweep adds beyond the standard ones: the best trial's id and its accuracy on
+// the held-out test set.
+inline constexpr char kBestTrialAttribute[] = "best_trial_id";
+inline constexpr char kTestAccuracyAttribute[] = "test_accuracy";
+
+// The page's stylesheet and script (core/src/report/templates/report.{css,js}, compiled in).
+extern const char kReportCss[];
+extern const char kReportJs[];
+
+// "maximize" or "minimize" (a study without a goal attribute minimizes).
+std::string Goal(const StudyContents& study);
+
+// All trials, best first by the study's goal (ties by trial id), then those without an objective
+// by trial id.
+std::vector<const TrialResult*> Leaderboard(const StudyContents& study);
+
+// The root attribute `name` beyond the standard ones, or nullptr.
+const StudyAttribute* FindExtra(const StudyContents& study, const char* name);
+
+// The best trial: the study's best_trial_id attribute when it has one, else the leaderboard's
+// first trial with an objective.
+std::optional<int64_t> BestTrialId(const StudyContents& study,
+                                   const std::vector<const TrialResult*>& board);
+
+// "N trials: A completed, B stopped, C failed[, D running]".
+std::string StatusCounts(const StudyContents& study);
+
+// An attribute as text: integers exactly, doubles as FormatParamValue, strings as they are.
+std::string AttributeText(const StudyAttribute& value);
+
+// JSON: a quoted, escaped string; a number (null when not finite); an attribute or hyperparameter
+// value as a JSON string or number.
+std::string JsonString(const std::string& text);
+std::string JsonNumber(double value);
+std::string JsonValue(const StudyAttribute& value);
+
+}  // namespace hpo::report_internal

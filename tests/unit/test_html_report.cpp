@@ -1,0 +1,219 @@
+// Tests of FormatHtmlReport: the embedded study JSON (read back with Python), the axes it gives
+// the plot (from the config, or from the data when the config does not parse), that no study text
+// can break out of the page's script or markup, and that the page needs nothing from the network.
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "hpo/report.hpp"
+
+namespace hpo {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+constexpr char kConfig[] = R"(task: fashion_mnist
+sweep:
+  method: random
+  run_cap: 3
+  metric: {name: val_accuracy, goal: maximize}
+  parameters:
+    lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
+    optimizer: {values: [sgd, adamw, adam]}
+    width: {distribution: int_uniform, min: 4, max: 64}
+    dropout: {value: 0.25}
+epochs: 3
+)";
+
+TrialResult Trial(int64_t id, TrialStatus status, double objective, double lr,
+                  std::string optimizer, int64_t width) {
+  TrialResult trial;
+  trial.trial_id = id;
+  trial.status = status;
+  trial.objective = objective;
+  trial.params = {
+      {"lr", lr}, {"optimizer", std::move(optimizer)}, {"width", width}, {"dropout", 0.25}};
+  trial.group = 0;
+  trial.duration_s = 1.5;
+  return trial;
+}
+
+// Curves report val_loss then val_accuracy; the sweep metric is val_accuracy.
+void AddCurve(TrialResult* trial, const std::vector<double>& accuracies) {
+  for (size_t e = 0; e < accuracies.size(); ++e) {
+    trial->curve.push_back({static_cast<int64_t>(e + 1), {1.0 - accuracies[e], accuracies[e]}});
+  }
+  trial->epochs = static_cast<int64_t>(accuracies.size());
+  if (!accuracies.empty()) trial->objective = accuracies.back();
+}
+
+StudyContents TestStudy() {
+  StudyContents study;
+  study.layout.params = {{"lr", ParamType::kFloat, 0},
+                         {"optimizer", ParamType::kString, 16},
+                         {"width", ParamType::kInt, 0},
+                         {"dropout", ParamType::kFloat, 0}};
+  study.layout.metric_names = {"val_loss", "val_accuracy"};
+  study.attributes.config = kConfig;
+  study.attributes.metric_name = "val_accuracy";
+  study.attributes.metric_goal = "maximize";
+  study.attributes.world_size = 4;
+  study.attributes.start_time = "2026-11-23T18:00:00Z";
+  study.attributes.version = "0.1.0";
+  study.trials = {Trial(0, TrialStatus::kCompleted, 0.0, 0.001, "adam", 16),
+                  Trial(1, TrialStatus::kStopped, 0.0, 0.05, "sgd", 8),
+                  Trial(2, TrialStatus::kFailed, kNaN, 0.0002, "adamw", 32)};
+  AddCurve(&study.trials[0], {0.7, 0.8, 0.85});
+  AddCurve(&study.trials[1], {0.5});
+  AddCurve(&study.trials[2], {0.6, kNaN});
+  study.trials[2].objective = kNaN;
+  study.trials[2].message = "loss diverged";
+  study.extra_attributes["test_accuracy"] = 0.84;
+  return study;
+}
+
+// Runs `check` (Python) with the path of a file holding `text`; true when it exits 0.
+bool PythonCheck(const std::string& text, const std::string& check) {
+  std::string path = testing::TempDir() + "hpo_html_XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return false;
+  close(fd);
+  std::ofstream(path) << text;
+  const std::string script = path + ".py";
+  std::ofstream(script) << check;
+  const int status = std::system(("/usr/bin/python3 '" + script + "' '" + path + "'").c_str());
+  std::filesystem::remove(path);
+  std::filesystem::remove(script);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Python that loads the page's study JSON into `r`.
+constexpr char kLoadStudy[] =
+    "import json, re, sys\n"
+    "page = open(sys.argv[1]).read()\n"
+    "m = re.search(r'<script id=\"hpo-study\" type=\"application/json\">(.*?)</script>', page,"
+    " re.S)\n"
+    "r = json.loads(m.group(1))\n";
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(HtmlReportTest, EmbedsEveryTrialBestFirstWithItsMetricCurve) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string page = FormatHtmlReport(TestStudy());
+  const std::string check =
+      std::string(kLoadStudy) +
+      "assert r['metric'] == 'val_accuracy' and r['goal'] == 'maximize', r\n"
+      "assert r['best_trial_id'] == 0, r\n"
+      "assert r['params'] == ['lr', 'optimizer', 'width', 'dropout'], r['params']\n"
+      "t = r['trials']\n"
+      "assert [x['trial_id'] for x in t] == [0, 1, 2], t\n"
+      "assert [x['status'] for x in t] == ['completed', 'stopped', 'failed'], t\n"
+      "assert t[0]['curve'] == [[1, 0.7], [2, 0.8], [3, 0.85]], t[0]\n"
+      "assert t[0]['params'] == {'lr': 0.001, 'optimizer': 'adam', 'width': 16,"
+      " 'dropout': 0.25}, t[0]\n"
+      "assert t[1]['epochs'] == 1 and t[1]['objective'] == 0.5, t[1]\n"
+      "assert t[2]['objective'] is None and t[2]['curve'] == [[1, 0.6], [2, None]], t[2]\n"
+      "assert t[2]['message'] == 'loss diverged', t[2]\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
+  EXPECT_NE(page.find("Best trial: <b>0</b>, val_accuracy 0.85"), std::string::npos) << page;
+  EXPECT_NE(page.find("test accuracy 0.84"), std::string::npos);
+  EXPECT_NE(page.find("3 trials: 1 completed, 1 stopped, 1 failed"), std::string::npos);
+}
+
+TEST(HtmlReportTest, AxesFollowTheConfig) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string page = FormatHtmlReport(TestStudy());
+  // lr is log-scaled over the config's bounds (wider than the trials' 0.0002..0.05); the
+  // categories keep the config's order; width spans int_uniform's bounds; the constant dropout
+  // gets no axis.
+  const std::string check = std::string(kLoadStudy) +
+                            "a = r['axes']\n"
+                            "assert [x['name'] for x in a] == ['lr', 'optimizer', 'width'], a\n"
+                            "assert a[0] == {'name': 'lr', 'scale': 'log', 'min': 0.0001,"
+                            " 'max': 0.1}, a[0]\n"
+                            "assert a[1] == {'name': 'optimizer', 'scale': 'categorical',"
+                            " 'categories': ['sgd', 'adamw', 'adam']}, a[1]\n"
+                            "assert a[2] == {'name': 'width', 'scale': 'linear', 'min': 4,"
+                            " 'max': 64}, a[2]\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
+}
+
+TEST(HtmlReportTest, AxesFollowTheDataWhenTheConfigDoesNotParse) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  StudyContents study = TestStudy();
+  study.attributes.config = "not: [a config";
+  const std::string page = FormatHtmlReport(study);
+  // lr spans 0.0002..0.05 (2.4 decades: linear); strings sort; the constant is an axis too.
+  const std::string check = std::string(kLoadStudy) +
+                            "a = r['axes']\n"
+                            "assert [x['name'] for x in a] == ['lr', 'optimizer', 'width',"
+                            " 'dropout'], a\n"
+                            "assert a[0] == {'name': 'lr', 'scale': 'linear', 'min': 0.0002,"
+                            " 'max': 0.05}, a[0]\n"
+                            "assert a[1]['categories'] == ['adam', 'adamw', 'sgd'], a[1]\n"
+                            "assert a[2] == {'name': 'width', 'scale': 'linear', 'min': 8,"
+                            " 'max': 32}, a[2]\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
+
+  study.trials[1].params[0].value = 1e-6;  // now 4.7 decades: log
+  const std::string log_check =
+      std::string(kLoadStudy) + "assert r['axes'][0]['scale'] == 'log', r['axes'][0]\n";
+  EXPECT_TRUE(PythonCheck(FormatHtmlReport(study), log_check));
+}
+
+TEST(HtmlReportTest, NoStudyTextEndsTheScriptOrTheMarkup) {
+  StudyContents study = TestStudy();
+  study.attributes.config = std::string(kConfig) + "# </pre><script>alert(1)</script>\n";
+  study.trials[2].message = "</script><script>alert(2)</script><!--";
+  study.attributes.metric_name = "val_accuracy</title>";
+  const std::string page = FormatHtmlReport(study);
+  // The page's own two script elements close; nothing from the study adds a tag.
+  EXPECT_EQ(Count(page, "</script>"), 2u) << page;
+  EXPECT_EQ(Count(page, "<script"), 2u) << page;
+  EXPECT_EQ(Count(page, "</pre>"), 1u) << page;
+  EXPECT_EQ(Count(page, "</title>"), 1u) << page;
+  EXPECT_NE(page.find("\\u003c/script>\\u003cscript>alert(2)"), std::string::npos) << page;
+  EXPECT_NE(page.find("# &lt;/pre&gt;&lt;script&gt;"), std::string::npos) << page;
+}
+
+TEST(HtmlReportTest, PageIsSelfContained) {
+  const std::string page = FormatHtmlReport(TestStudy());
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("HpoReport.render("), std::string::npos) << "the script is embedded";
+  EXPECT_NE(page.find("svg polyline.dimmed"), std::string::npos) << "the stylesheet is embedded";
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find(" src="), std::string::npos);
+  // The one URL is the SVG namespace, which is a name, not a fetch.
+  EXPECT_EQ(Count(page, "http"), Count(page, "http://www.w3.org/2000/svg"));
+}
+
+TEST(HtmlReportTest, EmptyStudyGivesAPageWithoutTrials) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  StudyContents study = TestStudy();
+  study.trials.clear();
+  study.extra_attributes.clear();
+  const std::string page = FormatHtmlReport(study);
+  const std::string check = std::string(kLoadStudy) +
+                            "assert r['trials'] == [] and r['best_trial_id'] is None, r\n"
+                            "assert r['axes'][0]['min'] == 0.0001, r['axes']\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
+  EXPECT_EQ(page.find("Best trial"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hpo
