@@ -73,6 +73,16 @@ const failedAxes = report.buildAxes(failed);
 assert.strictEqual(failedAxes[3].min, 0);
 assert.strictEqual(report.goodness(failed, failedAxes, data.trials[3]), null);
 
+// Ticks: decades on a log axis, round steps on a linear one, every category.
+const labels = (axis) => report.axisTicks(axis).map((t) => t[1]);
+assert.deepStrictEqual(labels(axes[0]), ["1.00e-4", "0.001", "0.01"]);
+assert.deepStrictEqual(labels(axes[1]), ["sgd", "adam", "adamw"]);
+assert.deepStrictEqual(labels(axes[2]), ["20", "40", "60"]);
+assert.deepStrictEqual(labels(axes[3]), ["0.7", "0.75", "0.8", "0.85", "0.9"]);
+assert.deepStrictEqual(labels({scale: "linear", min: 0.01, max: 0.87, position: () => 0}),
+                       ["0.2", "0.4", "0.6", "0.8"]);
+for (const [position] of report.axisTicks(axes[2])) assert.ok(position >= 0 && position <= 1);
+
 assert.strictEqual(report.formatValue(0.000123456), "1.23e-4");
 assert.strictEqual(report.formatValue(0.87654321), "0.8765");
 assert.strictEqual(report.formatValue(64), "64");

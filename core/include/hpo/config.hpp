@@ -43,6 +43,10 @@ enum class Distribution {
 // The W&B spelling ("int_uniform", "log_uniform_values", ...).
 const char* DistributionName(Distribution distribution);
 
+// Whether values are drawn on a log scale: log_uniform*, q_log_uniform*, inv_log_uniform*,
+// log_normal and q_log_normal.
+bool IsLogScale(Distribution distribution);
+
 // One swept hyperparameter. Which fields are meaningful depends on `distribution`.
 struct ParameterSpec {
   std::string name;

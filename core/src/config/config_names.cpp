@@ -3,6 +3,22 @@
 
 namespace hpo {
 
+bool IsLogScale(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::kLogUniform:
+    case Distribution::kLogUniformValues:
+    case Distribution::kQLogUniform:
+    case Distribution::kQLogUniformValues:
+    case Distribution::kInvLogUniform:
+    case Distribution::kInvLogUniformValues:
+    case Distribution::kLogNormal:
+    case Distribution::kQLogNormal:
+      return true;
+    default:
+      return false;
+  }
+}
+
 const char* DistributionName(Distribution distribution) {
   switch (distribution) {
     case Distribution::kConstant:

@@ -37,22 +37,6 @@ struct Axis {
   std::vector<ParamValue> categories;  // categorical axes, bottom to top
 };
 
-bool IsLogScale(Distribution distribution) {
-  switch (distribution) {
-    case Distribution::kLogUniform:
-    case Distribution::kLogUniformValues:
-    case Distribution::kQLogUniform:
-    case Distribution::kQLogUniformValues:
-    case Distribution::kInvLogUniform:
-    case Distribution::kInvLogUniformValues:
-    case Distribution::kLogNormal:
-    case Distribution::kQLogNormal:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void Extend(Axis* axis, double value) {
   if (!std::isfinite(value) || (axis->scale == AxisScale::kLog && value <= 0.0)) return;
   axis->min = std::min(axis->min, value);

@@ -65,19 +65,8 @@ void ContinuousRange(const ParameterSpec& spec, double* low, double* high) {
 
 // The coordinate of a numeric value before clamping (log space for the log-scale distributions).
 double Transform(Distribution distribution, double value) {
-  switch (distribution) {
-    case Distribution::kLogUniform:
-    case Distribution::kLogUniformValues:
-    case Distribution::kQLogUniform:
-    case Distribution::kQLogUniformValues:
-    case Distribution::kInvLogUniform:
-    case Distribution::kInvLogUniformValues:
-    case Distribution::kLogNormal:
-    case Distribution::kQLogNormal:
-      return value > 0.0 ? std::log(value) : -std::numeric_limits<double>::infinity();
-    default:
-      return value;
-  }
+  if (!IsLogScale(distribution)) return value;
+  return value > 0.0 ? std::log(value) : -std::numeric_limits<double>::infinity();
 }
 
 ParamValue DecodeContinuous(const ParameterSpec& spec, double x) {

@@ -110,18 +110,35 @@ const HpoReport = (() => {
                                                       : v.toExponential(2);
   }
 
-  function axisTicks(axis) {
-    if (axis.scale === "categorical") return axis.categories.map((c) => [axis.position(c), c]);
+  // Round tick values inside [min, max]: steps of 1, 2 or 5 times a power of ten, about five
+  // intervals; on a log axis the powers of ten when it spans at least two of them.
+  function niceTicks(min, max) {
+    if (!(max > min)) return [min];
+    const raw = (max - min) / 5;
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw * (1 - 1e-9));
     const ticks = [];
-    for (let k = 0; k <= 4; ++k) {
-      const f = k / 4;
-      const v = axis.scale === "log" ? Math.exp(Math.log(axis.min) +
-                                                (Math.log(axis.max) - Math.log(axis.min)) * f)
-                                     : axis.min + (axis.max - axis.min) * f;
-      ticks.push([axis.max === axis.min ? 0.5 : f, formatValue(v)]);
-      if (axis.max === axis.min) break;
+    for (let v = Math.ceil(min / step - 1e-9) * step; v <= max + step * 1e-9; v += step) {
+      ticks.push(Number(v.toPrecision(12)));
     }
     return ticks;
+  }
+
+  function logTicks(min, max) {
+    const ticks = [];
+    for (let k = Math.ceil(Math.log10(min) - 1e-9); k <= Math.floor(Math.log10(max) + 1e-9); ++k) {
+      ticks.push(Number(Math.pow(10, k).toPrecision(12)));
+    }
+    if (ticks.length >= 2) return ticks;
+    return niceTicks(min, max).filter((v) => v > 0);
+  }
+
+  // [position, label] pairs for an axis.
+  function axisTicks(axis) {
+    if (axis.scale === "categorical") return axis.categories.map((c) => [axis.position(c), c]);
+    const values = axis.scale === "log" ? logTicks(axis.min, axis.max)
+                                        : niceTicks(axis.min, axis.max);
+    return values.map((v) => [axis.position(v), formatValue(v)]);
   }
 
   function render(data) {
@@ -250,11 +267,11 @@ const HpoReport = (() => {
     const frame = element("g", {class: "axis"}, svg);
     element("line", {x1: left, x2: width - right, y1: height - bottom, y2: height - bottom}, frame);
     element("line", {x1: left, x2: left, y1: top, y2: height - bottom}, frame);
-    for (let k = 0; k <= 4; ++k) {
-      const v = lo + ((hi - lo) * k) / 4;
+    for (const v of niceTicks(lo, hi)) {
       element("text", {x: left - 6, y: y(v) + 4, "text-anchor": "end"}, frame).textContent =
           formatValue(v);
-      const e = Math.round(1 + ((maxEpoch - 1) * k) / 4);
+    }
+    for (const e of niceTicks(1, maxEpoch).filter((e) => Number.isInteger(e))) {
       element("text", {x: x(e), y: height - bottom + 16, "text-anchor": "middle"}, frame)
           .textContent = e;
     }
@@ -308,7 +325,7 @@ const HpoReport = (() => {
     }
   }
 
-  return {buildAxes, goodness, colour, selectTrials, sortTrials, formatValue, render};
+  return {buildAxes, goodness, colour, selectTrials, sortTrials, formatValue, axisTicks, render};
 })();
 
 if (typeof module !== "undefined") {
