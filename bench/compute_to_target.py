@@ -9,9 +9,16 @@ really reaches the target.
 
 usage: compute_to_target.py HPO_BINARY [--space tuned|wide|long] [--seeds 1,2,3] [--ranks 4]
                             [--target 0.86] [--run-cap N] [--methods random,bayes+hyperband]
-                            [--keep DIR]
+                            [--keep DIR [--reuse]]
 --run-cap replaces both configs' run_cap (the same for both methods); --keep leaves the studies in
-DIR (one folder per method and seed) instead of a temporary folder.
+DIR (one folder per method and seed) instead of a temporary folder. --reuse reads a study already
+kept in DIR instead of running it again, when that sweep had the same run_cap and a target at
+least as hard as --target (its trials up to the first one reaching --target are then exactly
+those of a sweep with --target: a sweep's trials do not depend on its target until it ends).
+For random search (no early stopping) it also prints the expected cost estimated from the pool of
+all its seeds' trials, each a random configuration trained for every epoch: with N trials of which
+K reach the target, p = K/N and expected epochs = (1 - p) / p * epochs + mean epoch of reaching it
+(a sequential sweep; less noisy than the median of a few seeds).
 "tuned" is a small space of sensible settings; "wide" an untuned one where most settings train
 badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early stopping matters;
 "long" is "wide" trained for 27 epochs and validated on 5,000 samples instead of 9 and 1,000, with
@@ -58,6 +65,44 @@ def run_sweep(hpo, config, seed, target, ranks, output, run_cap=None):
     return os.path.join(output, "study", "study.h5")
 
 
+def kept_study(config, target, run_cap):
+    """The kept study beside `config` when its sweep can stand for one with `target`, else None."""
+    study = os.path.join(os.path.dirname(config), "study", "study.h5")
+    if not os.path.exists(study):
+        return None
+    with open(config) as f:
+        text = f.read()
+    kept_target = float(re.search(r"target: ([0-9.]+)}", text).group(1))
+    kept_cap = int(re.search(r"run_cap: ([0-9]+)\n", text).group(1))
+    if kept_target < target or (run_cap is not None and kept_cap != run_cap):
+        return None
+    return study
+
+
+def pool_estimate(studies, target, epochs):
+    """(trials, trials reaching target, expected epochs or None) over the trials known to reach
+    the target or to miss it (trained every epoch)."""
+    trained = reached = 0
+    hit_epochs = []
+    for study in studies:
+        with h5py.File(study, "r") as f:
+            trials = f["trials"][:]
+            curves = f["curves"][:]
+        for trial in trials:
+            rows = curves[curves["trial_id"] == trial["trial_id"]]
+            hits = [int(r["epoch"]) for r in rows if r["val_accuracy"] >= target]
+            if not hits and int(trial["epochs"]) != epochs:
+                continue  # cut short by the end of the sweep: not known to miss
+            trained += 1
+            if hits:
+                reached += 1
+                hit_epochs.append(hits[0])
+    if not reached:
+        return trained, 0, None
+    p = reached / trained
+    return trained, reached, (1 - p) / p * epochs + statistics.mean(hit_epochs)
+
+
 def epochs_to_target(study, target):
     """(epochs spent until the target was first reached or None, total epochs, consistent)."""
     with h5py.File(study, "r") as f:
@@ -89,6 +134,8 @@ def main():
     parser.add_argument("--methods", default=None,
                         help="comma-separated subset of the space's methods")
     parser.add_argument("--keep", default=None, help="keep the studies in this folder")
+    parser.add_argument("--reuse", action="store_true",
+                        help="read studies kept in --keep that can stand for this run")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     ok = True
@@ -98,11 +145,18 @@ def main():
         if args.methods:
             methods = {m: methods[m] for m in args.methods.split(",")}
         results = {method: [] for method in methods}
+        studies = {}
         for seed in seeds:  # interleaved, so both methods see the same machine noise
             for method, config in methods.items():
                 out = os.path.join(tmp, "%s-%d" % (method.replace("+", "_"), seed))
-                study = run_sweep(args.hpo, os.path.join(HERE, "configs", config), seed,
-                                  args.target, args.ranks, out, args.run_cap)
+                study = None
+                if args.reuse and args.keep:
+                    study = kept_study(os.path.join(out, "config.yaml"), args.target,
+                                       args.run_cap)
+                if study is None:
+                    study = run_sweep(args.hpo, os.path.join(HERE, "configs", config), seed,
+                                      args.target, args.ranks, out, args.run_cap)
+                studies.setdefault(method, []).append(study)
                 reached, total, consistent = epochs_to_target(study, args.target)
                 ok &= consistent
                 results[method].append((reached, total))
@@ -119,6 +173,14 @@ def main():
                   % (args.space, method, args.seeds, args.target, statistics.median(costs),
                      "/".join(str(c) for c in costs), reached, len(runs),
                      "ok" if ok else "FAILED"), flush=True)
+        if "random" in studies:
+            with open(os.path.join(HERE, "configs", methods["random"])) as f:
+                epochs = int(re.search(r"\nepochs: ([0-9]+)", f.read()).group(1))
+            trained, reached, expected = pool_estimate(studies["random"], args.target, epochs)
+            print("bench=compute_to_target space=%s method=random-pool target=%g trials=%d "
+                  "reached=%d expected_epochs=%s" % (args.space, args.target, trained, reached,
+                                                     "%.0f" % expected if expected else "none"),
+                  flush=True)
     return 0 if ok else 1
 
 
