@@ -119,14 +119,19 @@ class CountingSearcher final : public Searcher {
   Status RestoreState(const std::string&) override { return Status::Ok(); }
 };
 
+// Keeps staged rows in memory and counts how many of them each publish covered.
 class MemoryStudy final : public StudyWriter {
  public:
-  Status Append(const TrialResult& result) override {
+  Status Stage(const TrialResult& result) override {
     rows.push_back(result);
     return Status::Ok();
   }
-  Status SetAttribute(const std::string&, const StudyAttribute&) override { return Status::Ok(); }
+  Status Publish(const std::map<std::string, StudyAttribute>&) override {
+    published_rows = rows.size();
+    return Status::Ok();
+  }
   std::vector<TrialResult> rows;
+  size_t published_rows = 0;
 };
 
 TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
@@ -188,6 +193,7 @@ TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
   if (world.rank() == 0) {
     server.join();
     ASSERT_EQ(study.rows.size(), 7u);
+    EXPECT_EQ(study.published_rows, 7u);  // the last results are published before it returns
     std::vector<int64_t> ids;
     for (const TrialResult& row : study.rows) ids.push_back(row.trial_id);
     std::sort(ids.begin(), ids.end());

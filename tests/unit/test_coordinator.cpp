@@ -45,21 +45,30 @@ class ScriptedSearcher final : public Searcher {
   std::optional<int64_t> space_;
 };
 
+// Records staged rows and, per publish, how many rows it covered; a publish can take
+// `publish_seconds` on the fixture's clock and can be made to fail.
 class RecordingStudy final : public StudyWriter {
  public:
-  Status Append(const TrialResult& result) override {
+  Status Stage(const TrialResult& result) override {
     if (fail_next) return Status::Failure("disk full");
     rows.push_back(result);
     return Status::Ok();
   }
-  Status SetAttribute(const std::string& name, const StudyAttribute& value) override {
-    attributes[name] = value;
+  Status Publish(const std::map<std::string, StudyAttribute>& set) override {
+    if (fail_publish) return Status::Failure("file system gone");
+    for (const auto& [name, value] : set) attributes[name] = value;
+    publishes.push_back(rows.size());
+    *clock += publish_seconds;
     return Status::Ok();
   }
 
-  std::vector<TrialResult> rows;
+  std::vector<TrialResult> rows;  // staged, in order
+  std::vector<size_t> publishes;  // per publish: the rows staged by then
   std::map<std::string, StudyAttribute> attributes;
   bool fail_next = false;
+  bool fail_publish = false;
+  double* clock = nullptr;
+  double publish_seconds = 0.0;
 };
 
 // Stops trial `victim` at epoch `at_epoch`; records what it was told.
@@ -98,6 +107,7 @@ class CoordinatorTest : public ::testing::Test {
     config_.sweep.metric.name = "val_accuracy";
     config_.sweep.metric.goal = Goal::kMaximize;
     config_.sweep.run_cap = 5;
+    study_.clock = &now_;
   }
 
   std::unique_ptr<Coordinator> Make(int groups, std::optional<int64_t> space = std::nullopt,
@@ -263,7 +273,10 @@ TEST_F(CoordinatorTest, ResultsAreRecordedWithObjectiveGroupAndBestKept) {
   EXPECT_DOUBLE_EQ(study_.rows[0].objective, 0.7);  // the last epoch's val_accuracy
   ASSERT_TRUE(coordinator->best_trial().has_value());
   EXPECT_EQ(coordinator->best_trial()->trial_id, 0);
-  // Trial 1 was best until trial 0 beat it; trial 2 never was.
+  // Trial 1 was best until trial 0 beat it; trial 2 never was. Their weights go once the study
+  // that names trial 0 the best is published.
+  EXPECT_TRUE(artifacts_.discarded.empty());
+  ASSERT_TRUE(coordinator->Publish().ok());
   EXPECT_EQ(artifacts_.discarded, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(searcher_->observed.size(), 3u);
   EXPECT_EQ(coordinator->trials_finished(), 3);
@@ -384,10 +397,13 @@ TEST_F(CoordinatorTest, SchedulerStopsATrialAndItsReasonIsRecorded) {
   EXPECT_EQ(Request(*coordinator, 1).trial.trial_id, 2);
 }
 
-TEST_F(CoordinatorTest, SearchStateIsSavedInTheStudyAfterEveryResult) {
+TEST_F(CoordinatorTest, SearchStateIsPublishedWithTheResults) {
   auto coordinator = Make(1, std::nullopt, /*with_scheduler=*/true);
   Request(*coordinator, 0);
   ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  EXPECT_TRUE(study_.attributes.empty());
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1}));
   EXPECT_EQ(std::get<std::string>(study_.attributes.at("searcher_state")), "01ab");
   EXPECT_EQ(std::get<std::string>(study_.attributes.at("scheduler_state")), "7363686564");
 }
@@ -472,15 +488,22 @@ sweep:
   return config;
 }
 
-// Drives a coordinator over two groups with a fixed script and records every dispatch.
+// Drives a coordinator over two groups with a fixed script and records every dispatch. After
+// every `publish_every`-th result the coordinator is idle (and publishes what is staged).
 struct ScriptedSweep {
   SweepConfig config = ResumableConfig();
   RecordingStudy study;
   RecordingArtifacts artifacts;
   std::unique_ptr<Coordinator> coordinator;
   std::vector<TrialSpec> dispatched;
+  size_t publish_every = 1;
+  size_t results = 0;
+  double clock = 0.0;
 
-  ScriptedSweep() { coordinator = MakeCoordinator(); }
+  ScriptedSweep() {
+    study.clock = &clock;
+    coordinator = MakeCoordinator();
+  }
 
   std::unique_ptr<Coordinator> MakeCoordinator() {
     CoordinatorDeps deps;
@@ -492,8 +515,10 @@ struct ScriptedSweep {
     return std::make_unique<Coordinator>(config, 2, std::move(deps));
   }
 
-  // What a crash leaves: the study as last written. A new coordinator takes it over.
+  // What a crash leaves: the study as last published (what was staged after it is lost). A new
+  // coordinator takes it over.
   void CrashAndResume() {
+    study.rows.resize(study.publishes.empty() ? 0 : study.publishes.back());
     StudyContents contents;
     contents.trials = study.rows;
     contents.extra_attributes = study.attributes;
@@ -538,6 +563,9 @@ struct ScriptedSweep {
     done.result.curve = curve;
     std::optional<ControlMessage> reply;
     EXPECT_TRUE(coordinator->Handle(group, done, &reply).ok());
+    if (++results % publish_every == 0) {
+      EXPECT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+    }
   }
 };
 
@@ -551,32 +579,39 @@ TEST(CoordinatorResumeTest, ACrashAtAnyDispatchResumesLikeTheUninterruptedSweep)
   }
   ASSERT_EQ(whole.study.rows.size(), 7u);
 
-  for (size_t crash_after = 1; crash_after < 7; ++crash_after) {
-    SCOPED_TRACE("crash after " + std::to_string(crash_after) + " results");
-    ScriptedSweep sweep;
-    // Group 1 gets a trial that is still running at the crash; group 0 finishes trials.
-    std::optional<TrialSpec> running = sweep.Request(1);
-    ASSERT_TRUE(running);
-    for (size_t done = 0; done < crash_after; ++done) sweep.Run(0, *sweep.Request(0));
-    sweep.CrashAndResume();
-    // The running trial comes back first, identical; the sweep then goes on to run_cap.
-    std::optional<TrialSpec> again = sweep.Request(0);
-    ASSERT_TRUE(again);
-    EXPECT_EQ(again->trial_id, running->trial_id);
-    EXPECT_EQ(again->seed, running->seed);
-    EXPECT_EQ(FormatParamValue(again->params[0].value), FormatParamValue(running->params[0].value));
-    sweep.Run(0, *again);
-    while (std::optional<TrialSpec> trial = sweep.Request(0)) sweep.Run(0, *trial);
-    ASSERT_EQ(sweep.study.rows.size(), 7u);
-    // Same trials, same hyperparameters, same seeds as the uninterrupted sweep.
-    std::map<int64_t, const TrialSpec*> by_id;
-    for (const TrialSpec& trial : whole.dispatched) by_id[trial.trial_id] = &trial;
-    for (const TrialSpec& trial : sweep.dispatched) {
-      ASSERT_EQ(by_id.count(trial.trial_id), 1u);
-      EXPECT_EQ(trial.seed, by_id[trial.trial_id]->seed);
-      for (size_t p = 0; p < trial.params.size(); ++p) {
-        EXPECT_EQ(FormatParamValueExact(trial.params[p].value),
-                  FormatParamValueExact(by_id[trial.trial_id]->params[p].value));
+  // Publishing after every result, and after every third: then the crash also loses up to two
+  // staged results, whose trials run again from their checkpoints.
+  for (size_t publish_every : {1, 3}) {
+    for (size_t crash_after = 1; crash_after < 7; ++crash_after) {
+      SCOPED_TRACE("crash after " + std::to_string(crash_after) + " results, publishing every " +
+                   std::to_string(publish_every));
+      ScriptedSweep sweep;
+      sweep.publish_every = publish_every;
+      // Group 1 gets a trial that is still running at the crash; group 0 finishes trials.
+      std::optional<TrialSpec> running = sweep.Request(1);
+      ASSERT_TRUE(running);
+      for (size_t done = 0; done < crash_after; ++done) sweep.Run(0, *sweep.Request(0));
+      sweep.CrashAndResume();
+      // The running trial comes back first, identical; the sweep then goes on to run_cap.
+      std::optional<TrialSpec> again = sweep.Request(0);
+      ASSERT_TRUE(again);
+      EXPECT_EQ(again->trial_id, running->trial_id);
+      EXPECT_EQ(again->seed, running->seed);
+      EXPECT_EQ(FormatParamValue(again->params[0].value),
+                FormatParamValue(running->params[0].value));
+      sweep.Run(0, *again);
+      while (std::optional<TrialSpec> trial = sweep.Request(0)) sweep.Run(0, *trial);
+      ASSERT_EQ(sweep.study.rows.size(), 7u);
+      // Same trials, same hyperparameters, same seeds as the uninterrupted sweep.
+      std::map<int64_t, const TrialSpec*> by_id;
+      for (const TrialSpec& trial : whole.dispatched) by_id[trial.trial_id] = &trial;
+      for (const TrialSpec& trial : sweep.dispatched) {
+        ASSERT_EQ(by_id.count(trial.trial_id), 1u);
+        EXPECT_EQ(trial.seed, by_id[trial.trial_id]->seed);
+        for (size_t p = 0; p < trial.params.size(); ++p) {
+          EXPECT_EQ(FormatParamValueExact(trial.params[p].value),
+                    FormatParamValueExact(by_id[trial.trial_id]->params[p].value));
+        }
       }
     }
   }
@@ -635,7 +670,85 @@ TEST_F(CoordinatorTest, AFailedTrialRunsAgainWithANewSeedUpToTrialRetries) {
   ASSERT_EQ(study_.rows.size(), 1u);
   EXPECT_EQ(study_.rows[0].message, "boom (after 1 retries)");
   EXPECT_EQ(Request(*coordinator, 0).trial.trial_id, first.trial_id + 1);
+  // The first attempt's checkpoint went at once; the last one's goes with the published result.
+  EXPECT_EQ(artifacts_.checkpoints_discarded, (std::vector<int64_t>{0}));
+  ASSERT_TRUE(coordinator->Publish().ok());
   EXPECT_EQ(artifacts_.checkpoints_discarded, (std::vector<int64_t>{0, 0}));
+}
+
+TEST_F(CoordinatorTest, AResultIsPublishedWhenIdleAndOnlyThenItsCheckpointDeleted) {
+  auto coordinator = Make(1);
+  Request(*coordinator, 0);
+  ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  EXPECT_EQ(study_.rows.size(), 1u);  // staged
+  EXPECT_TRUE(study_.publishes.empty());
+  EXPECT_EQ(coordinator->results_unpublished(), 1u);
+  EXPECT_TRUE(artifacts_.checkpoints_discarded.empty());  // a crash now would resume from it
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1}));
+  EXPECT_EQ(coordinator->results_unpublished(), 0u);
+  EXPECT_EQ(artifacts_.checkpoints_discarded, (std::vector<int64_t>{0}));
+  EXPECT_EQ(std::get<std::string>(study_.attributes.at("running_trials")),
+            "0000000000000000");  // no trial left unfinished: an empty list
+  // Nothing staged: nothing to publish.
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  ASSERT_TRUE(coordinator->Publish().ok());
+  EXPECT_EQ(study_.publishes.size(), 1u);
+}
+
+TEST_F(CoordinatorTest, ResultsArrivingFasterThanPublishingArePublishedTogether) {
+  study_.publish_seconds = 0.01;  // each publish takes 10 ms: the next is due 0.99 s after it
+  auto coordinator = Make(2);
+  const double start = now_;
+  Request(*coordinator, 0);  // trial 0
+  Request(*coordinator, 1);  // trial 1
+  ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());  // the first publish is due at once
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1}));
+  EXPECT_DOUBLE_EQ(now_, start + 0.01);
+  now_ = start + 0.5;
+  Request(*coordinator, 0);  // trial 2
+  ASSERT_TRUE(Finish(*coordinator, 1, 1, 0.6).ok());
+  ASSERT_TRUE(Finish(*coordinator, 0, 2, 0.7).ok());
+  now_ = start + 0.999;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes.size(), 1u);
+  EXPECT_EQ(coordinator->results_unpublished(), 2u);
+  EXPECT_EQ(artifacts_.checkpoints_discarded, (std::vector<int64_t>{0}));
+  now_ = start + 1.001;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1, 3}));  // both results in one publish
+  EXPECT_EQ(artifacts_.checkpoints_discarded, (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST_F(CoordinatorTest, WhileMessagesArriveAResultWaitsAtMostTheLongestDeferral) {
+  auto coordinator = Make(1);
+  const double start = now_;
+  Request(*coordinator, 0);
+  ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  now_ = start + Coordinator::kLongestDeferralSeconds - 0.001;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/false).ok());
+  EXPECT_TRUE(study_.publishes.empty());
+  now_ = start + Coordinator::kLongestDeferralSeconds;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/false).ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1}));
+  // Publish() does not wait for the spacing (the end of the sweep).
+  study_.publish_seconds = 10.0;
+  Request(*coordinator, 0);
+  ASSERT_TRUE(Finish(*coordinator, 0, 1, 0.5).ok());
+  ASSERT_TRUE(coordinator->Publish().ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1, 2}));
+}
+
+TEST_F(CoordinatorTest, AFailedPublishIsReportedAndKeepsTheCheckpoints) {
+  auto coordinator = Make(1);
+  Request(*coordinator, 0);
+  ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  study_.fail_publish = true;
+  const Status status = coordinator->PublishIfDue(/*idle=*/true);
+  EXPECT_NE(status.message().find("file system gone"), std::string::npos) << status.message();
+  EXPECT_TRUE(artifacts_.checkpoints_discarded.empty());
+  EXPECT_EQ(coordinator->results_unpublished(), 1u);
 }
 
 }  // namespace

@@ -473,14 +473,38 @@ TEST_F(StudyFileTest, OpenAppendsToAnExistingStudyAndKeepsItsTrials) {
   WriteStudy({trials[0], trials[1]});
   std::unique_ptr<StudyWriter> writer;
   ASSERT_TRUE(StudyWriter::Open(path_, TestLayout(), &writer).ok());
-  ASSERT_TRUE(
-      writer->AppendWithAttributes(trials[2], {{"searcher_state", std::string("ab")}}).ok());
+  ASSERT_TRUE(writer->Stage(trials[2]).ok());
+  ASSERT_TRUE(writer->Publish({{"searcher_state", std::string("ab")}}).ok());
   writer.reset();
   const StudyContents contents = Read();
   ASSERT_EQ(contents.trials.size(), 3u);
   for (size_t i = 0; i < trials.size(); ++i) ExpectSameTrial(trials[i], contents.trials[i]);
   EXPECT_EQ(std::get<std::string>(contents.extra_attributes.at("searcher_state")), "ab");
   EXPECT_EQ(contents.attributes.metric_name, TestAttributes().metric_name);
+}
+
+TEST_F(StudyFileTest, StagedTrialsReachTheFileOnlyWithTheNextPublish) {
+  const std::vector<TrialResult> trials = TestTrials();
+  std::unique_ptr<StudyWriter> writer;
+  ASSERT_TRUE(StudyWriter::Create(path_, TestLayout(), TestAttributes(), &writer).ok());
+  ASSERT_TRUE(writer->Append(trials[0]).ok());
+  ASSERT_TRUE(writer->Stage(trials[1]).ok());
+  ASSERT_TRUE(writer->Stage(trials[2]).ok());
+  // On disk: the study as last published, complete and readable.
+  StudyContents contents = Read();
+  ASSERT_EQ(contents.trials.size(), 1u);
+  ExpectSameTrial(trials[0], contents.trials[0]);
+  EXPECT_EQ(contents.extra_attributes.count("searcher_state"), 0u);
+  // A bad row stages nothing: neither its /trials row nor part of its curve.
+  TrialResult short_curve = trials[1];
+  short_curve.trial_id = 9;
+  short_curve.curve[0].values.pop_back();
+  EXPECT_EQ(writer->Stage(short_curve).code(), Status::Code::kFailure);
+  ASSERT_TRUE(writer->Publish({{"searcher_state", std::string("cd")}}).ok());
+  contents = Read();
+  ASSERT_EQ(contents.trials.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) ExpectSameTrial(trials[i], contents.trials[i]);
+  EXPECT_EQ(std::get<std::string>(contents.extra_attributes.at("searcher_state")), "cd");
 }
 
 TEST_F(StudyFileTest, OpenRefusesAnotherLayoutANonHdf5FileAndASecondWriter) {
@@ -516,10 +540,8 @@ TEST_F(StudyFileTest, RepublishingALargeStateDoesNotGrowTheFile) {
   const std::string state(100000, 'f');
   uintmax_t size_after_10 = 0;
   for (int64_t id = 0; id < 200; ++id) {
-    ASSERT_TRUE(writer
-                    ->AppendWithAttributes(MakeTrial(id, TrialStatus::kCompleted, 0.5, 2),
-                                           {{"searcher_state", state + std::to_string(id)}})
-                    .ok());
+    ASSERT_TRUE(writer->Stage(MakeTrial(id, TrialStatus::kCompleted, 0.5, 2)).ok());
+    ASSERT_TRUE(writer->Publish({{"searcher_state", state + std::to_string(id)}}).ok());
     if (id == 10) size_after_10 = std::filesystem::file_size(path_);
   }
   const uintmax_t size_after_200 = std::filesystem::file_size(path_);

@@ -2,23 +2,25 @@
 // trial continues after an epoch (the scheduler, the metric target), what happens to a finished
 // trial (study file, searcher and scheduler state, progress line, artifacts), and when the sweep
 // ends (run_cap, search space, time budget, metric target, max_failed_trials), failed trials that
-// run again (trial_retries), resume (Restore) and interruption (Interrupt). With every result (and
-// every retry or interruption) it publishes the sweep's state to the study in the same write as
-// the result (searcher_state, scheduler_state and running_trials: the trials dispatched and not
-// finished), so that a study read back at any moment resumes consistently: the trials that were
-// running run again with the same ids, hyperparameters and seeds, from their checkpoints, and the
-// searcher continues where it was. A trial dispatched after the last write is suggested again
-// (random, grid and Sobol suggest the same point, whose checkpoint is then used; TPE may suggest
-// another, and a checkpoint of other hyperparameters is ignored). It knows neither MPI
-// nor torch: the runtime feeds it the leaders' messages and sends its replies (Horovod's
-// controller/execution split), so it is unit-tested with fakes. Not thread-safe: one thread (rank
-// 0's coordinator thread) calls it.
+// run again (trial_retries), resume (Restore) and interruption (Interrupt). Finished trials are
+// staged in the study as they arrive and published in groups (see PublishIfDue), each publish
+// with the sweep's state (searcher_state, scheduler_state and running_trials: the trials
+// dispatched and not finished), so that a study read back at any moment resumes
+// consistently: the trials that were running, or had finished after the last publish, run again
+// with the same ids, hyperparameters and seeds, from their checkpoints (a trial's checkpoint is
+// deleted only once its result is published), and the searcher continues where it was. A trial
+// dispatched after the last publish is suggested again (random, grid and Sobol suggest the same
+// point, whose checkpoint is then used; TPE may suggest another, and a checkpoint of other
+// hyperparameters is ignored). It knows neither MPI nor torch: the runtime feeds it the leaders'
+// messages and sends its replies (Horovod's controller/execution split), so it is unit-tested
+// with fakes. Not thread-safe: one thread (rank 0's coordinator thread) calls it.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <iosfwd>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -83,6 +85,24 @@ class Coordinator {
   // True once every group has been told kNoMoreTrials (and so has sent all its results).
   bool Finished() const { return groups_done_ == num_groups_; }
 
+  // Group commit. Publishing writes the whole study, so its cost grows with the study (a copy of
+  // the file image); publishing once per result would make a long sweep's coordinator slower with
+  // every trial. Instead a publish that took t seconds is followed by the next one no sooner than
+  // kPublishSpacing * t later, which keeps publishing under 1% of the coordinator's time however
+  // fast results arrive, while a study that publishes in microseconds still publishes each result
+  // at once. The runtime calls PublishIfDue between messages: it publishes the staged results when
+  // the spacing allows; with `idle` false (a message was just handled and more may be waiting) it
+  // waits on until the oldest staged result is kLongestDeferralSeconds old, so that a burst of
+  // messages is answered first. Failure when the study cannot be written.
+  static constexpr double kPublishSpacing = 99.0;
+  static constexpr double kLongestDeferralSeconds = 1.0;
+  Status PublishIfDue(bool idle);
+  // Publishes the staged results now, whatever the spacing (the end of the sweep); nothing to do
+  // when none is staged.
+  Status Publish();
+  // Finished trials staged in the study and not yet published.
+  size_t results_unpublished() const { return unpublished_.size(); }
+
   // The best finished trial by the sweep's goal, if any trial produced an objective.
   const std::optional<TrialResult>& best_trial() const { return best_; }
   int64_t trials_finished() const { return trials_finished_; }
@@ -103,6 +123,10 @@ class Coordinator {
   Status HandleResult(int group, const TrialResult& result);
   // The sweep's state as study attributes: searcher, scheduler, unfinished trials.
   std::map<std::string, StudyAttribute> SweepStateAttributes() const;
+  // Publishes the study with the sweep's state, then deletes the published trials' checkpoints
+  // and the final weights of every published trial but the best (kept until then, so that the
+  // published best trial's weights survive a crash).
+  Status PublishState();
   // Records a finished trial in the counters and the best trial (also for restored trials).
   void Count(const TrialResult& result);
   bool IsBetter(double objective, double than) const;
@@ -131,6 +155,10 @@ class Coordinator {
   std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why
   int64_t target_trial_ = -1;                    // the first trial that reached the metric target
   std::optional<TrialResult> best_;
+  std::vector<int64_t> unpublished_;         // trials staged in the study, not yet published
+  std::vector<int64_t> weights_to_discard_;  // no longer the best; deleted at the next publish
+  double first_unpublished_at_ = 0.0;        // clock() when the oldest of them was staged
+  double next_publish_at_ = -std::numeric_limits<double>::infinity();  // none sooner (spacing)
 };
 
 }  // namespace hpo

@@ -49,9 +49,11 @@ struct StudyAttributes {
   std::string version;     // the program's version
 };
 
-// Appends trials to a study file. The study is held in memory and every call that changes it
-// publishes the whole file atomically (write STUDY.h5.tmp, rename it over STUDY.h5): a crash at any
-// moment, SIGKILL included, leaves the last published study, complete and readable. One writer per
+// Appends trials to a study file. The study is held in memory: Stage adds a trial to it, and
+// Publish writes the whole study atomically (write STUDY.h5.tmp, rename it over STUDY.h5), staged
+// trials and attributes together. A crash at any moment, SIGKILL included, leaves the last
+// published study, complete and readable; what was staged after it is lost. Staging and publishing
+// separately lets the coordinator publish a burst of results once (group commit). One writer per
 // study (STUDY.h5.lock); rank 0 only; not thread-safe.
 class StudyWriter {
  public:
@@ -60,32 +62,30 @@ class StudyWriter {
                        const StudyAttributes& attributes, std::unique_ptr<StudyWriter>* writer);
 
   // Opens an existing study to append to it (resume). BadInput when the file is not a study with
-  // `layout` or another writer has it open. Changes nothing on disk until the first call below.
+  // `layout` or another writer has it open. Changes nothing on disk until the first Publish.
   static Status Open(const std::string& path, const StudyLayout& layout,
                      std::unique_ptr<StudyWriter>* writer);
 
   virtual ~StudyWriter() = default;
 
-  // Appends one finished trial and publishes. Its params must hold every column of the layout with
-  // the column's type, and each curve entry one value per metric name; otherwise Failure.
-  virtual Status Append(const TrialResult& result) = 0;
+  // Adds one finished trial to the study in memory; the next Publish writes it. Its params must
+  // hold every column of the layout with the column's type, and each curve entry one value per
+  // metric name; otherwise Failure, and nothing is staged.
+  virtual Status Stage(const TrialResult& result) = 0;
 
-  // Sets (creating or replacing) a root attribute and publishes.
-  virtual Status SetAttribute(const std::string& name, const StudyAttribute& value) = 0;
+  // Sets (creating or replacing) the given root attributes, then publishes the study: every trial
+  // staged so far and every attribute reach the disk together, in one atomic replacement.
+  virtual Status Publish(const std::map<std::string, StudyAttribute>& attributes) = 0;
 
-  // Sets several root attributes and publishes once.
-  virtual Status SetAttributes(const std::map<std::string, StudyAttribute>& attributes) {
-    for (const auto& [name, value] : attributes) HPO_RETURN_IF_ERROR(SetAttribute(name, value));
-    return Status::Ok();
+  // Stage + Publish: appends one trial and publishes.
+  Status Append(const TrialResult& result) {
+    HPO_RETURN_IF_ERROR(Stage(result));
+    return Publish({});
   }
 
-  // Appends `result` and sets `attributes` (e.g. the searcher's state after this trial) so that
-  // they reach the disk together, in one publish. This default does them one by one; the HDF5
-  // writer overrides it.
-  virtual Status AppendWithAttributes(const TrialResult& result,
-                                      const std::map<std::string, StudyAttribute>& attributes) {
-    HPO_RETURN_IF_ERROR(SetAttributes(attributes));
-    return Append(result);
+  // Sets one root attribute and publishes.
+  Status SetAttribute(const std::string& name, const StudyAttribute& value) {
+    return Publish({{name, value}});
   }
 };
 

@@ -287,7 +287,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
       *deps_.progress << "trial " << received.trial_id << " " << received.message
                       << "; it continues on resume" << std::endl;
     }
-    return deps_.study->SetAttributes(SweepStateAttributes());
+    return PublishState();
   }
   if (received.status == TrialStatus::kFailed && spec.attempt < config_.budget.trial_retries) {
     ++spec.attempt;
@@ -301,7 +301,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     }
     if (deps_.artifacts) deps_.artifacts->DiscardCheckpoint(spec.trial_id);
     requeued_.push_front(spec);
-    return deps_.study->SetAttributes(SweepStateAttributes());
+    return PublishState();
   }
   const int64_t attempts = spec.attempt;
   unfinished_.erase(received.trial_id);
@@ -322,16 +322,39 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   }
   deps_.searcher->Observe(result.trial_id, result.params, result.status, result.objective);
   if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
-  HPO_RETURN_IF_ERROR(deps_.study->AppendWithAttributes(result, SweepStateAttributes()));
-  if (deps_.artifacts) deps_.artifacts->DiscardCheckpoint(result.trial_id);
+  HPO_RETURN_IF_ERROR(deps_.study->Stage(result));
+  if (unpublished_.empty()) first_unpublished_at_ = deps_.clock();
+  unpublished_.push_back(result.trial_id);
   const std::optional<TrialResult> previous_best = best_;
   Count(result);
-  if (deps_.artifacts) {
-    const bool new_best = best_ && best_->trial_id == result.trial_id;
-    if (new_best && previous_best) deps_.artifacts->Discard(previous_best->trial_id);
-    if (!new_best) deps_.artifacts->Discard(result.trial_id);
-  }
+  const bool new_best = best_ && best_->trial_id == result.trial_id;
+  if (new_best && previous_best) weights_to_discard_.push_back(previous_best->trial_id);
+  if (!new_best) weights_to_discard_.push_back(result.trial_id);
   PrintProgress(result);
+  return Status::Ok();
+}
+
+Status Coordinator::PublishIfDue(bool idle) {
+  if (unpublished_.empty()) return Status::Ok();
+  const double now = deps_.clock();
+  if (now < next_publish_at_) return Status::Ok();
+  if (!idle && now - first_unpublished_at_ < kLongestDeferralSeconds) return Status::Ok();
+  return PublishState();
+}
+
+Status Coordinator::Publish() { return unpublished_.empty() ? Status::Ok() : PublishState(); }
+
+Status Coordinator::PublishState() {
+  const double began = deps_.clock();
+  HPO_RETURN_IF_ERROR(deps_.study->Publish(SweepStateAttributes()));
+  const double ended = deps_.clock();
+  next_publish_at_ = ended + kPublishSpacing * std::max(0.0, ended - began);
+  if (deps_.artifacts) {
+    for (const int64_t trial_id : unpublished_) deps_.artifacts->DiscardCheckpoint(trial_id);
+    for (const int64_t trial_id : weights_to_discard_) deps_.artifacts->Discard(trial_id);
+  }
+  unpublished_.clear();
+  weights_to_discard_.clear();
   return Status::Ok();
 }
 

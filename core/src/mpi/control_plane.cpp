@@ -41,7 +41,11 @@ void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
   using Micros = std::chrono::microseconds;
   const Micros kShortestNap(20);
   const Micros kLongestNap(1000);
+  const auto publish = [](const Status& published) {
+    if (!published.ok()) AbortJob(published.exit_code(), published.message());
+  };
   Micros nap = kShortestNap;
+  int empty_probes = 0;
   while (!coordinator.Finished()) {
     poll();
     int found = 0;
@@ -50,18 +54,24 @@ void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
     HPO_MPI_CHECK(
         MPI_Improbe(MPI_ANY_SOURCE, kToCoordinatorTag, control.get(), &found, &handle, &status));
     if (!found) {
+      // Idle after a nap with no message: a leader's request that follows its result has had
+      // time to arrive, so publishing now delays nobody.
+      if (++empty_probes >= 2) publish(coordinator.PublishIfDue(/*idle=*/true));
       std::this_thread::sleep_for(nap);
       nap = std::min(nap * 2, kLongestNap);
       continue;
     }
     nap = kShortestNap;
+    empty_probes = 0;
     const int source = status.MPI_SOURCE;
     const ControlMessage message = DecodeOrAbort(ReceiveMatched(&handle, status));
     std::optional<ControlMessage> reply;
     Status handled = coordinator.Handle(group_of_world_rank[source], message, &reply);
     if (!handled.ok()) AbortJob(handled.exit_code(), handled.message());
     if (reply) SendBytes(EncodeMessage(*reply), source, kFromCoordinatorTag, control);
+    publish(coordinator.PublishIfDue(/*idle=*/false));
   }
+  publish(coordinator.Publish());
 }
 
 void LeaderChannel::Send(const ControlMessage& message) {

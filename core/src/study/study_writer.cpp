@@ -1,8 +1,8 @@
 // StudyWriter over the HDF5 C API.
 //
-// Write protocol (crash safety): the study lives in memory (HDF5's core driver, no backing store)
-// and every change is published whole: the file image goes to STUDY.h5.tmp, which is renamed over
-// STUDY.h5. rename(2) is atomic, so a reader (h5py, pandas, `hpo report`, a resume)
+// Write protocol (crash safety): the study lives in memory (HDF5's core driver, no backing store);
+// Stage changes only that, and Publish writes it whole: the file image goes to STUDY.h5.tmp, which
+// is renamed over STUDY.h5. rename(2) is atomic, so a reader (h5py, pandas, `hpo report`, a resume)
 // sees the study as of one publish or the next, never a half-written one, and a process killed at
 // any moment (SIGKILL included) leaves the last published study intact. After a power loss the file
 // is the last published one on file systems that order a rename after the data it renames (ext4,
@@ -10,7 +10,8 @@
 // - Format bounds [v1.8, v1.8]: a version 2 superblock, readable by every HDF5 1.8+ reader, and
 //   object headers that allow attributes over 64 KiB (dense storage), e.g. a long config text or a
 //   searcher state.
-// - Publishing costs one copy of the file image (a 1,000-trial study is a few hundred KiB).
+// - Publishing costs one copy of the file image (a 1,000-trial study is a few hundred KiB), so it
+//   grows with the study; the coordinator stages results and publishes them in groups.
 // - STUDY.h5.lock, held with flock(2) while a writer is open, keeps a second sweep (a resume
 //   started twice) off the same study; file systems without flock skip the check.
 
@@ -292,7 +293,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     for (const auto& [name, value] : root_attributes) {
       HPO_RETURN_IF_ERROR(WriteAttribute(file_.get(), name, value));
     }
-    return Publish();
+    return PublishImage();
   }
 
   // Loads the published study into memory to append to it; BadInput when it is not a study file
@@ -317,10 +318,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     return MakeMemoryTypes();
   }
 
-  Status Append(const TrialResult& result) override { return AppendWithAttributes(result, {}); }
-
-  Status AppendWithAttributes(const TrialResult& result,
-                              const std::map<std::string, StudyAttribute>& attributes) override {
+  Status Stage(const TrialResult& result) override {
     ScopedErrorSilencer silencer;
     std::vector<char> trial_row(trials_schema_.row_size(), 0);
     HPO_RETURN_IF_ERROR(EncodeTrial(result, trial_row.data()));
@@ -345,22 +343,22 @@ class Hdf5StudyWriter final : public StudyWriter {
         AppendRows(trials_.get(), trials_memory_type_.get(), trial_row, 1, &trial_rows_)
             .WithContext(path_ + ": /trials"));
     if (!result.curve.empty()) {
-      HPO_RETURN_IF_ERROR(AppendRows(curves_.get(), curves_memory_type_.get(), curve_rows,
-                                     result.curve.size(), &curve_rows_)
-                              .WithContext(path_ + ": /curves"));
+      Status appended = AppendRows(curves_.get(), curves_memory_type_.get(), curve_rows,
+                                   result.curve.size(), &curve_rows_);
+      if (!appended.ok()) {
+        trial_rows_ -= 1;  // unstage the trial's row too (best effort, as in AppendRows)
+        const hsize_t restored[1] = {trial_rows_};
+        H5Dset_extent(trials_.get(), restored);
+        return appended.WithContext(path_ + ": /curves");
+      }
     }
-    HPO_RETURN_IF_ERROR(WriteAttributes(attributes));
-    return Publish();
+    return Status::Ok();
   }
 
-  Status SetAttribute(const std::string& name, const StudyAttribute& value) override {
-    return SetAttributes({{name, value}});
-  }
-
-  Status SetAttributes(const std::map<std::string, StudyAttribute>& attributes) override {
+  Status Publish(const std::map<std::string, StudyAttribute>& attributes) override {
     ScopedErrorSilencer silencer;
     HPO_RETURN_IF_ERROR(WriteAttributes(attributes));
-    return Publish();
+    return PublishImage();
   }
 
  private:
@@ -453,7 +451,7 @@ class Hdf5StudyWriter final : public StudyWriter {
   }
 
   // Publishes the in-memory study: see the protocol at the top of this file.
-  Status Publish() {
+  Status PublishImage() {
     if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
       return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
     }

@@ -1,7 +1,9 @@
 // The control plane over MPI: a duplicated world communicator that carries ControlMessages between
 // group leaders and rank 0's coordinator, and the group-wide broadcast of what the leader heard.
 //   ServeCoordinator  rank 0, on its coordinator thread: receives and answers until the coordinator
-//                     is finished. Polls with MPI_Improbe and a short back-off sleep, so it costs
+//                     is finished, publishing the study between messages when the coordinator's
+//                     group commit allows it (preferably while no message waits) and once more at
+//                     the end. Polls with MPI_Improbe and a short back-off sleep, so it costs
 //                     rank 0's training almost no CPU.
 //   LeaderChannel     group leaders: send a message to rank 0 and wait for the reply.
 //   BroadcastMessage  collective over a group: the leader's message reaches every rank.
@@ -18,8 +20,8 @@
 
 namespace hpo {
 
-// Runs on world rank 0 only; returns once coordinator.Finished(). Calls `poll` (e.g. to check for a
-// preemption signal) before every probe for a message.
+// Runs on world rank 0 only; returns once coordinator.Finished() and every result is published.
+// Calls `poll` (e.g. to check for a preemption signal) before every probe for a message.
 void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
                       const std::vector<int>& group_of_world_rank,
                       const std::function<void()>& poll);
