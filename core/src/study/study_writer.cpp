@@ -160,8 +160,15 @@ Status WriteAttribute(hid_t file, const std::string& name, const StudyAttribute&
   return Status::Ok();
 }
 
+// Shrinks a 1-D dataset back to `rows` rows after a failed append (best effort: the failure being
+// reported is the append's).
+void TruncateRows(hid_t dataset, hsize_t rows) {
+  const hsize_t extent[1] = {rows};
+  H5Dset_extent(dataset, extent);
+}
+
 // Appends `rows` rows from `buffer` to a 1-D dataset that holds `*size` rows, with one
-// H5Dset_extent and one hyperslab H5Dwrite. On failure the extent is put back (best effort).
+// H5Dset_extent and one hyperslab H5Dwrite. On failure the extent is put back (TruncateRows).
 Status AppendRows(hid_t dataset, hid_t memory_type, const std::vector<char>& buffer, hsize_t rows,
                   hsize_t* size) {
   const hsize_t old_size = *size;
@@ -182,8 +189,7 @@ Status AppendRows(hid_t dataset, hid_t memory_type, const std::vector<char>& buf
     status = Status::Failure(Hdf5Error("H5Dwrite"));
   }
   if (!status.ok()) {
-    const hsize_t restored[1] = {old_size};
-    H5Dset_extent(dataset, restored);
+    TruncateRows(dataset, old_size);
     return status;
   }
   *size = old_size + rows;
@@ -346,9 +352,8 @@ class Hdf5StudyWriter final : public StudyWriter {
       Status appended = AppendRows(curves_.get(), curves_memory_type_.get(), curve_rows,
                                    result.curve.size(), &curve_rows_);
       if (!appended.ok()) {
-        trial_rows_ -= 1;  // unstage the trial's row too (best effort, as in AppendRows)
-        const hsize_t restored[1] = {trial_rows_};
-        H5Dset_extent(trials_.get(), restored);
+        trial_rows_ -= 1;  // unstage the trial's row too
+        TruncateRows(trials_.get(), trial_rows_);
         return appended.WithContext(path_ + ": /curves");
       }
     }
