@@ -61,9 +61,16 @@ hpo::Status ParseArguments(const std::vector<std::string>& args,
 int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args) {
   hpo::SweepOptions sweep;
   po::options_description options(
-      "usage: mpirun -np N hpo sweep --config FILE [--output DIR] [--data DIR] [--resume]\n\n"
+      "usage: mpirun -np N hpo sweep --config FILE [--output DIR] [--data DIR] [--resume]\n"
+      "                              [--run-cap N] [--ranks-per-trial R] [--seed S]\n\n"
       "Runs a whole sweep in one MPI job: rank 0 samples trials and writes OUTPUT/study.h5;\n"
-      "groups of ranks_per_trial ranks train one trial at a time (data parallel).\n\noptions");
+      "groups of ranks_per_trial ranks train one trial at a time (data parallel).\n"
+      "FILE is an hpo config (a W&B sweep under `sweep:` beside hpo's keys) or a bare W&B\n"
+      "sweep file with `program`/`command`; for a bare file, --run-cap, --ranks-per-trial and\n"
+      "--seed give what W&B's file has no key for.\n\noptions");
+  int64_t run_cap = 0;
+  int64_t ranks_per_trial = 0;
+  int64_t seed = -1;
   options.add_options()("help,h", "show this help")(
       "config,c", po::value<std::string>(&sweep.config_path)->required(), "the sweep's YAML file")(
       "output,o", po::value<std::string>(&sweep.output_override),
@@ -72,7 +79,12 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args)
       "data folder on this rank (replaces the config's `data`)")(
       "resume", po::bool_switch(&sweep.resume),
       "continue the study in the output folder (start it if there is none yet); its running "
-      "trials continue from their checkpoints");
+      "trials continue from their checkpoints")(
+      "run-cap", po::value<int64_t>(&run_cap),
+      "bare W&B sweep file: the most trials to run (W&B's run_cap)")(
+      "ranks-per-trial", po::value<int64_t>(&ranks_per_trial),
+      "bare W&B sweep file: ranks of each trial group (default 1)")(
+      "seed", po::value<int64_t>(&seed), "bare W&B sweep file: the sweep's seed (default 0)");
   po::variables_map values;
   po::positional_options_description none;
   for (const std::string& arg : args) {
@@ -86,6 +98,18 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args)
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   if (rank == nullptr) rank = std::getenv("PMIX_RANK");
   const bool print_here = rank == nullptr || std::string(rank) == "0";
+  if (parsed.ok() && values.count("run-cap")) {
+    if (run_cap < 1) parsed = hpo::Status::BadInput("--run-cap must be >= 1");
+    sweep.bare.run_cap = run_cap;
+  }
+  if (parsed.ok() && values.count("ranks-per-trial")) {
+    if (ranks_per_trial < 1) parsed = hpo::Status::BadInput("--ranks-per-trial must be >= 1");
+    sweep.bare.ranks_per_trial = ranks_per_trial;
+  }
+  if (parsed.ok() && values.count("seed")) {
+    if (seed < 0) parsed = hpo::Status::BadInput("--seed must be >= 0");
+    sweep.bare.seed = seed;
+  }
   if (!parsed.ok()) return ExitWith(parsed, print_here);
 
   std::unique_ptr<hpo::MpiSession> session;

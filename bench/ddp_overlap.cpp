@@ -72,7 +72,7 @@ struct Batch {
 ModeTimes RunMode(Mode mode, const Options& options, const std::vector<Batch>& batches,
                   hpo::GroupCollectives& collectives, torch::Tensor* weights) {
   hpo::ModelSpec spec;
-  spec.task = hpo::TaskKind::kFashionMnist;
+  spec.task = "fashion_mnist";
   spec.width = options.width;
   torch::manual_seed(42);
   torch::nn::Sequential model = hpo::BuildModel(spec);

@@ -58,7 +58,7 @@ bool ParseOptions(int argc, char** argv, Options* options) {
 
 // The position of metric `name` in EpochMetrics::values.
 size_t MetricIndex(const std::string& name) {
-  const std::vector<std::string>& names = hpo::TaskMetricNames(hpo::TaskKind::kFashionMnist);
+  const std::vector<std::string>& names = hpo::ClassifierMetricNames();
   return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
   }
 
   ExecutionSpec execution;
-  execution.task = TaskKind::kFashionMnist;
+  execution.task = "fashion_mnist";
   execution.threads_per_rank = options.threads;
   execution.validation_samples = kValidationSamples;
   execution.train_samples = options.train_samples;

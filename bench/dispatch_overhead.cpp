@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
       study_layout.params.push_back(
           {spec.name, spec.type, spec.type == ParamType::kString ? 8u : 0u});
     }
-    study_layout.metric_names = TaskMetricNames(config.execution.task);
+    study_layout.metric_names = config.metric_names;
     StudyAttributes attributes;
     attributes.metric_name = "val_loss";
     attributes.metric_goal = "minimize";

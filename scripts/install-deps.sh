@@ -14,6 +14,7 @@ packages=(
   slurm-wlm munge
   dataset-fashion-mnist
   python3 python3-h5py python3-numpy python3-pandas python3-tables python3-yaml python3-jsonschema
+  python3-torch
 )
 
 missing=()

@@ -20,7 +20,7 @@ namespace {
 
 ExecutionSpec SyntheticExecution() {
   ExecutionSpec execution;
-  execution.task = TaskKind::kSynthetic;
+  execution.task = "synthetic";
   execution.seed = 11;
   execution.synthetic.train_samples = 1000;
   execution.synthetic.val_samples = 200;
@@ -41,7 +41,7 @@ TrialSpec Trial() {
 }
 
 double FinalAccuracy(const TrialOutcome& outcome) {
-  const auto& names = TaskMetricNames(TaskKind::kSynthetic);
+  const auto& names = ClassifierMetricNames();
   const size_t index = static_cast<size_t>(
       std::find(names.begin(), names.end(), std::string("val_accuracy")) - names.begin());
   return outcome.curve.back().values[index];

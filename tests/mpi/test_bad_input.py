@@ -114,6 +114,46 @@ def snapshot(folder):
     return state
 
 
+# A valid command sweep (the user's own program, train.py beside the config); cases edit it.
+COMMAND_BASE = """sweep:
+  program: train.py
+  method: random
+  metric: {name: loss, goal: minimize}
+  run_cap: 2
+  parameters:
+    lr: {distribution: log_uniform_values, min: 0.001, max: 0.1}
+interpreter: /usr/bin/python3
+"""
+
+COMMAND_CASES = [
+    ("program_missing", edit("program: train.py", "program: nope.py", COMMAND_BASE), [],
+     ["config.yaml:2", "sweep.program", "no such file", "{dir}/nope.py"]),
+    ("program_not_executable",
+     edit("  method:", "  command: ['${program}', '${args}']\n  method:", COMMAND_BASE), [],
+     ["config.yaml:3", "sweep.command", "not executable"]),
+    ("unknown_macro",
+     edit("  method:", "  command: ['${env}', '${interpreter}', '${program}', '${argz}']\n"
+          "  method:", COMMAND_BASE), [], ["config.yaml:3", "sweep.command", "${argz}"]),
+    ("regex_without_group", COMMAND_BASE + "metric_definitions:\n  - {name: loss, regex: 'loss'}\n",
+     [], ["config.yaml:10", "metric_definitions[0].regex", "capture group"]),
+    ("regex_that_does_not_compile",
+     COMMAND_BASE + "metric_definitions:\n  - {name: loss, regex: 'loss=([0-9'}\n", [],
+     ["config.yaml:10", "metric_definitions[0].regex"]),
+    ("definition_never_reported",
+     COMMAND_BASE + "metric_definitions:\n  - {name: acc, regex: 'acc=([0-9.]+)'}\n", [],
+     ["config.yaml:10", "metric_definitions[0].name", "'acc'"]),
+    ("task_and_program", "task: synthetic\n" + COMMAND_BASE, [],
+     ["config.yaml:3", "sweep.program", "not both"]),
+    ("interpreter_missing", edit("/usr/bin/python3", "no-such-python", COMMAND_BASE), [],
+     ["config.yaml:8", "interpreter", "not on the PATH"]),
+    ("bare_file_without_budget",
+     "program: train.py\nmethod: random\nmetric: {name: loss}\n"
+     "parameters:\n  lr: {min: 0.1, max: 1.0}\n", [], ["config.yaml", "--run-cap"]),
+    ("bare_flag_on_an_hpo_config", COMMAND_BASE, ["--seed", "3"],
+     ["--seed is for a bare W&B sweep file"]),
+]
+
+
 class BadInputCase(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="hpo-bad-input-")
@@ -156,6 +196,15 @@ class ConfigsDataAndCommandLines(BadInputCase):
                 self.check(args + [a.format(dir=self.dir) for a in extra], code, pieces)
                 if text is not None:
                     os.remove(config)
+
+    def test_command_sweeps(self):
+        self.write("train.py", "print('loss=1')\n")
+        for name, text, extra, pieces in COMMAND_CASES:
+            with self.subTest(name):
+                config = self.write("config.yaml", text)
+                self.check(["sweep", "--config", config, "--output",
+                            os.path.join(self.dir, "out")] + extra, 2, pieces)
+                os.remove(config)
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)

@@ -28,7 +28,7 @@ std::vector<char> ModelBytes(torch::nn::Module& model) {
 
 ExecutionSpec SyntheticExecution() {
   ExecutionSpec execution;
-  execution.task = TaskKind::kSynthetic;
+  execution.task = "synthetic";
   execution.seed = 5;
   execution.epochs = 2;
   execution.synthetic.train_samples = 1000;  // not a multiple of the batch: a partial last batch
@@ -93,7 +93,7 @@ TEST(DdpMpi, EveryRankOfAGroupEndsWithBitIdenticalWeightsWithDropout) {
 
 TEST(DdpMpi, BatchNormBuffersStayIdenticalOnFashionMnist) {
   ExecutionSpec execution;
-  execution.task = TaskKind::kFashionMnist;
+  execution.task = "fashion_mnist";
   execution.epochs = 1;
   execution.train_samples = 600;
   execution.validation_samples = 200;

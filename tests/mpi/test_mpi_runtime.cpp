@@ -11,6 +11,7 @@
 #include "hpo/mpi/control_plane.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/mpi/mpi_collectives.hpp"
+#include "hpo/task_catalog.hpp"
 
 namespace hpo {
 namespace {
@@ -140,7 +141,8 @@ TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
   ASSERT_TRUE(ComputeGroupLayout(world, 2, &layout).ok());
   const Communicator control = world.Duplicate();
   SweepConfig config;
-  config.execution.task = TaskKind::kSynthetic;
+  config.execution.task = "synthetic";
+  config.metric_names = ClassifierMetricNames();
   config.sweep.metric.name = "val_loss";
   config.sweep.metric.goal = Goal::kMinimize;
   config.sweep.run_cap = 7;

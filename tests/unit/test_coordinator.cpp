@@ -9,6 +9,7 @@
 #include "hpo/scheduler.hpp"
 #include "hpo/searcher.hpp"
 #include "hpo/seeding.hpp"
+#include "hpo/task_catalog.hpp"
 
 namespace hpo {
 namespace {
@@ -102,7 +103,8 @@ class RecordingArtifacts final : public TrialArtifacts {
 class CoordinatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_.execution.task = TaskKind::kSynthetic;
+    config_.execution.task = "synthetic";
+    config_.metric_names = ClassifierMetricNames();
     config_.execution.seed = 1234;
     config_.sweep.metric.name = "val_accuracy";
     config_.sweep.metric.goal = Goal::kMaximize;

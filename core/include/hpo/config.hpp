@@ -61,7 +61,10 @@ struct ParameterSpec {
   double sigma = 1.0;
   double a = 1.0;  // beta
   double b = 1.0;  // beta
-  int line = 0;    // 1-based line of the parameter's key in the config file
+  // The values are YAML booleans, held as the strings "true" and "false" (type kString); a
+  // command trial's program receives them as Python's True and False, as from W&B's agent.
+  bool boolean = false;
+  int line = 0;  // 1-based line of the parameter's key in the config file
 };
 
 enum class SearchMethod { kGrid, kRandom, kBayes };
@@ -104,10 +107,6 @@ struct SweepSpec {
   std::string description;
 };
 
-enum class TaskKind { kFashionMnist, kSynthetic };
-
-const char* TaskKindName(TaskKind task);
-
 // Size and difficulty of the in-memory `synthetic` task (key `synthetic:`).
 struct SyntheticOptions {
   int64_t train_samples = 4096;
@@ -119,11 +118,18 @@ struct SyntheticOptions {
 };
 
 // The execution keys beside `sweep:`.
+// `epochs` of a command sweep that gives none: the program decides how many steps it reports.
+inline constexpr int64_t kUnboundedEpochs = int64_t{1} << 40;
+
 struct ExecutionSpec {
-  TaskKind task = TaskKind::kSynthetic;
+  // The task's name in the TaskCatalog (`task:`; "command" for a sweep with `program` or
+  // `command` and no `task:`).
+  std::string task = "synthetic";
   // Folder with the four Fashion-MNIST IDX files (gzip as shipped or uncompressed); empty means
   // Debian's /usr/share/datasets/fashion-mnist.
   std::string data;
+  // Epochs per trial; for command sweeps optional (kUnboundedEpochs), the most steps a trial
+  // reports, which bounds early stopping's rungs.
   int64_t epochs = 1;
   int64_t ranks_per_trial = 1;
   int64_t threads_per_rank = 1;  // torch intra-op threads per rank
@@ -190,6 +196,37 @@ struct DdpSpec {
   std::optional<ReducedFloat> compression;
 };
 
+// One SageMaker-style metric definition: every match of `regex` in the program's output reports
+// metric `name` with the value of the first capture group.
+struct MetricRegex {
+  std::string name;
+  std::string regex;
+  int line = 0;  // 1-based line of the entry in the config file
+};
+
+// Command trials (DESIGN.md, "Tasks"): W&B's `program` and `command` inside `sweep:`, the keys
+// beside it that say how to run and read the program.
+struct CommandSpec {
+  // `program`, resolved against the config file's folder (absolute); empty without one.
+  std::string program;
+  std::string program_as_written;  // `program` as the file gives it
+  // `command`: W&B's template with its macros; W&B's default [${env}, ${interpreter},
+  // ${program}, ${args}] when absent.
+  std::vector<std::string> command;
+  // What ${interpreter} becomes: `interpreter:` beside `sweep:`; by default "python" as in W&B,
+  // or "python3" where no `python` is on the PATH (Debian).
+  std::string interpreter;
+  std::vector<std::string> metrics;             // `metrics:`: more metrics recorded per step
+  std::vector<MetricRegex> metric_definitions;  // `metric_definitions:`
+  std::optional<double> trial_timeout_s;        // a trial running longer fails
+  // After SIGTERM (early stopping, a failure elsewhere in the group) the program has this long
+  // to exit before SIGKILL (W&B's agent waits 30 s).
+  double terminate_grace_s = 30.0;
+  // `cuda_visible_devices: true`: each rank's program sees only its GPU (by node-local rank, as
+  // the built-in tasks choose it); otherwise all GPUs, and LOCAL_RANK picks one.
+  bool cuda_visible_devices = false;
+};
+
 struct SweepConfig {
   std::string path;  // as given; used in messages
   std::string text;  // the file's exact text, stored in the study file
@@ -200,14 +237,38 @@ struct SweepConfig {
   BudgetSpec budget;
   CheckpointSpec checkpoint;
   DdpSpec ddp;
+  CommandSpec command;  // command sweeps only
+  // The metrics of one epoch (step), in EpochMetrics::values order: what the task reports
+  // (TaskDescription::MetricNames), resolved when the config is parsed.
+  std::vector<std::string> metric_names;
 };
+
+// Execution keys given on the command line for a bare W&B sweep file (a file whose top level is
+// a W&B sweep configuration, no `sweep:` around it): `hpo sweep --run-cap N --ranks-per-trial R
+// --seed S`. A wrapped config must set them in the file instead.
+struct BareSweepSettings {
+  std::optional<int64_t> run_cap;
+  std::optional<int64_t> ranks_per_trial;
+  std::optional<int64_t> seed;
+  bool any() const { return run_cap || ranks_per_trial || seed; }
+};
+
+class TaskCatalog;
 
 // Parses and validates a config. Every error names the file, the key (dotted path, e.g.
 // "sweep.parameters.lr.min") and its line: "FILE:LINE: KEY: what is wrong". Returns BadInput on any
 // problem: malformed YAML, unknown keys, wrong types, min > max, log ranges with min <= 0, grid
 // search over a continuous range, a hyperparameter the task does not know or whose range it cannot
 // take, a metric the task does not report.
+// Tasks come from BuiltinTaskCatalog().
 Status ParseConfig(const std::string& text, const std::string& path, SweepConfig* config);
+
+// As above with the tasks of `catalog`, and `bare` for a bare W&B sweep file. A bare file is
+// parsed with its own lines in messages; on success config->text is the equivalent wrapped config
+// (the file's text under `sweep:` beside the settings), which every rank and a resumed study parse
+// as they parse any config.
+Status ParseConfig(const std::string& text, const std::string& path, const TaskCatalog& catalog,
+                   const BareSweepSettings& bare, SweepConfig* config);
 
 // Whether `config` may continue a study begun with the config text `study_config_text`: the same
 // sweep (search space, method, metric, early stopping, search options, task, epochs, seed, data
@@ -218,5 +279,7 @@ Status CheckSameSweep(const std::string& study_config_text, const SweepConfig& c
 
 // Reads `path` and parses it; a missing or unreadable file is BadInput naming the path.
 Status LoadConfigFile(const std::string& path, SweepConfig* config);
+Status LoadConfigFile(const std::string& path, const TaskCatalog& catalog,
+                      const BareSweepSettings& bare, SweepConfig* config);
 
 }  // namespace hpo

@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "hpo/config.hpp"
 #include "hpo/status.hpp"
 
 namespace hpo {
@@ -22,9 +23,15 @@ struct SweepOptions {
   std::string output_override;  // --output: replaces the config's `output`
   std::string data_override;    // --data: replaces the config's `data` on the ranks given it
   bool resume = false;
+  BareSweepSettings bare;  // --run-cap, --ranks-per-trial, --seed (a bare W&B sweep file only)
 };
 
+class TaskRegistry;
+
 // The returned Status is the same on every rank; the caller prints it on world rank 0 only.
+// Runs the tasks of BuiltinTaskRegistry().
 Status RunSweep(const SweepOptions& options);
+// Runs the tasks of `registry` (a user's own tasks beside or instead of the built-in ones).
+Status RunSweep(const SweepOptions& options, const TaskRegistry& registry);
 
 }  // namespace hpo

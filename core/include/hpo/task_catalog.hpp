@@ -1,8 +1,13 @@
-// What the built-in tasks accept and report, without any torch dependency, so the config parser
-// can reject unknown hyperparameters and metrics on rank 0 before anything trains.
+// The torch-free half of the task seam (DESIGN.md, "Tasks"): what a kind of task takes and
+// reports, so rank 0 validates a config against it before anything trains. Every kind of task
+// (the built-in libtorch tasks, command trials, a user's own) is one TaskDescription in a
+// TaskCatalog; the parser, coordinator, study and report never learn which kind ran. The other
+// half, the per-rank runner, is hpo/task_runner.hpp.
 #pragma once
 
 #include <limits>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,20 +29,60 @@ struct HyperparameterInfo {
   std::string help;
 };
 
-// The hyperparameters every built-in task takes: lr, batch_size (global, split across the trial's
-// ranks), optimizer (sgd|adam|adamw), momentum, weight_decay, dropout, width.
-const std::vector<HyperparameterInfo>& TaskHyperparameters(TaskKind task);
+// What one kind of task takes and reports. Immutable once built; thread-safe. Implementations
+// must not depend on torch or MPI (rank 0 validates configs with them before anything starts).
+class TaskDescription {
+ public:
+  virtual ~TaskDescription() = default;
 
-// Looks a hyperparameter up by name; nullptr when the task has none of that name.
-const HyperparameterInfo* FindTaskHyperparameter(TaskKind task, const std::string& name);
+  // The name a config selects it by (`task: NAME`); command sweeps are the task "command".
+  virtual const std::string& name() const = 0;
 
-// The metrics a task reports per epoch, in EpochMetrics::values order:
-// train_loss, val_loss, val_accuracy, epoch_time_s.
-const std::vector<std::string>& TaskMetricNames(TaskKind task);
+  // Whether every hyperparameter name is accepted as it is (the user's program reads them).
+  virtual bool free_parameters() const { return false; }
 
-// The trial's value for `name`: from the assignment if swept, else the task's default. A name
-// that is neither swept nor one of the task's hyperparameters gives int64_t{0}.
-ParamValue HyperparameterOrDefault(TaskKind task, const Assignment& params,
-                                   const std::string& name);
+  // The hyperparameters the task takes (empty when free_parameters()).
+  virtual const std::vector<HyperparameterInfo>& hyperparameters() const = 0;
+
+  // The metrics of one epoch (or step) for `config`, in EpochMetrics::values order. Called once
+  // the sweep is parsed; the sweep metric must be among them.
+  virtual std::vector<std::string> MetricNames(const SweepConfig& config) const = 0;
+
+  // Looks a hyperparameter up by name; nullptr when the task has none of that name.
+  const HyperparameterInfo* FindHyperparameter(const std::string& name) const;
+};
+
+// The tasks a run knows, by name. Not thread-safe while adding; read-only afterwards.
+class TaskCatalog {
+ public:
+  // Adds (or replaces) the description under its name.
+  void Add(std::shared_ptr<const TaskDescription> description);
+  // nullptr when no task of that name was added.
+  const TaskDescription* Find(const std::string& name) const;
+  // The same, shared (null when absent): for building a TaskRegistry from a catalog.
+  std::shared_ptr<const TaskDescription> Share(const std::string& name) const;
+  // Every task's name, sorted, for messages.
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, std::shared_ptr<const TaskDescription>> tasks_;
+};
+
+// The name of the command-trial task: a sweep with W&B's `program` or `command` and no `task:`.
+inline constexpr const char* kCommandTaskName = "command";
+
+// fashion_mnist, synthetic (the built-in libtorch classifiers) and command.
+const TaskCatalog& BuiltinTaskCatalog();
+
+// The built-in classifiers' hyperparameters: lr, batch_size (global, split across the trial's
+// ranks), optimizer (sgd|adam|adamw), momentum, weight_decay, dropout, width; and their metrics
+// per epoch: train_loss, val_loss, val_accuracy, epoch_time_s.
+const std::vector<HyperparameterInfo>& ClassifierHyperparameters();
+const std::vector<std::string>& ClassifierMetricNames();
+
+// The trial's value for `name`: from the assignment if swept, else the hyperparameter's default
+// in `hyperparameters`. A name that is neither gives int64_t{0}.
+ParamValue HyperparameterOrDefault(const std::vector<HyperparameterInfo>& hyperparameters,
+                                   const Assignment& params, const std::string& name);
 
 }  // namespace hpo

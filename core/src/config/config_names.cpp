@@ -83,14 +83,4 @@ const char* GoalName(Goal goal) {
   return "unknown";
 }
 
-const char* TaskKindName(TaskKind task) {
-  switch (task) {
-    case TaskKind::kFashionMnist:
-      return "fashion_mnist";
-    case TaskKind::kSynthetic:
-      return "synthetic";
-  }
-  return "unknown";
-}
-
 }  // namespace hpo

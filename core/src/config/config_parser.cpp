@@ -4,6 +4,7 @@
 #include "hpo/config.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -30,16 +31,35 @@ using config_internal::MappingFields;
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMaxValidationSamples = 59999;  // Fashion-MNIST has 60000 training images
 
-Status ReadTask(const ErrorFormatter& errors, const Field& field, TaskKind* task) {
-  std::string name;
-  HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, field, &name));
-  for (TaskKind candidate : {TaskKind::kFashionMnist, TaskKind::kSynthetic}) {
-    if (name == TaskKindName(candidate)) {
-      *task = candidate;
+// The task: `task:` names one of the catalog's; a sweep with W&B's `program` or `command` and no
+// `task:` is a command sweep.
+Status ReadTask(const ErrorFormatter& errors, const MappingFields& top, const MappingFields& sweep,
+                const TaskCatalog& catalog, std::string* task) {
+  const Field* named = top.Find("task");
+  const Field* program = sweep.Find("program");
+  if (program == nullptr) program = sweep.Find("command");
+  if (named != nullptr && program != nullptr) {
+    return errors.At(*program, "a sweep runs either a built-in `task:` (line " +
+                                   std::to_string(named->line) + ") or your own `" + program->key +
+                                   "`, not both");
+  }
+  std::string known;
+  for (const std::string& name : catalog.names()) {
+    if (name != kCommandTaskName) known += (known.empty() ? "" : ", ") + name;
+  }
+  if (named == nullptr) {
+    if (program != nullptr) {
+      *task = kCommandTaskName;
       return Status::Ok();
     }
+    return top.Missing("task", known + ", or your own program as sweep.program / sweep.command");
   }
-  return errors.At(field, "must be one of fashion_mnist, synthetic, got '" + name + "'");
+  HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *named, task));
+  if (*task == kCommandTaskName || catalog.Find(*task) == nullptr) {
+    return errors.At(*named, "must be one of " + known + ", got '" + *task +
+                                 "' (your own program goes in sweep.program or sweep.command)");
+  }
+  return Status::Ok();
 }
 
 Status ReadNonEmptyString(const ErrorFormatter& errors, const Field& field, std::string* value) {
@@ -73,11 +93,26 @@ Status ParseSynthetic(const ErrorFormatter& errors, const Field& field, Syntheti
   return Status::Ok();
 }
 
+// The execution keys of a wrapped config (execution->task is already set).
 Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
                       ExecutionSpec* execution) {
-  const Field* task = top.Find("task");
-  if (task == nullptr) return top.Missing("task", "fashion_mnist or synthetic");
-  HPO_RETURN_IF_ERROR(ReadTask(errors, *task, &execution->task));
+  const bool command = execution->task == kCommandTaskName;
+  for (const char* key : {"data", "validation_samples", "train_samples", "synthetic", "ddp"}) {
+    if (command && top.Has(key)) {
+      return errors.At(*top.Find(key),
+                       "applies to the built-in tasks; a command sweep's program "
+                       "reads its own data (pass it as a parameter)");
+    }
+  }
+  for (const char* key : config_internal::kCommandKeys) {
+    if (!command && top.Has(key)) {
+      return errors.At(*top.Find(key),
+                       "applies to command sweeps (sweep.program or "
+                       "sweep.command), not to task " +
+                           execution->task);
+    }
+  }
+  if (command && !top.Has("epochs")) execution->epochs = kUnboundedEpochs;
   if (const Field* data = top.Find("data")) {
     HPO_RETURN_IF_ERROR(ReadNonEmptyString(errors, *data, &execution->data));
   }
@@ -137,7 +172,7 @@ Status ParseMethod(const ErrorFormatter& errors, const Field& field, SearchMetho
   return Status::Ok();
 }
 
-Status ParseMetric(const ErrorFormatter& errors, const Field& field, TaskKind task,
+Status ParseMetric(const ErrorFormatter& errors, const Field& field, const TaskDescription& task,
                    MetricSpec* metric) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
@@ -146,16 +181,19 @@ Status ParseMetric(const ErrorFormatter& errors, const Field& field, TaskKind ta
   const Field* name = fields.Find("name");
   if (name == nullptr) return fields.Missing("name");
   HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *name, &metric->name));
-  const std::vector<std::string>& reported = TaskMetricNames(task);
-  bool known = false;
-  std::string accepted;
-  for (const std::string& candidate : reported) {
-    known = known || candidate == metric->name;
-    accepted += (accepted.empty() ? "" : ", ") + candidate;
-  }
-  if (!known) {
-    return errors.At(*name, "unknown metric '" + metric->name + "'; task " + TaskKindName(task) +
-                                " reports " + accepted);
+  if (metric->name.empty()) return errors.At(*name, "must not be empty");
+  if (!task.free_parameters()) {
+    const std::vector<std::string> reported = task.MetricNames(SweepConfig());
+    bool known = false;
+    std::string accepted;
+    for (const std::string& candidate : reported) {
+      known = known || candidate == metric->name;
+      accepted += (accepted.empty() ? "" : ", ") + candidate;
+    }
+    if (!known) {
+      return errors.At(*name, "unknown metric '" + metric->name + "'; task " + task.name() +
+                                  " reports " + accepted);
+    }
   }
   if (const Field* goal = fields.Find("goal")) {
     std::string text;
@@ -177,7 +215,7 @@ Status ParseMetric(const ErrorFormatter& errors, const Field& field, TaskKind ta
 }
 
 Status ParseParameters(const ErrorFormatter& errors, const Field& field, SearchMethod method,
-                       TaskKind task, std::vector<ParameterSpec>* parameters) {
+                       const TaskDescription& task, std::vector<ParameterSpec>* parameters) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
   if (fields.fields().empty()) return errors.At(field, "must list at least one parameter");
@@ -194,24 +232,30 @@ Status ParseParameters(const ErrorFormatter& errors, const Field& field, SearchM
   return Status::Ok();
 }
 
-Status ParseSweep(const ErrorFormatter& errors, const MappingFields& top,
-                  const ExecutionSpec& execution, SweepSpec* sweep) {
-  const Field* section = top.Find("sweep");
-  if (section == nullptr) return top.Missing("sweep", "a Weights & Biases sweep configuration");
-  MappingFields fields;
-  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *section, &fields));
-  // project, entity, program and command tell the W&B agent what to run; they are accepted so a
-  // W&B sweep file can be pasted verbatim, and ignored.
-  HPO_RETURN_IF_ERROR(fields.CheckKeys(
+// The sweep section's keys: W&B's, including those only W&B's server or agent uses.
+Status CheckSweepKeys(const MappingFields& fields) {
+  return fields.CheckKeys(
       {"method", "metric", "parameters", "run_cap", "early_terminate", "name", "description",
        "project", "entity", "program", "command"},
-      {"scheduler", "metrics", "controller", "job", "image_uri", "apiVersion", "kind"}));
+      {"scheduler", "metrics", "controller", "job", "image_uri", "apiVersion", "kind"});
+}
 
+// The `sweep:` section (or a bare file's top level). `top_run_cap` is a `run_cap` beside
+// `sweep:` (the wrapped form of a bare file run with --run-cap).
+Status ParseSweep(const ErrorFormatter& errors, const MappingFields& fields,
+                  const Field* top_run_cap, const ExecutionSpec& execution,
+                  const TaskDescription& task, SweepSpec* sweep) {
   const Field* method = fields.Find("method");
   if (method == nullptr) return fields.Missing("method", "grid, random or bayes");
   HPO_RETURN_IF_ERROR(ParseMethod(errors, *method, &sweep->method));
 
-  if (const Field* run_cap = fields.Find("run_cap")) {
+  const Field* run_cap = fields.Find("run_cap");
+  if (run_cap != nullptr && top_run_cap != nullptr) {
+    return errors.At(*top_run_cap, "run_cap is set in the sweep too (line " +
+                                       std::to_string(run_cap->line) + "); keep one");
+  }
+  if (run_cap == nullptr) run_cap = top_run_cap;
+  if (run_cap != nullptr) {
     int64_t cap = 0;
     HPO_RETURN_IF_ERROR(config_internal::ReadInteger(errors, *run_cap, 1, kInt64Max, &cap));
     sweep->run_cap = cap;
@@ -232,11 +276,11 @@ Status ParseSweep(const ErrorFormatter& errors, const MappingFields& top,
 
   const Field* metric = fields.Find("metric");
   if (metric == nullptr) return fields.Missing("metric", "the study ranks trials by it");
-  HPO_RETURN_IF_ERROR(ParseMetric(errors, *metric, execution.task, &sweep->metric));
+  HPO_RETURN_IF_ERROR(ParseMetric(errors, *metric, task, &sweep->metric));
 
   const Field* parameters = fields.Find("parameters");
   if (parameters == nullptr) return fields.Missing("parameters");
-  return ParseParameters(errors, *parameters, sweep->method, execution.task, &sweep->parameters);
+  return ParseParameters(errors, *parameters, sweep->method, task, &sweep->parameters);
 }
 
 // The keys beside `sweep:` that steer search and early stopping; checked after the sweep, as they
@@ -310,38 +354,160 @@ Status ParseYaml(const ErrorFormatter& errors, const std::string& text, YAML::No
   return Status::Ok();
 }
 
+// The wrapped config equivalent to a bare W&B sweep file run with `bare`'s settings: the
+// settings, then the file's text indented under `sweep:` (its leading document markers dropped).
+std::string WrapBareSweep(const std::string& text, const std::string& path,
+                          const BareSweepSettings& bare) {
+  std::string wrapped = "# hpo sweep --config " + path +
+                        ": a bare W&B sweep file (its text is under sweep:) with the settings "
+                        "given on the command line\n";
+  if (bare.ranks_per_trial)
+    wrapped += "ranks_per_trial: " + std::to_string(*bare.ranks_per_trial) + "\n";
+  if (bare.seed) wrapped += "seed: " + std::to_string(*bare.seed) + "\n";
+  if (bare.run_cap) wrapped += "run_cap: " + std::to_string(*bare.run_cap) + "\n";
+  wrapped += "sweep:\n";
+  std::istringstream lines(text);
+  std::string line;
+  bool leading = true;
+  while (std::getline(lines, line)) {
+    if (leading && (line.rfind("---", 0) == 0 || line.rfind("%", 0) == 0)) continue;
+    if (line == "...") continue;
+    leading = leading && line.find_first_not_of(" \t\r") == std::string::npos;
+    wrapped += line.empty() ? "\n" : "  " + line + "\n";
+  }
+  return wrapped;
+}
+
+Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
+                    const TaskCatalog& catalog, SweepConfig* parsed) {
+  HPO_RETURN_IF_ERROR(top.CheckKeys({"sweep",
+                                     "task",
+                                     "data",
+                                     "epochs",
+                                     "ranks_per_trial",
+                                     "threads_per_rank",
+                                     "trials_per_gpu",
+                                     "seed",
+                                     "output",
+                                     "validation_samples",
+                                     "train_samples",
+                                     "synthetic",
+                                     "search",
+                                     "median_stopping",
+                                     "time_budget_s",
+                                     "max_failed_trials",
+                                     "trial_retries",
+                                     "checkpoint",
+                                     "ddp",
+                                     "run_cap",
+                                     "metrics",
+                                     "metric_definitions",
+                                     "interpreter",
+                                     "trial_timeout_s",
+                                     "terminate_grace_s",
+                                     "cuda_visible_devices"}));
+  const Field* section = top.Find("sweep");
+  if (section == nullptr) return top.Missing("sweep", "a Weights & Biases sweep configuration");
+  MappingFields sweep;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *section, &sweep));
+  HPO_RETURN_IF_ERROR(CheckSweepKeys(sweep));
+  HPO_RETURN_IF_ERROR(ReadTask(errors, top, sweep, catalog, &parsed->execution.task));
+  const TaskDescription& task = *catalog.Find(parsed->execution.task);
+  HPO_RETURN_IF_ERROR(ParseExecution(errors, top, &parsed->execution));
+  HPO_RETURN_IF_ERROR(
+      ParseSweep(errors, sweep, top.Find("run_cap"), parsed->execution, task, &parsed->sweep));
+  if (parsed->execution.task == kCommandTaskName) {
+    const std::string folder = std::filesystem::path(errors.file()).parent_path().string();
+    HPO_RETURN_IF_ERROR(config_internal::ParseCommand(errors, sweep, &top, folder,
+                                                      parsed->sweep.metric.name, &parsed->command));
+  }
+  return ParseSearchAndStopping(errors, top, parsed);
+}
+
+// A bare W&B sweep file: its top level is the sweep; the execution settings come from `bare`.
+Status ParseBare(const ErrorFormatter& errors, const MappingFields& sweep,
+                 const TaskCatalog& catalog, const BareSweepSettings& bare, SweepConfig* parsed) {
+  HPO_RETURN_IF_ERROR(CheckSweepKeys(sweep));
+  if (!sweep.Has("program") && !sweep.Has("command")) {
+    return sweep.Missing("program",
+                         "a bare W&B sweep file runs your program: give `program` "
+                         "(or `command`), or wrap the sweep in an hpo config with a "
+                         "`task:`");
+  }
+  if (!sweep.Has("run_cap") && !bare.run_cap && sweep.Has("method")) {
+    const Field* method = sweep.Find("method");
+    if (method->value.IsScalar() && method->value.Scalar() != "grid") {
+      return Status::BadInput(errors.file() + ": the sweep has no run_cap, and " +
+                              method->value.Scalar() +
+                              " search needs a budget: pass --run-cap N (the most trials to run)");
+    }
+  }
+  if (bare.run_cap && sweep.Has("run_cap")) {
+    return errors.At(*sweep.Find("run_cap"), "the file sets run_cap; drop --run-cap or the key");
+  }
+  parsed->execution.task = kCommandTaskName;
+  parsed->execution.epochs = kUnboundedEpochs;
+  if (bare.ranks_per_trial) parsed->execution.ranks_per_trial = *bare.ranks_per_trial;
+  if (bare.seed) parsed->execution.seed = static_cast<uint64_t>(*bare.seed);
+  const TaskDescription& task = *catalog.Find(kCommandTaskName);
+  const int64_t run_cap = bare.run_cap.value_or(0);
+  const Field cap_field{"run_cap", "run_cap", 0, YAML::Node(std::to_string(run_cap))};
+  HPO_RETURN_IF_ERROR(ParseSweep(errors, sweep, bare.run_cap ? &cap_field : nullptr,
+                                 parsed->execution, task, &parsed->sweep));
+  const std::string folder = std::filesystem::path(errors.file()).parent_path().string();
+  return config_internal::ParseCommand(errors, sweep, nullptr, folder, parsed->sweep.metric.name,
+                                       &parsed->command);
+}
+
 }  // namespace
 
 Status ParseConfig(const std::string& text, const std::string& path, SweepConfig* config) {
+  return ParseConfig(text, path, BuiltinTaskCatalog(), BareSweepSettings(), config);
+}
+
+Status ParseConfig(const std::string& text, const std::string& path, const TaskCatalog& catalog,
+                   const BareSweepSettings& bare, SweepConfig* config) {
   const ErrorFormatter errors(path);
   YAML::Node root;
   HPO_RETURN_IF_ERROR(ParseYaml(errors, text, &root));
   if (!root.IsMap()) {
     return errors.At(std::max(1, config_internal::LineOf(root)), "",
-                     "the config must be a YAML mapping holding `sweep:` and `task:`");
+                     "the config must be a YAML mapping holding `sweep:` (a W&B sweep) and its "
+                     "settings, or a bare W&B sweep file");
   }
   const Field root_field{"", "", config_internal::LineOf(root), root};
   MappingFields top;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, root_field, &top));
-  HPO_RETURN_IF_ERROR(
-      top.CheckKeys({"sweep", "task", "data", "epochs", "ranks_per_trial", "threads_per_rank",
-                     "trials_per_gpu", "seed", "output", "validation_samples", "train_samples",
-                     "synthetic", "search", "median_stopping", "time_budget_s", "max_failed_trials",
-                     "trial_retries", "checkpoint", "ddp"}));
   SweepConfig parsed;
   parsed.path = path;
   parsed.text = text;
-  HPO_RETURN_IF_ERROR(ParseExecution(errors, top, &parsed.execution));
-  HPO_RETURN_IF_ERROR(ParseSweep(errors, top, parsed.execution, &parsed.sweep));
-  HPO_RETURN_IF_ERROR(ParseSearchAndStopping(errors, top, &parsed));
+  const bool is_bare = !top.Has("sweep") && (top.Has("method") || top.Has("parameters"));
+  if (is_bare) {
+    HPO_RETURN_IF_ERROR(ParseBare(errors, top, catalog, bare, &parsed));
+    parsed.text = WrapBareSweep(text, path, bare);
+  } else {
+    if (bare.any()) {
+      const char* flag = bare.run_cap ? "--run-cap" : bare.seed ? "--seed" : "--ranks-per-trial";
+      return Status::BadInput(std::string(flag) + " is for a bare W&B sweep file, and " + path +
+                              " is an hpo config (it has `sweep:`): set run_cap, seed and "
+                              "ranks_per_trial in it instead");
+    }
+    HPO_RETURN_IF_ERROR(ParseWrapped(errors, top, catalog, &parsed));
+  }
+  parsed.metric_names = catalog.Find(parsed.execution.task)->MetricNames(parsed);
   *config = std::move(parsed);
   return Status::Ok();
 }
 
 Status LoadConfigFile(const std::string& path, SweepConfig* config) {
+  return LoadConfigFile(path, BuiltinTaskCatalog(), BareSweepSettings(), config);
+}
+
+Status LoadConfigFile(const std::string& path, const TaskCatalog& catalog,
+                      const BareSweepSettings& bare, SweepConfig* config) {
   std::string text;
   HPO_RETURN_IF_ERROR(ReadWholeFile(path, "config", &text));
-  return ParseConfig(text, path, config);
+  return ParseConfig(text, path, catalog, bare, config);
 }
 
 }  // namespace hpo

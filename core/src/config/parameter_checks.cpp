@@ -120,17 +120,17 @@ Status CheckGridParameter(const ErrorFormatter& errors, const ParsedParameter& p
                        DistributionName(distribution));
 }
 
-Status CheckParameterForTask(const ErrorFormatter& errors, TaskKind task,
+Status CheckParameterForTask(const ErrorFormatter& errors, const TaskDescription& task,
                              const ParsedParameter& parameter) {
-  const HyperparameterInfo* info = FindTaskHyperparameter(task, parameter.spec.name);
+  if (task.free_parameters()) return Status::Ok();
+  const HyperparameterInfo* info = task.FindHyperparameter(parameter.spec.name);
   if (info == nullptr) {
     std::vector<std::string> accepted;
-    for (const HyperparameterInfo& known : TaskHyperparameters(task)) {
+    for (const HyperparameterInfo& known : task.hyperparameters()) {
       accepted.push_back(known.name);
     }
-    return errors.At(parameter.field, std::string("unknown hyperparameter for task ") +
-                                          TaskKindName(task) + " (accepted: " + Join(accepted) +
-                                          ")");
+    return errors.At(parameter.field, "unknown hyperparameter for task " + task.name() +
+                                          " (accepted: " + Join(accepted) + ")");
   }
   if (info->type == ParamType::kString) return CheckChoices(errors, *info, parameter);
   return CheckNumeric(errors, *info, parameter);

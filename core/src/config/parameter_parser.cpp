@@ -122,12 +122,13 @@ Status ChooseDistribution(const ErrorFormatter& errors, const MappingFields& fie
   return Status::Ok();
 }
 
-// Types a list of scalars: all integers -> kInt, all numbers -> kFloat, otherwise kString holding
-// each scalar's text.
+// Types a list of scalars: all integers -> kInt, all numbers -> kFloat, all booleans -> kString
+// "true"/"false" with `boolean` set, otherwise kString holding each scalar's text.
 Status TypeValues(const ErrorFormatter& errors, const std::vector<Field>& value_fields,
-                  ParamType* type, std::vector<ParamValue>* values) {
+                  ParamType* type, std::vector<ParamValue>* values, bool* boolean) {
   bool all_integers = true;
   bool all_numbers = true;
+  bool all_booleans = true;
   for (const Field& field : value_fields) {
     if (!field.value.IsScalar()) {
       return errors.At(field, "must be a number or a string, not a collection");
@@ -135,10 +136,20 @@ Status TypeValues(const ErrorFormatter& errors, const std::vector<Field>& value_
     const ScalarKind kind = ResolveScalar(field.value);
     if (kind == ScalarKind::kNull)
       return errors.At(field, "must be a number or a string, not null");
+    all_booleans = all_booleans && kind == ScalarKind::kBool;
     all_integers = all_integers && kind == ScalarKind::kInt;
     all_numbers = all_numbers && (kind == ScalarKind::kInt || kind == ScalarKind::kFloat);
   }
   values->clear();
+  *boolean = all_booleans;
+  if (all_booleans) {
+    *type = ParamType::kString;
+    for (const Field& field : value_fields) {
+      const char first = field.value.Scalar()[0];
+      values->emplace_back(std::string(first == 't' || first == 'T' ? "true" : "false"));
+    }
+    return Status::Ok();
+  }
   *type = all_integers ? ParamType::kInt : all_numbers ? ParamType::kFloat : ParamType::kString;
   for (const Field& field : value_fields) {
     const std::string& text = field.value.Scalar();
@@ -306,7 +317,8 @@ Status ParseParameter(const ErrorFormatter& errors, const Field& field, ParsedPa
     HPO_RETURN_IF_ERROR(ReadValueList(errors, *values, &parsed->value_fields));
   }
   if (!parsed->value_fields.empty()) {
-    HPO_RETURN_IF_ERROR(TypeValues(errors, parsed->value_fields, &spec.type, &spec.values));
+    HPO_RETURN_IF_ERROR(
+        TypeValues(errors, parsed->value_fields, &spec.type, &spec.values, &spec.boolean));
   }
   if (const Field* probabilities = fields.Find("probabilities")) {
     HPO_RETURN_IF_ERROR(

@@ -7,6 +7,7 @@
 
 #include "hpo/config.hpp"
 #include "hpo/status.hpp"
+#include "hpo/task_catalog.hpp"
 #include "yaml_fields.hpp"
 
 namespace hpo::config_internal {
@@ -34,7 +35,7 @@ Status CheckGridParameter(const ErrorFormatter& errors, const ParsedParameter& p
 
 // The task must know the hyperparameter, and every value the parameter can take must be of the
 // hyperparameter's type and inside its valid range (or among its choices).
-Status CheckParameterForTask(const ErrorFormatter& errors, TaskKind task,
+Status CheckParameterForTask(const ErrorFormatter& errors, const TaskDescription& task,
                              const ParsedParameter& parameter);
 
 }  // namespace hpo::config_internal

@@ -24,7 +24,10 @@ const std::set<std::string>& ResumableKeys() {
                                              "trial_retries",
                                              "checkpoint",
                                              "trials_per_gpu",
-                                             "ddp"};
+                                             "ddp",
+                                             "run_cap",
+                                             "trial_timeout_s",
+                                             "terminate_grace_s"};
   return keys;
 }
 
@@ -82,7 +85,7 @@ Status CheckSameSweep(const std::string& study_config_text, const SweepConfig& c
   if (difference.empty()) return Status::Ok();
   return Status::BadInput(config.path + ": the study was begun with another sweep: " + difference +
                           "; only run_cap, the budgets, retries, checkpointing, output, data and "
-                          "the ranks (and ddp) may change on resume");
+                          "the ranks (and ddp, trial_timeout_s, terminate_grace_s) may change on resume");
 }
 
 }  // namespace hpo

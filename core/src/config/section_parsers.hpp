@@ -40,4 +40,18 @@ Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, Checkpo
 // `ddp:` {bucket_mb > 0, first_bucket_mb > 0, overlap: true|false}.
 Status ParseDdp(const ErrorFormatter& errors, const Field& field, DdpSpec* spec);
 
+// The keys beside `sweep:` that only command sweeps take.
+inline constexpr std::initializer_list<const char*> kCommandKeys = {
+    "metrics",         "metric_definitions", "interpreter",
+    "trial_timeout_s", "terminate_grace_s",  "cuda_visible_devices"};
+
+// A command sweep's program and how to read it: W&B's `program` and `command` from the sweep
+// section (`program` resolved against `config_dir`; the command's macros checked, and whatever
+// it starts first checked to exist) and kCommandKeys from `top` (null for a bare W&B file, which
+// has none). `metric_name` is the sweep metric: a metric definition must name it or one of
+// `metrics`.
+Status ParseCommand(const ErrorFormatter& errors, const MappingFields& sweep,
+                    const MappingFields* top, const std::string& config_dir,
+                    const std::string& metric_name, CommandSpec* spec);
+
 }  // namespace hpo::config_internal

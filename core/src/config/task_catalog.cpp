@@ -1,5 +1,6 @@
 #include "hpo/task_catalog.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -57,33 +58,104 @@ std::vector<HyperparameterInfo> BuildClassifierHyperparameters() {
   };
 }
 
+// A built-in libtorch classifier: fashion_mnist or synthetic.
+class ClassifierTask final : public TaskDescription {
+ public:
+  explicit ClassifierTask(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  const std::vector<HyperparameterInfo>& hyperparameters() const override {
+    return ClassifierHyperparameters();
+  }
+  std::vector<std::string> MetricNames(const SweepConfig&) const override {
+    return ClassifierMetricNames();
+  }
+
+ private:
+  std::string name_;
+};
+
+// The user's own program (W&B `program`/`command`): any hyperparameter, and the metrics are the
+// sweep metric, then `metrics:`, then the names of `metric_definitions`, each once.
+class CommandTask final : public TaskDescription {
+ public:
+  const std::string& name() const override { return name_; }
+  bool free_parameters() const override { return true; }
+  const std::vector<HyperparameterInfo>& hyperparameters() const override {
+    static const std::vector<HyperparameterInfo> kNone;
+    return kNone;
+  }
+  std::vector<std::string> MetricNames(const SweepConfig& config) const override {
+    std::vector<std::string> names = {config.sweep.metric.name};
+    auto add = [&names](const std::string& name) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    };
+    for (const std::string& name : config.command.metrics) add(name);
+    for (const MetricRegex& definition : config.command.metric_definitions) add(definition.name);
+    return names;
+  }
+
+ private:
+  std::string name_ = kCommandTaskName;
+};
+
 }  // namespace
 
-const std::vector<HyperparameterInfo>& TaskHyperparameters(TaskKind) {
-  // Both built-in tasks train a classifier with the same knobs.
-  static const std::vector<HyperparameterInfo> kClassifierHyperparameters =
-      BuildClassifierHyperparameters();
-  return kClassifierHyperparameters;
-}
-
-const HyperparameterInfo* FindTaskHyperparameter(TaskKind task, const std::string& name) {
-  for (const HyperparameterInfo& info : TaskHyperparameters(task)) {
+const HyperparameterInfo* TaskDescription::FindHyperparameter(const std::string& name) const {
+  for (const HyperparameterInfo& info : hyperparameters()) {
     if (info.name == name) return &info;
   }
   return nullptr;
 }
 
-const std::vector<std::string>& TaskMetricNames(TaskKind) {
+void TaskCatalog::Add(std::shared_ptr<const TaskDescription> description) {
+  const std::string name = description->name();
+  tasks_[name] = std::move(description);
+}
+
+const TaskDescription* TaskCatalog::Find(const std::string& name) const {
+  const auto found = tasks_.find(name);
+  return found == tasks_.end() ? nullptr : found->second.get();
+}
+
+std::shared_ptr<const TaskDescription> TaskCatalog::Share(const std::string& name) const {
+  const auto found = tasks_.find(name);
+  return found == tasks_.end() ? nullptr : found->second;
+}
+
+std::vector<std::string> TaskCatalog::names() const {
+  std::vector<std::string> names;
+  for (const auto& entry : tasks_) names.push_back(entry.first);
+  return names;
+}
+
+const TaskCatalog& BuiltinTaskCatalog() {
+  static const TaskCatalog kCatalog = [] {
+    TaskCatalog catalog;
+    catalog.Add(std::make_shared<ClassifierTask>("fashion_mnist"));
+    catalog.Add(std::make_shared<ClassifierTask>("synthetic"));
+    catalog.Add(std::make_shared<CommandTask>());
+    return catalog;
+  }();
+  return kCatalog;
+}
+
+const std::vector<HyperparameterInfo>& ClassifierHyperparameters() {
+  static const std::vector<HyperparameterInfo> kClassifierHyperparameters =
+      BuildClassifierHyperparameters();
+  return kClassifierHyperparameters;
+}
+
+const std::vector<std::string>& ClassifierMetricNames() {
   static const std::vector<std::string> kClassifierMetrics = {"train_loss", "val_loss",
                                                               "val_accuracy", "epoch_time_s"};
   return kClassifierMetrics;
 }
 
-ParamValue HyperparameterOrDefault(TaskKind task, const Assignment& params,
-                                   const std::string& name) {
+ParamValue HyperparameterOrDefault(const std::vector<HyperparameterInfo>& hyperparameters,
+                                   const Assignment& params, const std::string& name) {
   if (const ParamValue* value = FindParam(params, name)) return *value;
-  if (const HyperparameterInfo* info = FindTaskHyperparameter(task, name)) {
-    return info->default_value;
+  for (const HyperparameterInfo& info : hyperparameters) {
+    if (info.name == name) return info.default_value;
   }
   return ParamValue();
 }

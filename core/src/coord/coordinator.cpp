@@ -116,7 +116,7 @@ Coordinator::Coordinator(const SweepConfig& config, int num_groups, CoordinatorD
       start_time_(deps_.clock()),
       running_(static_cast<size_t>(num_groups), -1),
       running_params_(static_cast<size_t>(num_groups)) {
-  const std::vector<std::string>& metrics = TaskMetricNames(config.execution.task);
+  const std::vector<std::string>& metrics = config.metric_names;
   const auto found = std::find(metrics.begin(), metrics.end(), config.sweep.metric.name);
   objective_index_ = static_cast<size_t>(found - metrics.begin());
   planned_trials_ = config.sweep.run_cap.value_or(INT64_MAX);

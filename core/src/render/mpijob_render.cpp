@@ -43,6 +43,13 @@ struct Resolved {
 };
 
 Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved* out) {
+  if (!config.command.program_as_written.empty() && config.command.program_as_written[0] != '/') {
+    return Status::BadInput(
+        config.path + ": sweep.program '" + config.command.program_as_written +
+        "' is relative, but the MPIJob mounts the config at " + kConfigMountPath +
+        ", where the program is not: give its absolute path in the container image or on the "
+        "shared volume (e.g. /data/train.py)");
+  }
   Resolved r;
   r.name = options.name.empty() ? DefaultJobName(config) : options.name;
   if (!IsDns1035Label(r.name)) {

@@ -1,18 +1,10 @@
 #include "group_trials.hpp"
 
 #include <exception>
-#include <filesystem>
 
 #include "hpo/control_message.hpp"
 #include "hpo/mpi/control_plane.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
-#include "hpo/train/trainer.hpp"
 #include "preemption.hpp"
-#if HPO_WITH_CUDA
-#include <c10/cuda/CUDAFunctions.h>
-
-#include "hpo/gpu/nccl_collectives.hpp"
-#endif
 
 namespace hpo {
 
@@ -34,28 +26,36 @@ class ControlPlaneGate final : public EpochGate {
       decision = channel_->Exchange(report);
     }
     BroadcastMessage(layout_.group_comm, 0, &decision);
-    if (decision.interrupt) return EpochVerdict::kInterrupt;
-    return decision.keep_going ? EpochVerdict::kContinue : EpochVerdict::kStop;
+    return Verdict(decision);
+  }
+
+  EpochVerdict ReportFromLeader(int64_t trial_id, const EpochMetrics& metrics) override {
+    ControlMessage report;
+    report.kind = MessageKind::kEpochReport;
+    report.trial_id = trial_id;
+    report.metrics = metrics;
+    return Verdict(channel_->Exchange(report));
   }
 
   bool InterruptRequested() override { return PreemptionWatch::Requested(); }
 
  private:
+  static EpochVerdict Verdict(const ControlMessage& decision) {
+    if (decision.interrupt) return EpochVerdict::kInterrupt;
+    return decision.keep_going ? EpochVerdict::kContinue : EpochVerdict::kStop;
+  }
+
   const GroupLayout& layout_;
   LeaderChannel* channel_;
 };
 
 }  // namespace
 
-void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const TaskData& data,
-                    const Communicator& control, const FaultInjection& fault) {
-#if HPO_WITH_CUDA
-  NcclGroupCollectives collectives(layout.group_comm);
-#else
-  MpiGroupCollectives collectives(layout.group_comm);
-#endif
+void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, TaskRunner& runner,
+                    const Communicator& control) {
   LeaderChannel channel(control);
   ControlPlaneGate gate(layout, &channel);
+  const TrialContext context{layout, gate, config.execution.output};
   const bool leader = layout.rank_in_group == 0;
   ControlMessage request;
   request.kind = MessageKind::kRequestTrial;
@@ -69,25 +69,10 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
       AbortJob(ExitCode::kFailure, "control plane: expected a trial from rank 0");
     }
     const TrialSpec& trial = assignment.trial;
-    TrainOptions options;
-    options.epochs = config.execution.epochs;
-    options.save_weights_path = WeightsPath(config.execution.output, trial.trial_id);
-    options.checkpoint_path = CheckpointPath(config.execution.output, trial.trial_id);
-    options.checkpoint_interval = config.checkpoint.interval;
-    options.bucket_bytes = static_cast<size_t>(config.ddp.bucket_mb * (1 << 20));
-    options.first_bucket_bytes = static_cast<size_t>(config.ddp.first_bucket_mb * (1 << 20));
-    options.overlap = config.ddp.overlap;
-    options.compression = config.ddp.compression;
-#if HPO_WITH_CUDA
-    options.device =
-        torch::Device(torch::kCUDA, c10::cuda::current_device());  // SelectCudaDevice's
-#endif
-    options.resume = true;
-    options.fault = fault;
     TrialOutcome outcome;
     Status status;
     try {
-      status = RunTrial(config.execution, trial, data, collectives, gate, options, &outcome);
+      status = runner.RunTrial(trial, context, &outcome);
     } catch (const std::exception& error) {
       AbortJob(ExitCode::kFailure,
                "trial " + std::to_string(trial.trial_id) + " failed: " + error.what());
@@ -109,17 +94,6 @@ void RunGroupTrials(const SweepConfig& config, const GroupLayout& layout, const 
       channel.Send(done);
     }
   }
-}
-
-std::string WeightsPath(const std::string& output, int64_t trial_id) {
-  namespace fs = std::filesystem;
-  return (fs::path(output) / "models" / ("trial_" + std::to_string(trial_id) + ".pt")).string();
-}
-
-std::string CheckpointPath(const std::string& output, int64_t trial_id) {
-  namespace fs = std::filesystem;
-  return (fs::path(output) / "checkpoints" / ("trial_" + std::to_string(trial_id) + ".pt"))
-      .string();
 }
 
 }  // namespace hpo

@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "builtin_tasks.hpp"
 #include "group_trials.hpp"
 #include "hpo/config.hpp"
 #include "hpo/coordinator.hpp"
@@ -18,9 +19,7 @@
 #include "hpo/searcher.hpp"
 #include "hpo/study_file.hpp"
 #include "hpo/sweep.hpp"
-#include "hpo/task_catalog.hpp"
-#include "hpo/train/task_data.hpp"
-#include "hpo/train/trainer.hpp"
+#include "hpo/task_runner.hpp"
 #include "preemption.hpp"
 #if HPO_WITH_CUDA
 #include "hpo/gpu/cuda_device.hpp"
@@ -76,7 +75,8 @@ Status BroadcastStatus(const Communicator& world, const Status& status) {
 }
 
 // Final weights under OUTPUT/models (the coordinator discards all but the best trial's) and
-// checkpoints under OUTPUT/checkpoints (discarded once a trial's result is in the study).
+// checkpoints under OUTPUT/checkpoints, a file or a command trial's folder (discarded once a
+// trial's result is in the study).
 class ModelFiles final : public TrialArtifacts {
  public:
   explicit ModelFiles(std::string output) : output_(std::move(output)) {}
@@ -87,6 +87,7 @@ class ModelFiles final : public TrialArtifacts {
   void DiscardCheckpoint(int64_t trial_id) override {
     std::error_code ignored;
     fs::remove(CheckpointPath(output_, trial_id), ignored);
+    fs::remove_all(CheckpointDir(output_, trial_id), ignored);
   }
 
  private:
@@ -108,7 +109,7 @@ StudyLayout MakeStudyLayout(const SweepConfig& config) {
     }
     layout.params.push_back(column);
   }
-  layout.metric_names = TaskMetricNames(config.execution.task);
+  layout.metric_names = config.metric_names;
   return layout;
 }
 
@@ -150,47 +151,27 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
   return StudyWriter::Create(study_path.string(), MakeStudyLayout(config), attributes, study);
 }
 
-// HPO_INJECT_FAULT=KIND:TRIAL:EPOCH:RANK (KIND exception or oom): a fault for failure tests.
-Status ReadFaultInjection(FaultInjection* fault) {
-  const char* text = std::getenv("HPO_INJECT_FAULT");
-  if (text == nullptr || *text == '\0') return Status::Ok();
-  char kind[16] = {0};
-  long long trial = 0;
-  long long epoch = 0;
-  int rank = 0;
-  char extra = 0;
-  if (std::sscanf(text, "%15[a-z]:%lld:%lld:%d%c", kind, &trial, &epoch, &rank, &extra) != 4 ||
-      (std::string(kind) != "exception" && std::string(kind) != "oom")) {
-    return Status::BadInput(std::string("HPO_INJECT_FAULT=") + text +
-                            ": expected KIND:TRIAL:EPOCH:RANK with KIND exception or oom");
-  }
-  fault->kind = std::string(kind) == "oom" ? FaultInjection::Kind::kOutOfMemory
-                                           : FaultInjection::Kind::kException;
-  fault->trial_id = trial;
-  fault->epoch = epoch;
-  fault->rank = rank;
-  return Status::Ok();
-}
-
-// The best trial's hyperparameters beside its weights: OUTPUT/models/best.yaml.
+// The best trial's hyperparameters (and model, when it has one): OUTPUT/models/best.yaml.
 void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
-                        const std::string& weights) {
+                        const std::string& model_path) {
   const fs::path path = fs::path(config.execution.output) / "models" / "best.yaml";
   std::ofstream out(path);
   out << "trial_id: " << best.trial_id << "\n"
       << config.sweep.metric.name << ": " << FormatParamValueExact(ParamValue(best.objective))
-      << "\nweights: " << fs::absolute(weights).string() << "\nparameters:\n";
+      << "\n";
+  if (!model_path.empty()) out << "weights: " << fs::absolute(model_path).string() << "\n";
+  out << "parameters:\n";
   for (const NamedValue& entry : best.params) {
-    out << "  " << entry.name << ": " << FormatParamValueExact(entry.value) << "\n";
+    out << "  \"" << entry.name << "\": " << FormatParamValueExact(entry.value) << "\n";
   }
   if (!out) {
     std::cerr << "hpo: warning: " << path.string() << ": cannot write" << std::endl;
   }
 }
 
-// Rank 0, after every group is done: the best trial on the held-out test set.
-void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
-                     const TaskData& data, StudyWriter* study, const std::string& study_path) {
+// Rank 0, after every group is done: the best trial on the task's held-out test split.
+void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, TaskRunner& runner,
+                     StudyWriter* study, const std::string& study_path) {
   const std::optional<TrialResult>& best = coordinator.best_trial();
   std::cout << "sweep finished: " << coordinator.trials_finished() << " trials";
   if (!coordinator.end_reason().empty())
@@ -199,17 +180,17 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
   if (!best) {
     std::cout << "no trial produced a " << config.sweep.metric.name << std::endl;
   } else {
-    const std::string weights = WeightsPath(config.execution.output, best->trial_id);
-    double test_accuracy = 0.0;
-    Status evaluated =
-        EvaluateSavedModel(config.execution, best->params, weights, data, &test_accuracy);
+    BestTrialReport report;
+    const Status evaluated = runner.EvaluateBest(*best, config.execution.output, &report);
     Status recorded = study->SetAttribute("best_trial_id", best->trial_id);
-    if (recorded.ok()) recorded = study->SetAttribute("best_model", weights);
-    if (recorded.ok() && evaluated.ok()) {
-      recorded = study->SetAttribute("test_accuracy", test_accuracy);
+    if (recorded.ok() && !report.model_path.empty()) {
+      recorded = study->SetAttribute("best_model", report.model_path);
+    }
+    for (const auto& [name, value] : report.test_metrics) {
+      if (recorded.ok() && evaluated.ok()) recorded = study->SetAttribute(name, value);
     }
     if (!recorded.ok()) AbortJob(recorded.exit_code(), recorded.message());
-    WriteBestTrialFile(config, *best, weights);
+    WriteBestTrialFile(config, *best, report.model_path);
     std::cout << "best trial " << best->trial_id << ": " << config.sweep.metric.name << ' '
               << best->objective;
     for (const NamedValue& entry : best->params) {
@@ -217,8 +198,10 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
     }
     std::cout << std::endl;
     if (evaluated.ok()) {
-      std::cout << "best trial test accuracy: " << test_accuracy << " (held-out test set, "
-                << data.test.size() << " samples)" << std::endl;
+      for (const auto& [name, value] : report.test_metrics) {
+        std::cout << "best trial " << name << ": " << value << " (held-out test split)"
+                  << std::endl;
+      }
     } else {
       std::cerr << "hpo: warning: could not evaluate the best trial on the test set: "
                 << evaluated.message() << std::endl;
@@ -229,17 +212,23 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
 
 }  // namespace
 
-Status RunSweep(const SweepOptions& options) {
+Status RunSweep(const SweepOptions& options) { return RunSweep(options, BuiltinTaskRegistry()); }
+
+Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   const Communicator world = Communicator::World();
   const bool root = world.rank() == 0;
 
   SweepConfig config;
   Status status;
-  if (root) status = LoadConfigFile(options.config_path, &config);
+  if (root) {
+    status = LoadConfigFile(options.config_path, registry.catalog(), options.bare, &config);
+  }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
   const std::string text = BroadcastString(world, root ? config.text : std::string());
   if (!root) {
-    Status parsed = ParseConfig(text, options.config_path, &config);
+    // config.text is always a wrapped config (a bare file's is wrapped by rank 0's parse).
+    Status parsed =
+        ParseConfig(text, options.config_path, registry.catalog(), BareSweepSettings(), &config);
     if (!parsed.ok()) AbortJob(ExitCode::kFailure, "config did not parse as on rank 0");
   }
   if (!options.output_override.empty()) config.execution.output = options.output_override;
@@ -256,12 +245,13 @@ Status RunSweep(const SweepOptions& options) {
 #endif
 
   PreemptionWatch preemption(config.checkpoint.grace_period_s);
-  FaultInjection fault;
-  status = ReadFaultInjection(&fault);
-  if (!status.ok()) AbortJob(status.exit_code(), status.message());
 
-  TaskData data;
-  status = LoadTaskData(config.execution, &data);
+  const TaskRunnerFactory* factory = registry.FindFactory(config.execution.task);
+  if (factory == nullptr) {
+    AbortJob(ExitCode::kFailure, "task " + config.execution.task + " has no runner");
+  }
+  std::unique_ptr<TaskRunner> runner;
+  status = (*factory)(config, layout, &runner);
   if (!status.ok()) AbortJob(status.exit_code(), status.message());
 
   const std::string study_path = (fs::path(config.execution.output) / kStudyFileName).string();
@@ -291,11 +281,14 @@ Status RunSweep(const SweepOptions& options) {
   if (root) {
     std::cout << "hpo-mpi " << HPO_VERSION << ": " << world.size() << " ranks in "
               << layout.num_groups << " groups of " << config.execution.ranks_per_trial
-              << " | task " << TaskKindName(config.execution.task) << " | "
+              << " | task " << config.execution.task << " | "
               << SearchMethodName(config.sweep.method) << " search, "
-              << coordinator->planned_trials() << " trials of " << config.execution.epochs
-              << " epochs | " << config.sweep.metric.name << " ("
-              << GoalName(config.sweep.metric.goal) << ") | study " << study_path << std::endl;
+              << coordinator->planned_trials() << " trials"
+              << (config.execution.epochs == kUnboundedEpochs
+                      ? std::string()
+                      : " of " + std::to_string(config.execution.epochs) + " epochs")
+              << " | " << config.sweep.metric.name << " (" << GoalName(config.sweep.metric.goal)
+              << ") | study " << study_path << std::endl;
     coordinator_thread = std::thread([&] {
       ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [&] {
         if (PreemptionWatch::Requested() && !coordinator->interrupted()) {
@@ -306,7 +299,7 @@ Status RunSweep(const SweepOptions& options) {
     });
   }
 
-  RunGroupTrials(config, layout, data, control, fault);
+  RunGroupTrials(config, layout, *runner, control);
 
   Status outcome;
   if (root) {
@@ -319,7 +312,7 @@ Status RunSweep(const SweepOptions& options) {
           "; continue it with: hpo sweep --config " + options.config_path + " --output " +
           config.execution.output + " --resume");
     } else {
-      RecordBestTrial(config, *coordinator, data, study.get(), study_path);
+      RecordBestTrial(config, *coordinator, *runner, study.get(), study_path);
       if (coordinator->too_many_failures()) {
         outcome = Status::Failure("the sweep was ended: " + coordinator->end_reason() +
                                   " (every finished trial is in " + study_path + ")");

@@ -64,7 +64,7 @@ void BroadcastTensors(const std::vector<torch::Tensor>& tensors, GroupCollective
 }  // namespace
 
 torch::nn::Sequential BuildModel(const ModelSpec& spec) {
-  return spec.task == TaskKind::kFashionMnist ? BuildFashionCnn(spec) : BuildSyntheticMlp(spec);
+  return spec.task == "fashion_mnist" ? BuildFashionCnn(spec) : BuildSyntheticMlp(spec);
 }
 
 void BroadcastModelState(torch::nn::Module& model, GroupCollectives& collectives) {

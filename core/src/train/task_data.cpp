@@ -125,7 +125,7 @@ Status GenerateSynthetic(const ExecutionSpec& execution, TaskData* data) {
 Status LoadTaskData(const ExecutionSpec& execution, TaskData* data) {
   try {
     *data = TaskData();
-    if (execution.task == TaskKind::kFashionMnist) return LoadFashionMnist(execution, data);
+    if (execution.task == "fashion_mnist") return LoadFashionMnist(execution, data);
     return GenerateSynthetic(execution, data);
   } catch (const std::exception& error) {
     return Status::Failure(std::string("loading the task data: ") + error.what());

@@ -48,8 +48,8 @@ struct Hyperparameters {
   int64_t width = 0;
 };
 
-Status ReadNumber(TaskKind task, const Assignment& params, const std::string& name, double* value) {
-  const ParamValue param = HyperparameterOrDefault(task, params, name);
+Status ReadNumber(const Assignment& params, const std::string& name, double* value) {
+  const ParamValue param = HyperparameterOrDefault(ClassifierHyperparameters(), params, name);
   if (std::holds_alternative<std::string>(param)) {
     return Status::BadInput("hyperparameter " + name + ": expected a number, got \"" +
                             std::get<std::string>(param) + "\"");
@@ -62,10 +62,9 @@ Status ReadNumber(TaskKind task, const Assignment& params, const std::string& na
   return Status::Ok();
 }
 
-Status ReadInteger(TaskKind task, const Assignment& params, const std::string& name,
-                   int64_t* value) {
+Status ReadInteger(const Assignment& params, const std::string& name, int64_t* value) {
   double number = 0.0;
-  HPO_RETURN_IF_ERROR(ReadNumber(task, params, name, &number));
+  HPO_RETURN_IF_ERROR(ReadNumber(params, name, &number));
   if (number != std::floor(number) || std::fabs(number) > 9.0e15) {
     return Status::BadInput("hyperparameter " + name + ": expected an integer, got " +
                             FormatParamValueExact(ParamValue(number)));
@@ -79,14 +78,15 @@ Status OutOfRange(const std::string& name, const std::string& range, double valu
                           FormatParamValueExact(ParamValue(value)));
 }
 
-Status ReadHyperparameters(TaskKind task, const Assignment& params, Hyperparameters* h) {
-  HPO_RETURN_IF_ERROR(ReadNumber(task, params, "lr", &h->lr));
-  HPO_RETURN_IF_ERROR(ReadInteger(task, params, "batch_size", &h->batch_size));
-  HPO_RETURN_IF_ERROR(ReadNumber(task, params, "momentum", &h->momentum));
-  HPO_RETURN_IF_ERROR(ReadNumber(task, params, "weight_decay", &h->weight_decay));
-  HPO_RETURN_IF_ERROR(ReadNumber(task, params, "dropout", &h->dropout));
-  HPO_RETURN_IF_ERROR(ReadInteger(task, params, "width", &h->width));
-  const ParamValue optimizer = HyperparameterOrDefault(task, params, "optimizer");
+Status ReadHyperparameters(const Assignment& params, Hyperparameters* h) {
+  HPO_RETURN_IF_ERROR(ReadNumber(params, "lr", &h->lr));
+  HPO_RETURN_IF_ERROR(ReadInteger(params, "batch_size", &h->batch_size));
+  HPO_RETURN_IF_ERROR(ReadNumber(params, "momentum", &h->momentum));
+  HPO_RETURN_IF_ERROR(ReadNumber(params, "weight_decay", &h->weight_decay));
+  HPO_RETURN_IF_ERROR(ReadNumber(params, "dropout", &h->dropout));
+  HPO_RETURN_IF_ERROR(ReadInteger(params, "width", &h->width));
+  const ParamValue optimizer =
+      HyperparameterOrDefault(ClassifierHyperparameters(), params, "optimizer");
   if (const auto* name = std::get_if<std::string>(&optimizer)) h->optimizer = *name;
   if (h->optimizer != "sgd" && h->optimizer != "adam" && h->optimizer != "adamw") {
     return Status::BadInput("hyperparameter optimizer: must be one of sgd, adam, adamw, got " +
@@ -105,7 +105,7 @@ Status ReadHyperparameters(TaskKind task, const Assignment& params, Hyperparamet
   return Status::Ok();
 }
 
-ModelSpec MakeModelSpec(TaskKind task, const Hyperparameters& h, const TaskData& data) {
+ModelSpec MakeModelSpec(const std::string& task, const Hyperparameters& h, const TaskData& data) {
   ModelSpec spec;
   spec.task = task;
   spec.width = h.width;
@@ -275,7 +275,7 @@ class TrialRun {
 
   // Runs the remaining epochs, asking `gate` after each; fills `outcome` (not duration_s).
   Status Run(EpochGate& gate, TrialOutcome* outcome) {
-    const std::vector<std::string>& metric_names = TaskMetricNames(execution_.task);
+    const std::vector<std::string>& metric_names = ClassifierMetricNames();
     model_->train();
     for (int64_t epoch = position_.epochs_done + 1; epoch <= options_.epochs; ++epoch) {
       const Clock::time_point start = Clock::now();
@@ -454,7 +454,7 @@ class TrialRun {
     archive.write("epochs_done", c10::IValue(position_.epochs_done));
     archive.write("next_step", c10::IValue(position_.next_step));
     archive.write("partial_loss_sum", c10::IValue(position_.partial_loss_sum));
-    const int64_t metrics = static_cast<int64_t>(TaskMetricNames(execution_.task).size());
+    const int64_t metrics = static_cast<int64_t>(ClassifierMetricNames().size());
     torch::Tensor table =
         torch::zeros({static_cast<int64_t>(curve.size()), 1 + metrics}, torch::kFloat64);
     for (size_t row = 0; row < curve.size(); ++row) {
@@ -563,7 +563,7 @@ Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const Ta
   const Clock::time_point start = Clock::now();
   *outcome = TrialOutcome();
   Hyperparameters h;
-  HPO_RETURN_IF_ERROR(ReadHyperparameters(execution.task, trial.params, &h));
+  HPO_RETURN_IF_ERROR(ReadHyperparameters(trial.params, &h));
   if (execution.threads_per_rank < 1) {
     return Status::BadInput("threads_per_rank must be >= 1, got " +
                             std::to_string(execution.threads_per_rank));
@@ -608,7 +608,7 @@ Status EvaluateSavedModel(const ExecutionSpec& execution, const Assignment& para
                           const std::string& weights_path, const TaskData& data,
                           double* test_accuracy) {
   Hyperparameters h;
-  HPO_RETURN_IF_ERROR(ReadHyperparameters(execution.task, params, &h));
+  HPO_RETURN_IF_ERROR(ReadHyperparameters(params, &h));
   if (data.test.size() == 0) return Status::BadInput("the task has no test samples");
   std::error_code ec;
   if (!std::filesystem::exists(weights_path, ec)) {

@@ -398,7 +398,7 @@ TEST(GradientBucketsTest, UnequalShardsWeightedToTheGlobalMean) {
 
 TEST(ModelSyncTest, BroadcastAndBufferSyncMakeRanksIdentical) {
   ModelSpec spec;
-  spec.task = TaskKind::kFashionMnist;
+  spec.task = "fashion_mnist";
   spec.width = 4;
   std::vector<torch::nn::Sequential> models(2);
   std::mutex build;
@@ -433,13 +433,13 @@ TEST(ModelSyncTest, BroadcastAndBufferSyncMakeRanksIdentical) {
 
 TEST(ModelsTest, OutputShapes) {
   ModelSpec cnn;
-  cnn.task = TaskKind::kFashionMnist;
+  cnn.task = "fashion_mnist";
   cnn.width = 3;
   cnn.dropout = 0.5;
   EXPECT_EQ(BuildModel(cnn)->forward(torch::zeros({5, 1, 28, 28})).sizes(),
             (std::vector<int64_t>{5, 10}));
   ModelSpec mlp;
-  mlp.task = TaskKind::kSynthetic;
+  mlp.task = "synthetic";
   mlp.width = 7;
   mlp.input_features = 11;
   mlp.num_classes = 4;

@@ -20,7 +20,7 @@ constexpr double kStd = 0.3530;
 
 ExecutionSpec SyntheticSpec(uint64_t seed) {
   ExecutionSpec execution;
-  execution.task = TaskKind::kSynthetic;
+  execution.task = "synthetic";
   execution.seed = seed;
   execution.synthetic.train_samples = 300;
   execution.synthetic.val_samples = 100;
@@ -101,7 +101,7 @@ class FashionFolderTest : public testing::TempDirTest {
 
   ExecutionSpec Spec(uint64_t seed) const {
     ExecutionSpec execution;
-    execution.task = TaskKind::kFashionMnist;
+    execution.task = "fashion_mnist";
     execution.data = dir_.string();
     execution.seed = seed;
     execution.validation_samples = 6;
@@ -183,7 +183,7 @@ TEST(FashionMnistDebianTest, LoadsTheInstalledDataset) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   }
   ExecutionSpec execution;
-  execution.task = TaskKind::kFashionMnist;
+  execution.task = "fashion_mnist";
   TaskData data;
   const Status status = LoadTaskData(execution, &data);
   ASSERT_TRUE(status.ok()) << status.message();

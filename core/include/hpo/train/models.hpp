@@ -7,6 +7,8 @@
 #include <cstdint>
 
 #include "hpo/collectives.hpp"
+#include <string>
+
 #include "hpo/config.hpp"
 
 namespace hpo {
@@ -14,7 +16,7 @@ namespace hpo {
 // What a model is built from: the task, the `width` and `dropout` hyperparameters and the data's
 // shape.
 struct ModelSpec {
-  TaskKind task = TaskKind::kSynthetic;
+  std::string task = "synthetic";  // fashion_mnist or synthetic
   int64_t width = 16;
   double dropout = 0.0;
   int64_t input_features = 0;  // synthetic: features per sample; unused by fashion_mnist

@@ -1,0 +1,210 @@
+// ParseCommand: a command sweep's `program`, `command` and the keys beside `sweep:` that say how
+// to run the program and read its metrics.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "command/command_line.hpp"
+#include "command/metric_reader.hpp"
+#include "section_parsers.hpp"
+
+namespace hpo::config_internal {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where execvp would find `name` (one with a '/' is a path), or "" when nowhere.
+std::string FindExecutable(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) {
+    return access(name.c_str(), X_OK) == 0 && !fs::is_directory(name) ? name : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string folders = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= folders.size()) {
+    size_t end = folders.find(':', start);
+    if (end == std::string::npos) end = folders.size();
+    const std::string folder = folders.substr(start, end - start);
+    const std::string candidate = (fs::path(folder.empty() ? "." : folder) / name).string();
+    if (access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+Status ReadStringList(const ErrorFormatter& errors, const Field& field,
+                      std::vector<std::string>* items) {
+  if (!field.value.IsSequence() || field.value.size() == 0) {
+    return errors.At(field, "must be a non-empty list");
+  }
+  items->clear();
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node item = field.value[i];
+    const std::string index = "[" + std::to_string(i) + "]";
+    const Field entry{field.key + index, field.path + index, LineOf(item), item};
+    if (!item.IsScalar() || ResolveScalar(item) == ScalarKind::kNull) {
+      return errors.At(entry, "must be a string");
+    }
+    items->push_back(item.Scalar());
+  }
+  return Status::Ok();
+}
+
+Status ParseMetricDefinitions(const ErrorFormatter& errors, const Field& field,
+                              const std::string& metric_name,
+                              const std::vector<std::string>& metrics,
+                              std::vector<MetricRegex>* definitions) {
+  if (!field.value.IsSequence() || field.value.size() == 0) {
+    return errors.At(field, "must be a non-empty list of {name, regex}");
+  }
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node item = field.value[i];
+    const std::string index = "[" + std::to_string(i) + "]";
+    const Field entry{field.key + index, field.path + index, LineOf(item), item};
+    MappingFields fields;
+    HPO_RETURN_IF_ERROR(MappingFields::Read(errors, entry, &fields));
+    HPO_RETURN_IF_ERROR(fields.CheckKeys({"name", "regex"}));
+    const Field* name = fields.Find("name");
+    if (name == nullptr) return fields.Missing("name");
+    const Field* regex = fields.Find("regex");
+    if (regex == nullptr) return fields.Missing("regex");
+    MetricRegex definition;
+    definition.line = entry.line;
+    HPO_RETURN_IF_ERROR(ReadString(errors, *name, &definition.name));
+    HPO_RETURN_IF_ERROR(ReadString(errors, *regex, &definition.regex));
+    if (definition.name != metric_name &&
+        std::find(metrics.begin(), metrics.end(), definition.name) == metrics.end()) {
+      return errors.At(*name, "'" + definition.name + "' is neither the sweep metric '" +
+                                  metric_name + "' nor listed in `metrics:`, so it would never " +
+                                  "be recorded");
+    }
+    const Status checked = CheckMetricDefinitions({{definition.name, definition.regex}});
+    if (!checked.ok()) {
+      // CheckMetricDefinitions names the entry by its index in the list it was given.
+      std::string message = checked.message();
+      const std::string prefix = "metric_definitions[0].regex: ";
+      if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+      return errors.At(*regex, message);
+    }
+    definitions->push_back(std::move(definition));
+  }
+  return Status::Ok();
+}
+
+// The program the command starts: skips ${env}; checks the interpreter, the program or a literal
+// executable exists.
+Status CheckFirstExecutable(const ErrorFormatter& errors, const Field& at,
+                            const Field* interpreter_field, const CommandSpec& spec) {
+  const CommandContext context{spec.program, spec.interpreter, "", nullptr};
+  const std::vector<std::string> argv = ExpandCommand(spec.command, {}, context);
+  size_t first = 0;
+  if (first < argv.size() && argv[first] == "/usr/bin/env") ++first;
+  while (first < argv.size() && argv[first].find('=') != std::string::npos &&
+         argv[first].find('/') == std::string::npos) {
+    ++first;  // env's NAME=VALUE assignments
+  }
+  if (first >= argv.size()) return errors.At(at, "the command runs nothing");
+  const std::string& executable = argv[first];
+  if (executable == spec.program) {
+    if (access(spec.program.c_str(), X_OK) != 0) {
+      return errors.At(at, "the command runs the program " + spec.program +
+                               " directly, but it is not executable (chmod +x it, or start it "
+                               "with ${interpreter})");
+    }
+    return Status::Ok();
+  }
+  if (FindExecutable(executable).empty()) {
+    if (executable == spec.interpreter) {
+      return errors.At(interpreter_field != nullptr ? *interpreter_field : at,
+                       "the interpreter '" + executable +
+                           "' is not on the PATH; set `interpreter:` beside `sweep:` (for "
+                           "example python3)");
+    }
+    return errors.At(at, "'" + executable +
+                             "' (what the command starts) is not an executable "
+                             "on the PATH");
+  }
+  return Status::Ok();
+}
+
+bool UsesProgram(const std::vector<std::string>& command) {
+  return std::find(command.begin(), command.end(), "${program}") != command.end();
+}
+
+}  // namespace
+
+Status ParseCommand(const ErrorFormatter& errors, const MappingFields& sweep,
+                    const MappingFields* top, const std::string& config_dir,
+                    const std::string& metric_name, CommandSpec* spec) {
+  const Field* command = sweep.Find("command");
+  const Field* program = sweep.Find("program");
+  if (command != nullptr) {
+    HPO_RETURN_IF_ERROR(ReadStringList(errors, *command, &spec->command));
+    const Status checked = CheckCommandTemplate(spec->command);
+    if (!checked.ok()) return errors.At(*command, checked.message());
+  } else {
+    spec->command = DefaultCommandTemplate();
+  }
+  if (program != nullptr) {
+    std::string text;
+    HPO_RETURN_IF_ERROR(ReadString(errors, *program, &text));
+    if (text.empty()) return errors.At(*program, "must not be empty");
+    const fs::path resolved =
+        fs::absolute(fs::path(text).is_absolute() ? fs::path(text) : fs::path(config_dir) / text)
+            .lexically_normal();
+    std::error_code error;
+    if (!fs::is_regular_file(resolved, error)) {
+      return errors.At(*program, "no such file: " + resolved.string() +
+                                     " (a relative program is found from the config's folder)");
+    }
+    spec->program = resolved.string();
+    spec->program_as_written = text;
+  } else if (UsesProgram(spec->command)) {
+    return errors.At(command != nullptr ? *command : sweep.fields().front(),
+                     "the command uses ${program}, but the sweep has no `program`");
+  }
+  const Field* interpreter_field = top != nullptr ? top->Find("interpreter") : nullptr;
+  if (top != nullptr) {
+    if (const Field* interpreter = interpreter_field) {
+      HPO_RETURN_IF_ERROR(ReadString(errors, *interpreter, &spec->interpreter));
+      if (spec->interpreter.empty()) return errors.At(*interpreter, "must not be empty");
+    }
+    if (const Field* metrics = top->Find("metrics")) {
+      HPO_RETURN_IF_ERROR(ReadStringList(errors, *metrics, &spec->metrics));
+    }
+    if (const Field* definitions = top->Find("metric_definitions")) {
+      HPO_RETURN_IF_ERROR(ParseMetricDefinitions(errors, *definitions, metric_name, spec->metrics,
+                                                 &spec->metric_definitions));
+    }
+    if (const Field* timeout = top->Find("trial_timeout_s")) {
+      double seconds = 0.0;
+      HPO_RETURN_IF_ERROR(ReadFiniteNumber(errors, *timeout, &seconds));
+      if (seconds <= 0.0) return errors.At(*timeout, "must be > 0");
+      spec->trial_timeout_s = seconds;
+    }
+    if (const Field* grace = top->Find("terminate_grace_s")) {
+      HPO_RETURN_IF_ERROR(ReadFiniteNumber(errors, *grace, &spec->terminate_grace_s));
+      if (spec->terminate_grace_s < 0.0) return errors.At(*grace, "must be >= 0");
+    }
+    if (const Field* cuda = top->Find("cuda_visible_devices")) {
+      if (!cuda->value.IsScalar() || ResolveScalar(cuda->value) != ScalarKind::kBool) {
+        return errors.At(*cuda, "must be true or false");
+      }
+      const std::string& text = cuda->value.Scalar();
+      spec->cuda_visible_devices = text == "true" || text == "True" || text == "TRUE";
+    }
+  }
+  if (spec->interpreter.empty()) {
+    spec->interpreter = FindExecutable("python").empty() ? "python3" : "python";
+  }
+  return CheckFirstExecutable(errors, command != nullptr ? *command : *program, interpreter_field,
+                              *spec);
+}
+
+}  // namespace hpo::config_internal

@@ -1,0 +1,521 @@
+// Command trials (W&B `program`/`command`) as a TaskRunner: every rank of a trial group starts one
+// child process of the user's program with the torchrun environment, so the group is a ready
+// torch.distributed world; the leader reads the metrics from its child's output and reports each
+// step to rank 0.
+//
+// The group's conversation during one trial (point-to-point on the group communicator, so ranks
+// watching their children never block in a collective):
+//   rank r -> leader  kTagEnded      r's program ended before the trial did (exit status, stderr)
+//   rank r -> leader  kTagInterrupt  r saw a preemption signal
+//   leader -> rank r  kTagFinish     the trial is over: stop your program (SIGTERM, grace, SIGKILL)
+//   rank r -> leader  kTagFinal      r's program is gone (its exit status and stderr)
+// Every message starts with the trial id, so nothing from one trial is mistaken for the next's.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "builtin_tasks.hpp"
+#include "command/child_process.hpp"
+#include "command/command_line.hpp"
+#include "command/metric_reader.hpp"
+#include "preemption.hpp"
+
+extern char** environ;
+
+namespace hpo {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kTagEnded = 0x4801;
+constexpr int kTagInterrupt = 0x4802;
+constexpr int kTagFinish = 0x4803;
+constexpr int kTagFinal = 0x4804;
+constexpr int kLeaderPollMs = 2;
+constexpr int kMemberPollMs = 5;
+constexpr int kHostNameBytes = 256;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A free TCP port on this host for MASTER_PORT (bound to port 0, read back, released; as torchrun
+// picks its rendezvous port).
+Status PickFreePort(int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Status::Failure("MASTER_PORT: cannot open a socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  close(fd);
+  if (!ok) return Status::Failure("MASTER_PORT: cannot bind a free port");
+  *port = ntohs(address.sin_port);
+  return Status::Ok();
+}
+
+// How one rank's program ended, as sent to the leader.
+struct EndReport {
+  int64_t trial_id = -1;
+  int rank = 0;
+  bool failed = false;
+  std::string
+      description;  // "exit status 1" | "killed by signal 9 (SIGKILL)" | why it did not start
+  std::string stderr_tail;
+};
+
+std::string Encode(const EndReport& report) {
+  std::ostringstream out;
+  out << report.trial_id << '\n'
+      << report.rank << '\n'
+      << (report.failed ? 1 : 0) << '\n'
+      << report.description << '\n'
+      << report.stderr_tail;
+  return out.str();
+}
+
+EndReport Decode(const std::string& text) {
+  EndReport report;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  report.trial_id = std::stoll(line);
+  std::getline(in, line);
+  report.rank = std::stoi(line);
+  std::getline(in, line);
+  report.failed = line == "1";
+  std::getline(in, report.description);
+  std::ostringstream rest;
+  rest << in.rdbuf();
+  report.stderr_tail = rest.str();
+  return report;
+}
+
+void SendText(const Communicator& group, int destination, int tag, const std::string& text) {
+  HPO_MPI_CHECK(MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, destination, tag,
+                         group.get()));
+}
+
+// Receives a message already known to be there (or blocks for it) from `source` with `tag`.
+std::string ReceiveText(const Communicator& group, int source, int tag) {
+  MPI_Status status;
+  HPO_MPI_CHECK(MPI_Probe(source, tag, group.get(), &status));
+  int count = 0;
+  HPO_MPI_CHECK(MPI_Get_count(&status, MPI_CHAR, &count));
+  std::string text(static_cast<size_t>(count), '\0');
+  HPO_MPI_CHECK(MPI_Recv(text.data(), count, MPI_CHAR, status.MPI_SOURCE, tag, group.get(),
+                         MPI_STATUS_IGNORE));
+  return text;
+}
+
+// The next waiting message with `tag` from any rank, if one is there.
+std::optional<std::string> TryReceive(const Communicator& group, int tag, int* source) {
+  int waiting = 0;
+  MPI_Status status;
+  HPO_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, tag, group.get(), &waiting, &status));
+  if (!waiting) return std::nullopt;
+  *source = status.MPI_SOURCE;
+  return ReceiveText(group, status.MPI_SOURCE, tag);
+}
+
+// The rank's place among the group's hosts: torchrun's LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK
+// (the host's index in the group) and GROUP_WORLD_SIZE, and the leader's address.
+struct GroupHosts {
+  int local_rank = 0;
+  int local_world_size = 1;
+  int group_rank = 0;
+  int group_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+};
+
+GroupHosts LearnGroupHosts(const Communicator& group) {
+  char name[kHostNameBytes] = {0};
+  gethostname(name, sizeof(name) - 1);
+  std::vector<char> names(static_cast<size_t>(kHostNameBytes) * group.size());
+  HPO_MPI_CHECK(MPI_Allgather(name, kHostNameBytes, MPI_CHAR, names.data(), kHostNameBytes,
+                              MPI_CHAR, group.get()));
+  std::vector<std::string> hosts;
+  for (int r = 0; r < group.size(); ++r) hosts.emplace_back(&names[r * kHostNameBytes]);
+  GroupHosts result;
+  std::vector<std::string> distinct;
+  result.local_world_size = 0;
+  for (int r = 0; r < group.size(); ++r) {
+    if (std::find(distinct.begin(), distinct.end(), hosts[r]) == distinct.end()) {
+      distinct.push_back(hosts[r]);
+    }
+    if (hosts[r] == hosts[group.rank()]) {
+      if (r < group.rank()) ++result.local_rank;
+      ++result.local_world_size;
+    }
+  }
+  result.group_rank = static_cast<int>(
+      std::find(distinct.begin(), distinct.end(), hosts[group.rank()]) - distinct.begin());
+  result.group_world_size = static_cast<int>(distinct.size());
+  if (distinct.size() > 1) result.master_addr = hosts[0];
+  return result;
+}
+
+bool IsMpiLauncherVariable(const std::string& entry) {
+  for (const char* prefix : {"OMPI_", "PMIX_", "PMI_"}) {
+    if (entry.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+class CommandRunner final : public TaskRunner {
+ public:
+  CommandRunner(const SweepConfig& config, const GroupLayout& layout)
+      : config_(config), layout_(layout) {}
+
+  Status Prepare() {
+    hosts_ = LearnGroupHosts(layout_.group_comm);
+    for (const ParameterSpec& spec : config_.sweep.parameters) {
+      if (spec.boolean) boolean_parameters_.insert(spec.name);
+    }
+    for (const MetricRegex& definition : config_.command.metric_definitions) {
+      definitions_.push_back({definition.name, definition.regex});
+    }
+    MetricReader probe;
+    return MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_,
+                                &probe);
+  }
+
+  Status RunTrial(const TrialSpec& trial, const TrialContext& context,
+                  TrialOutcome* outcome) override {
+    const Clock::time_point start = Clock::now();
+    const bool leader = layout_.rank_in_group == 0;
+    const std::string trial_dir =
+        fs::absolute(fs::path(context.output) / "trials" / std::to_string(trial.trial_id)).string();
+    const std::string checkpoint_dir =
+        fs::absolute(CheckpointDir(context.output, trial.trial_id)).string();
+    const std::string params_json = (fs::path(trial_dir) / "params.json").string();
+    std::vector<CommandArg> args;
+    for (const NamedValue& entry : trial.params) {
+      args.push_back({entry.name, entry.value, boolean_parameters_.count(entry.name) != 0});
+    }
+    int port = 0;
+    Status prepared = Status::Ok();
+    if (leader) {
+      std::error_code error;
+      fs::create_directories(trial_dir, error);
+      if (!error) fs::create_directories(checkpoint_dir, error);
+      if (error) {
+        prepared = Status::Failure("cannot create " + trial_dir + " or " + checkpoint_dir + ": " +
+                                   error.message());
+      } else {
+        std::ofstream out(params_json);
+        out << PythonJsonDumps(args) << '\n';
+        if (!out) prepared = Status::Failure(params_json + ": cannot write");
+      }
+      if (prepared.ok()) prepared = PickFreePort(&port);
+      if (!prepared.ok()) port = -1;
+    }
+    HPO_MPI_CHECK(MPI_Bcast(&port, 1, MPI_INT, 0, layout_.group_comm.get()));
+    if (port < 0) {
+      return leader ? prepared : Status::Failure("the group leader could not prepare the trial");
+    }
+
+    ChildSpec spec;
+    const CommandContext macros{config_.command.program, config_.command.interpreter, params_json,
+                                nullptr};
+    spec.argv = ExpandCommand(config_.command.command, args, macros);
+    spec.environment = Environment(trial, port, trial_dir, checkpoint_dir, params_json);
+    spec.log_path =
+        (fs::path(trial_dir) / ("rank-" + std::to_string(layout_.rank_in_group) + ".log")).string();
+    std::unique_ptr<ChildProcess> child;
+    const Status started = ChildProcess::Start(spec, &child);
+    if (leader) {
+      LeadTrial(trial, context, started, child.get(), start, outcome);
+    } else {
+      FollowTrial(trial, started, child.get());
+    }
+    outcome->duration_s = SecondsSince(start);
+    return Status::Ok();
+  }
+
+  Status EvaluateBest(const TrialResult&, const std::string&, BestTrialReport*) override {
+    return Status::Ok();  // the program evaluates itself; there is no test split here
+  }
+
+ private:
+  enum class Ending { kNone, kCompleted, kStopped, kInterrupted, kFailed };
+
+  std::vector<std::string> Environment(const TrialSpec& trial, int port,
+                                       const std::string& trial_dir,
+                                       const std::string& checkpoint_dir,
+                                       const std::string& params_json) const {
+    std::vector<std::string> environment;
+    bool threads_set = false;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      const std::string text = *entry;
+      if (IsMpiLauncherVariable(text)) continue;
+      threads_set = threads_set || text.rfind("OMP_NUM_THREADS=", 0) == 0;
+      environment.push_back(text);
+    }
+    const int rank = layout_.rank_in_group;
+    const int world = layout_.group_comm.size();
+    auto set = [&environment](const std::string& name, const std::string& value) {
+      const std::string prefix = name + "=";
+      for (std::string& entry : environment) {
+        if (entry.rfind(prefix, 0) == 0) {
+          entry = prefix + value;
+          return;
+        }
+      }
+      environment.push_back(prefix + value);
+    };
+    set("MASTER_ADDR", hosts_.master_addr);
+    set("MASTER_PORT", std::to_string(port));
+    set("RANK", std::to_string(rank));
+    set("WORLD_SIZE", std::to_string(world));
+    set("LOCAL_RANK", std::to_string(hosts_.local_rank));
+    set("LOCAL_WORLD_SIZE", std::to_string(hosts_.local_world_size));
+    set("GROUP_RANK", std::to_string(hosts_.group_rank));
+    set("GROUP_WORLD_SIZE", std::to_string(hosts_.group_world_size));
+    set("ROLE_RANK", std::to_string(rank));
+    set("ROLE_WORLD_SIZE", std::to_string(world));
+    set("TORCHELASTIC_RUN_ID", "hpo-trial-" + std::to_string(trial.trial_id));
+    set("TORCHELASTIC_RESTART_COUNT", std::to_string(trial.attempt));
+    set("TORCHELASTIC_MAX_RESTARTS", "0");
+    set("HPO_TRIAL_ID", std::to_string(trial.trial_id));
+    set("HPO_TRIAL_ATTEMPT", std::to_string(trial.attempt));
+    set("HPO_TRIAL_SEED", std::to_string(trial.seed));
+    set("HPO_TRIAL_DIR", trial_dir);
+    set("HPO_CHECKPOINT_DIR", checkpoint_dir);
+    set("HPO_PARAMS_JSON", params_json);
+    if (!threads_set) set("OMP_NUM_THREADS", std::to_string(config_.execution.threads_per_rank));
+    if (config_.command.cuda_visible_devices) {
+      set("CUDA_VISIBLE_DEVICES",
+          std::to_string(layout_.node_local_rank / config_.execution.trials_per_gpu));
+    }
+    return environment;
+  }
+
+  double InterruptGrace() const {
+    return std::min(config_.command.terminate_grace_s, 0.5 * config_.checkpoint.grace_period_s);
+  }
+
+  // The leader: reads metrics, reports steps, watches every rank's program, decides the ending.
+  void LeadTrial(const TrialSpec& trial, const TrialContext& context, const Status& started,
+                 ChildProcess* child, Clock::time_point start, TrialOutcome* outcome) {
+    const Communicator& group = layout_.group_comm;
+    MetricReader reader;
+    MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_, &reader);
+    Ending ending = Ending::kNone;
+    std::string why;
+    if (!started.ok()) {
+      ending = Ending::kFailed;
+      why = "rank 0: " + started.message();
+    }
+    int others_ended = 0;
+    bool own_ended = false;
+    std::vector<OutputLine> lines;
+    std::vector<EpochMetrics> steps;
+    while (ending == Ending::kNone) {
+      lines.clear();
+      child->Poll(kLeaderPollMs, &lines);
+      steps.clear();
+      for (const OutputLine& line : lines) reader.ReadLine(line.text, &steps);
+      for (const EpochMetrics& step : steps) {
+        outcome->curve.push_back(step);
+        const EpochVerdict verdict = context.gate.ReportFromLeader(trial.trial_id, step);
+        if (verdict == EpochVerdict::kInterrupt && ending == Ending::kNone) {
+          ending = Ending::kInterrupted;
+        } else if (verdict == EpochVerdict::kStop && ending == Ending::kNone) {
+          ending = Ending::kStopped;
+        }
+      }
+      if (ending != Ending::kNone) break;
+      int source = 0;
+      while (std::optional<std::string> text = TryReceive(group, kTagEnded, &source)) {
+        const EndReport report = Decode(*text);
+        if (report.trial_id != trial.trial_id) continue;
+        ++others_ended;
+        if (report.failed && ending == Ending::kNone) {
+          ending = Ending::kFailed;
+          why = Describe(report);
+        }
+      }
+      while (std::optional<std::string> text = TryReceive(group, kTagInterrupt, &source)) {
+        if (std::stoll(*text) == trial.trial_id && ending == Ending::kNone) {
+          ending = Ending::kInterrupted;
+        }
+      }
+      if (ending != Ending::kNone) break;
+      if (!own_ended && child->Exited()) {
+        own_ended = true;
+        const ChildExit& exit = child->exit();
+        if (!exit.exited || exit.exit_code != 0) {
+          ending = Ending::kFailed;
+          why = Describe({trial.trial_id, 0, true, exit.Describe(), child->StderrTail()});
+          break;
+        }
+      }
+      if (own_ended && others_ended == group.size() - 1) {
+        ending = Ending::kCompleted;
+      } else if (PreemptionWatch::Requested()) {
+        ending = Ending::kInterrupted;
+      } else if (config_.command.trial_timeout_s &&
+                 SecondsSince(start) > *config_.command.trial_timeout_s) {
+        ending = Ending::kFailed;
+        why = "timed out after " + std::to_string(*config_.command.trial_timeout_s) +
+              " s (trial_timeout_s); its programs were stopped";
+      }
+    }
+    const std::string finish = std::to_string(trial.trial_id);
+    for (int r = 1; r < group.size(); ++r) SendText(group, r, kTagFinish, finish);
+    const double grace =
+        ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
+    if (child != nullptr) {
+      lines.clear();
+      child->Stop(grace, &lines);
+    }
+    for (int r = 1; r < group.size(); ++r) {
+      const EndReport report = Decode(ReceiveText(group, r, kTagFinal));
+      if (ending == Ending::kCompleted && report.failed) {
+        ending = Ending::kFailed;
+        why = Describe(report);
+      }
+    }
+    int source = 0;
+    while (TryReceive(group, kTagEnded, &source) || TryReceive(group, kTagInterrupt, &source)) {
+    }
+    WarnUndeclared(reader);
+    const std::string last_step = outcome->curve.empty()
+                                      ? std::string("before its first step")
+                                      : "after step " + std::to_string(outcome->curve.back().epoch);
+    switch (ending) {
+      case Ending::kCompleted:
+        if (outcome->curve.empty()) {
+          outcome->status = TrialStatus::kFailed;
+          outcome->message = "the program exited without reporting " + config_.sweep.metric.name +
+                             " (its output is in trials/" + std::to_string(trial.trial_id) +
+                             "/rank-0.log)";
+        } else {
+          outcome->status = TrialStatus::kCompleted;
+        }
+        break;
+      case Ending::kStopped:
+        outcome->status = TrialStatus::kStopped;
+        outcome->message = "stopped by scheduler " + last_step;
+        break;
+      case Ending::kInterrupted:
+        outcome->status = TrialStatus::kRunning;
+        outcome->message = "interrupted " + last_step + "; its programs got SIGTERM";
+        break;
+      case Ending::kFailed:
+      case Ending::kNone:
+        outcome->status = TrialStatus::kFailed;
+        outcome->message = why;
+        break;
+    }
+  }
+
+  // Every other rank: runs its program until the leader says the trial is over.
+  void FollowTrial(const TrialSpec& trial, const Status& started, ChildProcess* child) {
+    const Communicator& group = layout_.group_comm;
+    const int rank = layout_.rank_in_group;
+    bool ended_sent = false;
+    bool interrupt_sent = false;
+    EndReport report{trial.trial_id, rank, false, "", ""};
+    if (!started.ok()) {
+      report.failed = true;
+      report.description = started.message();
+      SendText(group, 0, kTagEnded, Encode(report));
+      ended_sent = true;
+    }
+    std::vector<OutputLine> lines;
+    for (;;) {
+      int finished = 0;
+      HPO_MPI_CHECK(MPI_Iprobe(0, kTagFinish, group.get(), &finished, MPI_STATUS_IGNORE));
+      if (finished) {
+        const std::string text = ReceiveText(group, 0, kTagFinish);
+        if (std::stoll(text) == trial.trial_id) break;
+        continue;
+      }
+      if (child != nullptr && !ended_sent) {
+        lines.clear();
+        child->Poll(kMemberPollMs, &lines);
+        if (child->Exited()) {
+          report =
+              EndReport{trial.trial_id, rank, false, child->exit().Describe(), child->StderrTail()};
+          report.failed = !child->exit().exited || child->exit().exit_code != 0;
+          SendText(group, 0, kTagEnded, Encode(report));
+          ended_sent = true;
+        }
+      } else {
+        usleep(kMemberPollMs * 1000);
+      }
+      if (!interrupt_sent && PreemptionWatch::Requested()) {
+        SendText(group, 0, kTagInterrupt, std::to_string(trial.trial_id));
+        interrupt_sent = true;
+      }
+    }
+    if (child != nullptr) {
+      lines.clear();
+      child->Stop(config_.command.terminate_grace_s, &lines);
+      if (!ended_sent) {
+        report =
+            EndReport{trial.trial_id, rank, false, child->exit().Describe(), child->StderrTail()};
+      }
+    }
+    SendText(group, 0, kTagFinal, Encode(report));
+  }
+
+  static std::string Describe(const EndReport& report) {
+    std::string text = "rank " + std::to_string(report.rank) + ": " + report.description;
+    if (report.stderr_tail.empty()) return text;
+    std::string tail = report.stderr_tail;
+    for (size_t at = tail.find('\n'); at != std::string::npos; at = tail.find('\n', at)) {
+      tail.replace(at, 1, " | ");
+    }
+    return text + "; last lines of its stderr: " + tail;
+  }
+
+  void WarnUndeclared(const MetricReader& reader) {
+    std::string names;
+    for (const std::string& name : reader.undeclared()) {
+      if (warned_.insert(name).second) names += (names.empty() ? "" : ", ") + name;
+    }
+    if (!names.empty()) {
+      std::cerr << "hpo: note: the program reports metrics the study does not record: " << names
+                << " (list them under `metrics:` beside `sweep:` to keep them)" << std::endl;
+    }
+  }
+
+  const SweepConfig& config_;
+  const GroupLayout& layout_;
+  GroupHosts hosts_;
+  std::set<std::string> boolean_parameters_;
+  std::vector<MetricDefinition> definitions_;
+  std::set<std::string> warned_;
+};
+
+}  // namespace
+
+Status MakeCommandRunner(const SweepConfig& config, const GroupLayout& layout,
+                         std::unique_ptr<TaskRunner>* runner) {
+  auto command = std::make_unique<CommandRunner>(config, layout);
+  HPO_RETURN_IF_ERROR(command->Prepare());
+  *runner = std::move(command);
+  return Status::Ok();
+}
+
+}  // namespace hpo

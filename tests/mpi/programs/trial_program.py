@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""A user's training program, as hpo's command-trial tests run it (one process per rank of a trial
+group, started with the torchrun environment). It "trains" `--steps` steps: each step its loss is
+lr * step (so the search has something to rank), optionally after a torch.distributed (gloo)
+allreduce across the group whose sum it reports, and rank 0 prints the metrics in `--format`.
+
+Behaviours the tests ask for by parameter: `--mode fail` exits 3 on rank `--fail_rank` at step
+`--fail_step`; `--mode hang` sleeps forever on rank 0 at that step; `--mode silent` never prints the
+metric. Every rank writes what it was started with to HPO_TRIAL_DIR/start-rank-R.json (argv,
+environment, pid), and rank 0 keeps its last step in HPO_CHECKPOINT_DIR/state.json, so a resumed
+trial continues after it.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+
+def boolean(text):
+    return text in ("True", "true", "1")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--sleep", type=float, default=0.0)
+    parser.add_argument("--dist", type=boolean, default=False)
+    parser.add_argument("--mode", default="ok")
+    parser.add_argument("--fail_rank", type=int, default=0)
+    parser.add_argument("--fail_step", type=int, default=1)
+    parser.add_argument("--format", default="json")
+    args, _ = parser.parse_known_args()  # swept names the program does not use are fine
+
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    trial_dir = os.environ["HPO_TRIAL_DIR"]
+    checkpoint_dir = os.environ["HPO_CHECKPOINT_DIR"]
+    with open(os.path.join(trial_dir, "start-rank-%d.json" % rank), "w") as f:
+        json.dump({"argv": sys.argv[1:], "env": dict(os.environ), "pid": os.getpid()}, f)
+
+    if args.dist:
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("gloo")  # MASTER_ADDR/PORT, RANK, WORLD_SIZE from the environment
+
+    state_path = os.path.join(checkpoint_dir, "state.json")
+    first = 1
+    if os.path.exists(state_path):
+        with open(state_path) as f:
+            first = json.load(f)["step"] + 1
+        print("resumed after step %d" % (first - 1), flush=True)
+
+    for step in range(first, args.steps + 1):
+        total = float(world * (world + 1) // 2)
+        if args.dist:
+            value = torch.tensor([float(rank + 1)])
+            dist.all_reduce(value)
+            total = float(value.item())
+        if args.sleep:
+            time.sleep(args.sleep)
+        if args.mode == "fail" and rank == args.fail_rank and step == args.fail_step:
+            print("boom: rank %d fails on purpose at step %d" % (rank, step), file=sys.stderr,
+                  flush=True)
+            sys.exit(3)
+        if args.mode == "hang" and rank == 0 and step == args.fail_step:
+            time.sleep(1e6)
+        loss = args.lr * step
+        if rank == 0 and args.mode != "silent":
+            if args.format == "json":
+                print(json.dumps({"epoch": step, "loss": loss, "allreduce_sum": total}), flush=True)
+            elif args.format == "keyvalue":
+                print("epoch=%d loss=%r allreduce_sum=%r" % (step, loss, total), flush=True)
+            else:
+                print("[step %d] objective is %r" % (step, loss), flush=True)
+        if rank == 0:
+            with open(state_path + ".tmp", "w") as f:
+                json.dump({"step": step}, f)
+            os.replace(state_path + ".tmp", state_path)
+
+    if args.dist:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

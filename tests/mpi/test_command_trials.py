@@ -1,0 +1,329 @@
+"""Command trials under mpirun: the user's own program (tests/mpi/programs/trial_program.py) run by
+every rank of a trial group with the torchrun environment. Run by ctest as:
+python3 test_command_trials.py --hpo PATH -k SUITE.
+
+Every test waits on progress (files the program writes, the study's rows), never on one wall-clock
+figure, and ends every process it started, passing or failing.
+"""
+
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import h5py
+
+from hpo_test_support import MPI_ENV, parse_command_line
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAM = os.path.join(HERE, "programs", "trial_program.py")
+HPO = None  # set from the command line
+# Debian's interpreter has Debian's python3-torch (a pyenv python3 earlier on the PATH may not).
+PYTHON = "/usr/bin/python3"
+
+
+def config(parameters, extra="", ranks_per_trial=1, method="grid", early="", run_cap=""):
+    return ("sweep:\n"
+            "  program: %s\n"
+            "  method: %s\n"
+            "  metric: {name: loss, goal: minimize}\n"
+            "%s%s"
+            "  parameters:\n%s"
+            "ranks_per_trial: %d\n"
+            "interpreter: %s\n"
+            "terminate_grace_s: 5\n"
+            "seed: 7\n%s") % (PROGRAM, method, early, run_cap, parameters, ranks_per_trial,
+                               PYTHON, extra)
+
+
+def read_study(study):
+    """({trial_id: row}, {trial_id: [(epoch, row)]}) of a study file."""
+    with h5py.File(study, "r") as f:
+        trials = {int(row["trial_id"]): row for row in f["trials"][:]}
+        curves = {}
+        for row in f["curves"][:]:
+            curves.setdefault(int(row["trial_id"]), []).append(row)
+    return trials, curves
+
+
+def text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def program_pids():
+    found = subprocess.run(["pgrep", "-f", PROGRAM], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def wait_until(predicate, what, process=None, timeout=180):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if process is not None and process.poll() is not None:
+            raise AssertionError("the job ended while waiting for %s:\n%s" %
+                                 (what, process.stdout.read()))
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+class CommandCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-command-")
+        self.jobs = []
+
+    def tearDown(self):
+        for job in self.jobs:
+            if job.poll() is None:
+                for pid in self.session(job):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                job.wait()
+            if job.stdout:
+                job.stdout.close()
+        for pid in program_pids():  # nothing of ours outlives the test, even when it failed
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    @staticmethod
+    def session(job):
+        found = subprocess.run(["pgrep", "-s", str(job.pid)], capture_output=True, text=True)
+        return [int(pid) for pid in found.stdout.split()]
+
+    def write(self, name, content):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(content)
+        return path
+
+    def command(self, np_count, config_path, output, extra=()):
+        return (["mpirun", "--oversubscribe", "-np", str(np_count), HPO, "sweep", "--config",
+                 config_path, "--output", output] + list(extra))
+
+    def run_sweep(self, np_count, config_path, output, extra=(), timeout=300):
+        done = subprocess.run(self.command(np_count, config_path, output, extra),
+                              capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, **MPI_ENV))
+        return done.returncode, done.stdout + done.stderr
+
+    def start(self, np_count, config_path, output, extra=()):
+        job = subprocess.Popen(self.command(np_count, config_path, output, extra),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True, env=dict(os.environ, **MPI_ENV))
+        self.jobs.append(job)
+        return job
+
+    def assert_no_program_left(self):
+        wait_until(lambda: not program_pids(), "every program process to be gone", timeout=60)
+
+
+class TwoRankDdp(CommandCase):
+    def test_each_group_is_a_torch_distributed_world(self):
+        path = self.write("ddp.yaml", config(
+            "    lr: {values: [0.5, 0.25]}\n"
+            "    steps: {value: 3}\n"
+            "    dist: {value: true}\n"
+            "    optimizer.config.learning_rate: {value: 1.0e-05}\n",
+            extra="metrics: [allreduce_sum]\n", ranks_per_trial=2))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(4, path, output)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("task command", log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(sorted(trials), [0, 1])
+        for trial_id, row in trials.items():
+            self.assertEqual(text(row["status"]), "completed", log)
+            lr = float(row["lr"])
+            self.assertAlmostEqual(float(row["objective"]), lr * 3)
+            steps = curves[trial_id]
+            self.assertEqual([int(r["epoch"]) for r in steps], [1, 2, 3])
+            self.assertEqual([float(r["allreduce_sum"]) for r in steps], [3.0, 3.0, 3.0])
+            starts = []
+            for rank in (0, 1):
+                trial_dir = os.path.join(output, "trials", str(trial_id))
+                with open(os.path.join(trial_dir, "start-rank-%d.json" % rank)) as f:
+                    starts.append(json.load(f))
+                self.assertTrue(os.path.exists(os.path.join(trial_dir, "rank-%d.log" % rank)))
+            for rank, start in enumerate(starts):
+                env = start["env"]
+                self.assertEqual(env["RANK"], str(rank))
+                self.assertEqual(env["WORLD_SIZE"], "2")
+                self.assertEqual(env["LOCAL_RANK"], str(rank))
+                self.assertEqual(env["LOCAL_WORLD_SIZE"], "2")
+                self.assertEqual(env["GROUP_RANK"], "0")
+                self.assertEqual(env["HPO_TRIAL_ID"], str(trial_id))
+                self.assertEqual(env["MASTER_PORT"], starts[0]["env"]["MASTER_PORT"])
+                self.assertEqual(env["HPO_CHECKPOINT_DIR"], starts[0]["env"]["HPO_CHECKPOINT_DIR"])
+                self.assertFalse([k for k in env if k.startswith("OMPI_COMM_WORLD")])
+                # W&B's default command: --name=value, floats spelled as Python does.
+                self.assertIn("--lr=%r" % lr, start["argv"])
+                self.assertIn("--dist=True", start["argv"])
+                self.assertIn("--optimizer.config.learning_rate=1e-05", start["argv"])
+            with open(starts[0]["env"]["HPO_PARAMS_JSON"]) as f:
+                self.assertEqual(json.load(f)["lr"], lr)
+        self.assert_no_program_left()
+
+
+class Failures(CommandCase):
+    def test_a_failing_hanging_or_silent_program_fails_its_trial_and_the_sweep_goes_on(self):
+        path = self.write("failures.yaml", config(
+            "    mode: {values: [fail, hang, silent, ok]}\n"
+            "    fail_rank: {value: 1}\n"
+            "    fail_step: {value: 2}\n"
+            "    steps: {value: 3}\n",
+            extra="trial_timeout_s: 6\n", ranks_per_trial=2))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, _ = read_study(os.path.join(output, "study.h5"))
+        by_mode = {text(row["mode"]): row for row in trials.values()}
+        self.assertEqual(text(by_mode["ok"]["status"]), "completed")
+        self.assertEqual(text(by_mode["fail"]["status"]), "failed")
+        self.assertEqual(text(by_mode["hang"]["status"]), "failed")
+        self.assertEqual(text(by_mode["silent"]["status"]), "failed")
+        self.assertIn("rank 1: exit status 3", log)
+        self.assertIn("boom: rank 1 fails on purpose at step 2", log)
+        self.assertIn("timed out after", log)
+        self.assertIn("exited without reporting loss", log)
+        self.assert_no_program_left()
+
+
+class EarlyStopping(CommandCase):
+    def test_hyperband_stops_a_command_trial_and_its_processes_are_gone(self):
+        path = self.write("hyperband.yaml", config(
+            "    lr: {values: [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]}\n"
+            "    steps: {value: 8}\n"
+            "    sleep: {value: 0.2}\n",
+            early="  early_terminate: {type: hyperband, min_iter: 1, eta: 2}\n",
+            extra="epochs: 8\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        stopped = [t for t, row in trials.items() if text(row["status"]) == "stopped"]
+        self.assertTrue(stopped, log)
+        for trial_id in stopped:
+            self.assertLess(len(curves[trial_id]), 8)
+            self.assertEqual(int(trials[trial_id]["epochs"]), len(curves[trial_id]))
+        self.assert_no_program_left()
+
+
+class Lifetime(CommandCase):
+    def test_kill_9_of_the_job_leaves_no_program_running(self):
+        path = self.write("long.yaml", config(
+            "    lr: {values: [0.1, 0.2]}\n"
+            "    steps: {value: 1000}\n"
+            "    sleep: {value: 0.5}\n", ranks_per_trial=2))
+        output = os.path.join(self.tmp, "out")
+        job = self.start(4, path, output)
+        wait_until(lambda: len(glob.glob(os.path.join(output, "trials", "*", "start-rank-*.json")))
+                   == 4, "both groups' programs to start", job)
+        pids = []
+        for start_file in glob.glob(os.path.join(output, "trials", "*", "start-rank-*.json")):
+            with open(start_file) as f:
+                pids.append(json.load(f)["pid"])
+        # SIGKILL to mpirun and the hpo ranks only: nobody forwards anything to the programs.
+        ranks = subprocess.run(["pgrep", "-s", str(job.pid), "-f", "^" + HPO],
+                               capture_output=True, text=True).stdout.split()
+        self.assertEqual(len(ranks), 4, ranks)
+        for pid in [job.pid] + [int(p) for p in ranks]:
+            os.kill(pid, signal.SIGKILL)
+        job.wait()
+
+        def all_gone():
+            for pid in pids:
+                try:
+                    os.kill(pid, 0)
+                    with open("/proc/%d/stat" % pid) as f:
+                        if f.read().split()[2] != "Z":
+                            return False
+                except (ProcessLookupError, FileNotFoundError):
+                    pass
+            return True
+        wait_until(all_gone, "the programs to die with their ranks", timeout=60)
+
+    def test_sigusr1_then_resume_continues_from_the_programs_checkpoint(self):
+        path = self.write("resume.yaml", config(
+            "    lr: {value: 0.5}\n"
+            "    steps: {value: 6}\n"
+            "    sleep: {value: 0.4}\n",
+            method="random", run_cap="  run_cap: 1\n", ranks_per_trial=2))
+        output = os.path.join(self.tmp, "out")
+        job = self.start(2, path, output)
+        state = os.path.join(output, "checkpoints", "trial_0", "state.json")
+
+        def step_done():
+            try:
+                with open(state) as f:
+                    return json.load(f)["step"] >= 2
+            except (OSError, ValueError):
+                return False
+        wait_until(step_done, "the program's second checkpoint", job)
+        ranks = subprocess.run(["pgrep", "-s", str(job.pid), "-f", "^" + HPO],
+                               capture_output=True, text=True).stdout.split()
+        for pid in ranks:
+            os.kill(int(pid), signal.SIGUSR1)
+        log, _ = job.communicate(timeout=120)
+        self.assertEqual(job.returncode, 3, log)
+        self.assertIn("--resume", log)
+        self.assert_no_program_left()
+        with open(state) as f:
+            stopped_after = json.load(f)["step"]
+        self.assertLess(stopped_after, 6, log)
+
+        rc, resumed = self.run_sweep(2, path, output, ["--resume"])
+        self.assertEqual(rc, 0, resumed)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(text(trials[0]["status"]), "completed")
+        self.assertAlmostEqual(float(trials[0]["objective"]), 3.0)
+        with open(os.path.join(output, "trials", "0", "rank-0.log")) as f:
+            self.assertIn("resumed after step %d" % stopped_after, f.read())
+        # The resumed run reported only the steps after the checkpoint.
+        self.assertEqual(int(curves[0][0]["epoch"]), stopped_after + 1)
+        self.assertEqual(int(curves[0][-1]["epoch"]), 6)
+
+
+class BareWandbFile(CommandCase):
+    def test_a_bare_wandb_sweep_file_runs_with_command_line_settings(self):
+        program = os.path.join(self.tmp, "train.py")
+        shutil.copy(PROGRAM, program)
+        path = self.write("sweep.yaml",
+                          "program: train.py\n"
+                          "project: demo\n"
+                          "entity: someone\n"
+                          "method: random\n"
+                          "metric:\n  name: loss\n  goal: minimize\n"
+                          "parameters:\n"
+                          "  lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
+                          "  format: {value: keyvalue}\n"
+                          "command: [/usr/bin/env, %s, '${program}', '${args}']\n" % PYTHON)
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 2, log)
+        self.assertIn("--run-cap", log)
+        self.assertFalse(os.path.exists(output))
+        rc, log = self.run_sweep(2, path, output, ["--run-cap", "3", "--seed", "5"])
+        self.assertEqual(rc, 0, log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 3)
+        for trial_id, row in trials.items():
+            self.assertEqual(text(row["status"]), "completed")
+            self.assertEqual(len(curves[trial_id]), 3)  # epoch=N loss=X lines, Katib's format
+        rc, log = self.run_sweep(2, path, output, ["--run-cap", "3", "--seed", "6", "--resume"])
+        self.assertEqual(rc, 2, log)  # another seed is another sweep
+        self.assertIn("seed", log)
+
+
+if __name__ == "__main__":
+    HPO, ARGV = parse_command_line()
+    unittest.main(argv=ARGV, verbosity=2)
