@@ -133,7 +133,7 @@ COMMAND_CASES = [
      ["config.yaml:3", "sweep.command", "not executable"]),
     ("unknown_macro",
      edit("  method:", "  command: ['${env}', '${interpreter}', '${program}', '${argz}']\n"
-          "  method:", COMMAND_BASE), [], ["config.yaml:3", "sweep.command", "${argz}"]),
+          "  method:", COMMAND_BASE), [], ["config.yaml:3", "sweep.command", "unknown macro"]),
     ("regex_without_group", COMMAND_BASE + "metric_definitions:\n  - {name: loss, regex: 'loss'}\n",
      [], ["config.yaml:10", "metric_definitions[0].regex", "capture group"]),
     ("regex_that_does_not_compile",

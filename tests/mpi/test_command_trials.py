@@ -133,6 +133,7 @@ class TwoRankDdp(CommandCase):
             "    lr: {values: [0.5, 0.25]}\n"
             "    steps: {value: 3}\n"
             "    dist: {value: true}\n"
+            "    epochs: {value: 3}\n"
             "    optimizer.config.learning_rate: {value: 1.0e-05}\n",
             extra="metrics: [allreduce_sum]\n", ranks_per_trial=2))
         output = os.path.join(self.tmp, "out")
@@ -145,6 +146,9 @@ class TwoRankDdp(CommandCase):
             self.assertEqual(text(row["status"]), "completed", log)
             lr = float(row["lr"])
             self.assertAlmostEqual(float(row["objective"]), lr * 3)
+            # A parameter named like a study column is stored as param:NAME.
+            self.assertEqual(int(row["param:epochs"]), 3)
+            self.assertEqual(int(row["epochs"]), 3)
             steps = curves[trial_id]
             self.assertEqual([int(r["epoch"]) for r in steps], [1, 2, 3])
             self.assertEqual([float(r["allreduce_sum"]) for r in steps], [3.0, 3.0, 3.0])
@@ -255,12 +259,13 @@ class Lifetime(CommandCase):
     def test_sigusr1_then_resume_continues_from_the_programs_checkpoint(self):
         path = self.write("resume.yaml", config(
             "    lr: {value: 0.5}\n"
+            "    epochs: {value: 6}\n"
             "    steps: {value: 6}\n"
             "    sleep: {value: 0.4}\n",
             method="random", run_cap="  run_cap: 1\n", ranks_per_trial=2))
         output = os.path.join(self.tmp, "out")
         job = self.start(2, path, output)
-        state = os.path.join(output, "checkpoints", "trial_0", "state.json")
+        state = os.path.join(output, "checkpoints", "trial_0", "state-rank-0.json")
 
         def step_done():
             try:

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Validates the `sweep:` section of every config against the Weights & Biases sweep schema.
+"""Validates every sweep config under a folder against the Weights & Biases sweep schema.
 
 Usage: validate_configs.py CONFIG_DIR SCHEMA_PATH
 
-Each CONFIG_DIR/*.yaml must hold a mapping whose `sweep:` value validates against SCHEMA_PATH
-(JSON Schema draft 7) as W&B reads it: YAML is loaded with PyYAML, as the wandb CLI does, so for
-example `1e-4` (no dot) is a string there and fails where the schema wants a number.
+Every *.yaml under CONFIG_DIR, sub-folders included, is one of two kinds:
+* an hpo config: a mapping with a `sweep:` key, whose value is validated;
+* a bare W&B sweep file: a mapping without `sweep:` but with `method` at its top level (what
+  `wandb sweep` takes and hpo runs with --run-cap etc.), validated whole.
+Anything else is an error. Each is checked against SCHEMA_PATH (JSON Schema draft 7) as W&B reads
+it: YAML is loaded with PyYAML, as the wandb CLI does, so for example `1e-4` (no dot) is a string
+there and fails where the schema wants a number.
 
-Exit status: 0 all valid; 1 a config is invalid or CONFIG_DIR holds no *.yaml; 77 (ctest's skip
-code) when SCHEMA_PATH does not exist.
+Exit status: 0 all valid; 1 a config is invalid or there is no *.yaml under CONFIG_DIR; 77
+(ctest's skip code) when SCHEMA_PATH does not exist.
 """
 
 import json
@@ -22,16 +26,23 @@ SKIP = 77
 
 
 def sweep_errors(config_path, validator):
-    """Returns the schema violations of the file's `sweep:` section, as readable lines."""
+    """Returns the schema violations of the file's W&B sweep configuration, as readable lines: its
+    `sweep:` section, or the whole file when it is a bare W&B sweep file."""
     try:
         document = yaml.safe_load(config_path.read_text())
     except (OSError, yaml.YAMLError) as error:
         return [f"cannot read: {error}"]
-    if not isinstance(document, dict) or "sweep" not in document:
-        return ["no `sweep:` section"]
+    if not isinstance(document, dict):
+        return ["not a mapping"]
+    if "sweep" in document:
+        sweep, prefix = document["sweep"], ["sweep"]
+    elif "method" in document:
+        sweep, prefix = document, []  # a bare W&B sweep file
+    else:
+        return ["neither a `sweep:` section nor a bare W&B sweep file (no top-level `method`)"]
     errors = []
-    for error in sorted(validator.iter_errors(document["sweep"]), key=lambda e: list(e.path)):
-        location = ".".join(str(part) for part in ["sweep", *error.path])
+    for error in sorted(validator.iter_errors(sweep), key=lambda e: [str(p) for p in e.path]):
+        location = ".".join(str(part) for part in [*prefix, *error.path]) or "(top level)"
         errors.append(f"{location}: {error.message}")
     return errors
 
@@ -48,9 +59,9 @@ def main(argv):
     schema = json.loads(schema_path.read_text())
     validator = jsonschema.Draft7Validator(schema)
 
-    configs = sorted(config_dir.glob("*.yaml"))
+    configs = sorted(config_dir.rglob("*.yaml"))
     if not configs:
-        print(f"FAIL: no *.yaml config in {config_dir}")
+        print(f"FAIL: no *.yaml config in {config_dir} or its sub-folders")
         return 1
     failures = 0
     for config_path in configs:

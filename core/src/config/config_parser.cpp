@@ -407,7 +407,12 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                      "terminate_grace_s",
                                      "cuda_visible_devices"}));
   const Field* section = top.Find("sweep");
-  if (section == nullptr) return top.Missing("sweep", "a Weights & Biases sweep configuration");
+  if (section == nullptr) {
+    if (!top.Has("task")) {
+      return top.Missing("task", "a built-in task, or your own program as sweep.program");
+    }
+    return top.Missing("sweep", "a Weights & Biases sweep configuration");
+  }
   MappingFields sweep;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *section, &sweep));
   HPO_RETURN_IF_ERROR(CheckSweepKeys(sweep));

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -151,6 +153,23 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
   return StudyWriter::Create(study_path.string(), MakeStudyLayout(config), attributes, study);
 }
 
+// `name` as a YAML mapping key: plain when it is a simple name (dotted ones included), otherwise
+// double-quoted (W&B names such as "Eval|hits@10").
+std::string YamlKey(const std::string& name) {
+  const bool plain =
+      !name.empty() && std::isalpha(static_cast<unsigned char>(name[0])) &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+      });
+  if (plain) return name;
+  std::string quoted = "\"";
+  for (char c : name) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
 // The best trial's hyperparameters (and model, when it has one): OUTPUT/models/best.yaml.
 void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
                         const std::string& model_path) {
@@ -162,7 +181,7 @@ void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
   if (!model_path.empty()) out << "weights: " << fs::absolute(model_path).string() << "\n";
   out << "parameters:\n";
   for (const NamedValue& entry : best.params) {
-    out << "  \"" << entry.name << "\": " << FormatParamValueExact(entry.value) << "\n";
+    out << "  " << YamlKey(entry.name) << ": " << FormatParamValueExact(entry.value) << "\n";
   }
   if (!out) {
     std::cerr << "hpo: warning: " << path.string() << ": cannot write" << std::endl;
@@ -199,7 +218,9 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
     std::cout << std::endl;
     if (evaluated.ok()) {
       for (const auto& [name, value] : report.test_metrics) {
-        std::cout << "best trial " << name << ": " << value << " (held-out test split)"
+        std::string words = name;  // test_accuracy -> "test accuracy"
+        std::replace(words.begin(), words.end(), '_', ' ');
+        std::cout << "best trial " << words << ": " << value << " (held-out test split)"
                   << std::endl;
       }
     } else {

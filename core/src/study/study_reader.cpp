@@ -155,7 +155,7 @@ Status ReadTrials(hid_t file, StudyContents* contents) {
   for (size_t i = study_internal::kTrialsLeadingFields; i < tail; ++i) {
     const MemberInfo& member = members[i];
     StudyParamColumn column;
-    column.name = member.name;
+    column.name = study_internal::ParamNameOfColumn(member.name);
     FieldKind kind = FieldKind::kFloat64;
     if (member.type_class == H5T_INTEGER) {
       column.type = ParamType::kInt;

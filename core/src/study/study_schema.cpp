@@ -100,6 +100,26 @@ std::string RowSchema::GetString(const char* row, size_t index) const {
   return std::string(begin, length);
 }
 
+bool IsFixedTrialsField(const std::string& name) {
+  for (const char* fixed : {kTrialIdField, kStatusField, kObjectiveField, kEpochsField,
+                            kDurationField, kGroupField, kMessageField}) {
+    if (name == fixed) return true;
+  }
+  return false;
+}
+
+std::string ParamColumnName(const std::string& param) {
+  return IsFixedTrialsField(param) ? kCollidingParamPrefix + param : param;
+}
+
+std::string ParamNameOfColumn(const std::string& column) {
+  const std::string prefix = kCollidingParamPrefix;
+  if (column.rfind(prefix, 0) == 0 && IsFixedTrialsField(column.substr(prefix.size()))) {
+    return column.substr(prefix.size());
+  }
+  return column;
+}
+
 RowSchema TrialsSchema(const StudyLayout& layout) {
   RowSchema schema;
   schema.AddInt64(kTrialIdField);
@@ -108,13 +128,13 @@ RowSchema TrialsSchema(const StudyLayout& layout) {
   for (const StudyParamColumn& column : layout.params) {
     switch (column.type) {
       case ParamType::kInt:
-        schema.AddInt64(column.name);
+        schema.AddInt64(ParamColumnName(column.name));
         break;
       case ParamType::kFloat:
-        schema.AddFloat64(column.name);
+        schema.AddFloat64(ParamColumnName(column.name));
         break;
       case ParamType::kString:
-        schema.AddString(column.name, column.string_width, /*ascii=*/false);
+        schema.AddString(ParamColumnName(column.name), column.string_width, /*ascii=*/false);
         break;
     }
   }

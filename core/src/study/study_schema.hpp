@@ -28,6 +28,12 @@ inline constexpr size_t kStatusWidth = 16;
 inline constexpr size_t kMessageWidth = 256;
 // Columns of /trials before the parameters, and after them.
 inline constexpr size_t kTrialsLeadingFields = 3;
+// A hyperparameter named like a fixed /trials column (a program's own `--epochs`, say) is stored
+// as "param:NAME" and read back as NAME.
+inline constexpr char kCollidingParamPrefix[] = "param:";
+bool IsFixedTrialsField(const std::string& name);
+std::string ParamColumnName(const std::string& param);
+std::string ParamNameOfColumn(const std::string& column);
 inline constexpr size_t kTrialsTrailingFields = 4;
 
 // The trial_id of the fill value of /trials and /curves: a row that reads with it (and, in

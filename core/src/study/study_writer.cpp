@@ -62,9 +62,12 @@ Status ValidateLayout(const StudyLayout& layout) {
       return Status::BadInput("hyperparameter '" + column.name +
                               "': names with '/' cannot be study file columns");
     }
-    if (trial_fixed.count(column.name) != 0) {
-      return Status::BadInput("hyperparameter '" + column.name +
-                              "' collides with the study file column of the same name");
+    if (column.name.rfind(study_internal::kCollidingParamPrefix, 0) == 0 &&
+        trial_fixed.count(study_internal::ParamNameOfColumn(column.name)) != 0) {
+      return Status::BadInput("hyperparameter '" + column.name + "': the prefix '" +
+                              study_internal::kCollidingParamPrefix +
+                              "' is how the study file stores a hyperparameter named like one of "
+                              "its own columns");
     }
     if (!seen.insert(column.name).second) {
       return Status::BadInput("hyperparameter '" + column.name + "' appears twice");

@@ -7,8 +7,9 @@ allreduce across the group whose sum it reports, and rank 0 prints the metrics i
 Behaviours the tests ask for by parameter: `--mode fail` exits 3 on rank `--fail_rank` at step
 `--fail_step`; `--mode hang` sleeps forever on rank 0 at that step; `--mode silent` never prints the
 metric. Every rank writes what it was started with to HPO_TRIAL_DIR/start-rank-R.json (argv,
-environment, pid), and rank 0 keeps its last step in HPO_CHECKPOINT_DIR/state.json, so a resumed
-trial continues after it.
+environment, pid) and keeps its last step in HPO_CHECKPOINT_DIR/state-rank-R.json, so a resumed
+trial continues after it (one file per rank: a rank that starts late must not skip the steps
+another rank already took).
 """
 
 import argparse
@@ -46,7 +47,7 @@ def main():
         import torch.distributed as dist
         dist.init_process_group("gloo")  # MASTER_ADDR/PORT, RANK, WORLD_SIZE from the environment
 
-    state_path = os.path.join(checkpoint_dir, "state.json")
+    state_path = os.path.join(checkpoint_dir, "state-rank-%d.json" % rank)
     first = 1
     if os.path.exists(state_path):
         with open(state_path) as f:
@@ -75,10 +76,9 @@ def main():
                 print("epoch=%d loss=%r allreduce_sum=%r" % (step, loss, total), flush=True)
             else:
                 print("[step %d] objective is %r" % (step, loss), flush=True)
-        if rank == 0:
-            with open(state_path + ".tmp", "w") as f:
-                json.dump({"step": step}, f)
-            os.replace(state_path + ".tmp", state_path)
+        with open(state_path + ".tmp", "w") as f:
+            json.dump({"step": step}, f)
+        os.replace(state_path + ".tmp", state_path)
 
     if args.dist:
         dist.destroy_process_group()
