@@ -329,6 +329,26 @@ class BareWandbFile(CommandCase):
         self.assertIn("seed", log)
 
 
+class Examples(CommandCase):
+    def test_the_bare_wandb_example_runs_as_the_readme_says(self):
+        root = os.path.dirname(os.path.dirname(HERE))
+        output = os.path.join(self.tmp, "out")
+        # As on a fresh Debian: /usr/bin first, so `python` falls back to Debian's python3 + torch.
+        env = dict(os.environ, **MPI_ENV, PATH="/usr/bin:/bin:/usr/sbin:/sbin")
+        done = subprocess.run(
+            ["mpirun", "--oversubscribe", "-np", "2", HPO, "sweep", "--config",
+             os.path.join(root, "configs", "wandb_sweep", "sweep.yaml"), "--run-cap", "3",
+             "--output", output], capture_output=True, text=True, timeout=300, env=env)
+        log = done.stdout + done.stderr
+        self.assertEqual(done.returncode, 0, log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 3, log)
+        for trial_id, row in trials.items():
+            self.assertIn(text(row["status"]), ("completed", "stopped"), log)
+            self.assertTrue(all(float(r["val_loss"]) >= 0 for r in curves[trial_id]))
+        self.assert_no_program_left()
+
+
 if __name__ == "__main__":
     HPO, ARGV = parse_command_line()
     unittest.main(argv=ARGV, verbosity=2)
