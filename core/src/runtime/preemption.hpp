@@ -3,7 +3,8 @@
 // trainer polls it at every step (through the epoch gate), group leaders and rank 0's coordinator
 // before every dispatch. A watchdog thread ends the job with exit code 3 (interrupted, resumable)
 // when the grace period runs out first, so the job is gone before the platform's SIGKILL. One per
-// process, every rank; created after the config is known.
+// process, every rank; created after the config is known. The handlers stay installed after it is
+// destroyed (a late signal is recorded, not fatal).
 #pragma once
 
 #include <atomic>
