@@ -2,8 +2,19 @@
 
     with SlurmCluster() as cluster:
         job = cluster.sbatch("job.sbatch", args=["cfg.yaml"], env={...}, options=["--ntasks=4"])
-        info = cluster.wait(job, states={"COMPLETED"}, timeout=120)
-        print(info["ExitCode"], cluster.job_info(job)["Restarts"])
+        try:
+            info = cluster.wait(job, states={"COMPLETED"}, watch=lambda: {"log": size(log)})
+            print(info["ExitCode"], cluster.job_info(job)["Restarts"])
+        finally:
+            cluster.cancel([job])  # whatever happened: the job leaves the queue
+
+Waits follow progress, not the clock: `wait` goes on while anything it watches changes (the
+job's state, reason and restart count, plus what `watch()` returns: a log's size, a study's
+trial count) and fails only when nothing has changed for `stall_s` seconds (STALL_S), or at a
+backstop cap (`cap_s`, and the cluster's `deadline` for the whole run). Its error says what it
+saw: every change with its time, the job as scontrol and squeue show it, `describe()`'s text
+(the job's log, the study) and the daemons' logs. On a loaded machine everything is slower (a
+batch script has been seen to start 69 s after slurmd launched it), but it still moves.
 
 What it starts, as root, all of it inside one temporary directory (removed at the end):
 
@@ -37,12 +48,21 @@ Behaviours worth knowing (measured with Debian 12's slurm-wlm 22.05.8; see test_
   children (mpirun and the ranks), so the batch script must pass the signal on itself. A plain
   `scancel` sends SIGTERM to every process of the job, mpirun included.
 
-Stopping (`stop()`, also run by `__exit__` when the test fails): every job of this cluster is
+Stopping (`stop()`, also run by `__exit__` when the test fails, on KeyboardInterrupt, and on
+SIGTERM, which the context manager turns into KeyboardInterrupt): every job of this cluster is
 cancelled, the daemons get SIGTERM (then SIGKILL), and any process left that belongs to this
-cluster (a `slurmstepd` holding our log file open, or a process whose environment names our
-`SLURM_CONF`) is killed. No other process is touched. The daemons are also started with
-PR_SET_PDEATHSIG, so they stop when this process is killed outright (SIGKILL by a test timeout);
-a job still running then ends by itself.
+cluster (a `slurmstepd` holding a file of our directory open, or a process whose environment
+names our `SLURM_CONF`: the batch scripts, mpirun, the hpo ranks) is killed. No other process is
+touched. SIGINT and SIGTERM are held back while `stop()` runs, so a second signal cannot cut the
+clean-up short.
+
+A test killed outright is cleaned up too. ctest (3.25 here) ends a test past its TIMEOUT by
+SIGSTOP + SIGKILL of the test's whole process tree, children first, with no signal it could
+catch; the jobs' processes are not in that tree (slurmd daemonizes each slurmstepd). So the
+cluster starts a watchdog outside the tree (forked twice, in its own session): it polls this
+process and, once it is gone without `stop()`, kills what is left of the cluster (the daemons,
+the slurmstepd's and the jobs' processes) and removes the directory. The daemons are also
+started with PR_SET_PDEATHSIG (SIGTERM when this process dies).
 """
 
 import os
@@ -61,6 +81,11 @@ CLIENTS = ("sbatch", "scontrol", "squeue", "scancel", "munge")
 FINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
                 "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
 CRED_EXPIRE_S = 10  # how long a requeued job waits before it may start again (Slurm: 120)
+# A wait fails when nothing it watches has changed for this long. Generous: on a loaded 2-core
+# machine a batch script has been seen to start 69 s after slurmd launched it.
+STALL_S = 240
+# The backstop of one wait, whatever it sees (a job that keeps changing but never gets there).
+CAP_S = 600
 
 
 class SlurmError(RuntimeError):
@@ -131,18 +156,31 @@ def parse_scontrol(text):
     return fields
 
 
-def kill_leftovers(root):
-    """Kills the processes of the cluster in `root` still alive: slurmstepd's holding a file of
-    that directory open, and job processes whose environment names its slurm.conf."""
+def _environ(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        return f.read().split(b"\0")
+
+
+def kill_leftovers(root, jobs=None):
+    """Kills (SIGKILL) the processes of the cluster in `root` still alive: processes whose
+    environment names its slurm.conf (the daemons, the batch scripts, mpirun, the ranks) and
+    slurmstepd's holding a file of that directory open. With `jobs` (job ids), only the job
+    processes of those jobs (SLURM_JOB_ID or SLURM_ARRAY_JOB_ID among them). Returns how many."""
     marker = ("SLURM_CONF=" + os.path.join(root, "slurm.conf")).encode()
+    wanted = None if jobs is None else {str(job).encode() for job in jobs}
+    killed = 0
     for pid_name in os.listdir("/proc"):
         if not pid_name.isdigit() or int(pid_name) == os.getpid():
             continue
         pid = int(pid_name)
         try:
-            with open("/proc/%d/environ" % pid, "rb") as f:
-                ours = marker in f.read().split(b"\0")
-            if not ours:
+            environ = _environ(pid)
+            ours = marker in environ
+            if ours and wanted is not None:
+                ids = {entry.partition(b"=")[2] for entry in environ
+                       if entry.startswith((b"SLURM_JOB_ID=", b"SLURM_ARRAY_JOB_ID="))}
+                ours = bool(ids & wanted)
+            elif not ours and wanted is None:
                 with open("/proc/%d/comm" % pid) as f:
                     if f.read().strip() == "slurmstepd":
                         fds = "/proc/%d/fd" % pid
@@ -150,57 +188,185 @@ def kill_leftovers(root):
                                    for fd in os.listdir(fds))
             if ours:
                 os.kill(pid, signal.SIGKILL)
+                killed += 1
         except (OSError, ValueError):
             continue
+    return killed
 
 
-def _watchdog(root, keep):
-    """Runs in a child process started with PR_SET_PDEATHSIG: when the test process dies
-    without stopping the cluster (SIGKILL), cleans up what the daemons' own death leaves: the
-    jobs' processes, their slurmstepd's and the directory. stop() ends it with SIGKILL first."""
-    def cleanup(signum, frame):
-        time.sleep(2)  # the daemons got SIGTERM too: let them go first
-        kill_leftovers(root)
-        if not keep:
-            shutil.rmtree(root, ignore_errors=True)
-        os._exit(0)
-    signal.signal(signal.SIGTERM, cleanup)
-    if os.getppid() == 1:  # the parent is already gone
-        cleanup(0, None)
-    while True:
-        signal.pause()
+def _start_time(pid):
+    """The start time of process `pid` (clock ticks after boot), None when there is none or it
+    has exited (a zombie): with the pid it names one process for good (a pid may be reused)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rpartition(")")[2].split()
+        return None if fields[0] in ("Z", "X") else int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _watchdog(root, parent, keep):
+    """`python3 slurm_cluster.py --watchdog ROOT PARENT [--keep]`, started by SlurmCluster.start():
+    forks into the background, outside the test's process tree (ctest kills a timed-out test's
+    whole tree with SIGKILL), prints its pid and, once process PARENT is gone, kills what is left
+    of the cluster in ROOT and removes ROOT (unless --keep). stop() ends it first with SIGKILL."""
+    parent_start = _start_time(parent)
+    if os.fork() > 0:
+        os._exit(0)  # the child carries on, its parent gone: nobody's child in the test's tree
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    print(os.getpid(), flush=True)
+    log = os.open(os.path.join(root, "log", "watchdog.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                  0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    # Hold none of the test's pipes open (ctest waits for the test's output to close).
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    while parent_start is not None and _start_time(parent) == parent_start:
+        time.sleep(0.5)
+    print("[%s] process %d is gone without stopping the cluster: cleaning up %s"
+          % (time.strftime("%H:%M:%S"), parent, root), flush=True)
+    for _ in range(3):  # a job process may fork while we kill: go round until none is left
+        if kill_leftovers(root) == 0:
+            break
+        time.sleep(1)
+    if not keep:
+        shutil.rmtree(root, ignore_errors=True)
+    os._exit(0)
+
+
+def _queue_lines(text, jobs):
+    """The lines of `squeue -h -o "%F|%i|%T|%r"` that belong to `jobs` (ids as sbatch gave them:
+    an array job's id covers its tasks, "N_I" names one task)."""
+    jobs = {str(job) for job in jobs}
+    found = []
+    for line in text.splitlines():
+        fields = line.strip().split("|")
+        if len(fields) >= 2 and (fields[0] in jobs or fields[1] in jobs
+                                 or fields[1].split("_")[0] in jobs):
+            found.append(line.strip())
+    return found
+
+
+class ProgressWait:
+    """Keeps track of a wait that goes on while it sees progress.
+
+        waiting = ProgressWait("job 3 COMPLETED", stall_s=240, cap_s=600)
+        while not done():
+            waiting.saw({"state": ..., "log bytes": ...})  # a dict of what shows progress
+            waiting.check(describe)                         # raises SlurmError when stalled
+            time.sleep(0.5)
+
+    Fails when the snapshot has not changed for stall_s seconds, when cap_s seconds have passed
+    in all, or at `deadline` (time.monotonic()). The error lists every change with its time
+    and describe()'s text."""
+
+    def __init__(self, what, stall_s=STALL_S, cap_s=CAP_S, deadline=None):
+        self.what = what
+        self.stall_s, self.cap_s, self.deadline = stall_s, cap_s, deadline
+        self.start = self.last_change = time.monotonic()
+        self.snapshot = None
+        self.changes = []  # (seconds since the start, {key: new value})
+
+    def saw(self, snapshot):
+        if snapshot == self.snapshot:
+            return
+        now = time.monotonic()
+        old = self.snapshot or {}
+        changed = {key: value for key, value in snapshot.items() if old.get(key) != value}
+        self.changes.append((now - self.start, changed))
+        self.snapshot, self.last_change = dict(snapshot), now
+
+    def elapsed(self):
+        return time.monotonic() - self.start
+
+    def check(self, describe=None):
+        now = time.monotonic()
+        why = None
+        if now - self.last_change > self.stall_s:
+            why = "no progress for %.0fs (the stall limit)" % (now - self.last_change)
+        elif now - self.start > self.cap_s:
+            why = "still not there after %.0fs (the cap of one wait), though it moved" \
+                % (now - self.start)
+        elif self.deadline is not None and now > self.deadline:
+            why = "the run's time budget is spent (%.0fs into this wait)" % (now - self.start)
+        if why:
+            raise SlurmError(self.report(why, describe))
+
+    def report(self, why, describe=None):
+        lines = ["waited for %s: %s" % (self.what, why), "what it saw (seconds into the wait):"]
+        changes = self.changes
+        if len(changes) > 40:
+            lines.append("  (%d earlier changes left out)" % (len(changes) - 40))
+            changes = changes[-40:]
+        for seconds, changed in changes:
+            lines.append("  +%5.1fs %s" % (seconds, ", ".join(
+                "%s=%s" % (key, value) for key, value in changed.items())))
+        lines.append("  +%5.1fs now (last change %.0fs ago)"
+                     % (self.elapsed(), time.monotonic() - self.last_change))
+        if describe is not None:
+            try:
+                lines.append(describe())
+            except Exception as error:  # the report must not hide the failure  # noqa: BLE001
+                lines.append("(describing it failed: %r)" % (error,))
+        return "\n".join(lines)
 
 
 class SlurmCluster:
     """A single-node Slurm cluster (munged, slurmctld, slurmd) in a temporary directory.
 
     Not thread-safe. `start()`/`stop()` or use it as a context manager; `stop()` is idempotent.
+    As a context manager it also turns SIGTERM into KeyboardInterrupt while it is open (unless
+    SIGTERM already has a handler), so a terminated test stops its cluster.
+
+    `deadline` (a time.monotonic() value, or None): no wait goes on past it (the run's backstop,
+    set below the test runner's timeout so that a failure is reported, not killed).
     """
 
-    def __init__(self, cpus=4, keep=False, prefix="hpo-slurm-"):
+    def __init__(self, cpus=4, keep=False, prefix="hpo-slurm-", deadline=None):
         self.cpus = max(int(cpus), os.cpu_count() or 1)
         self.keep = keep  # keep the temporary directory (for debugging)
         self.prefix = prefix
+        self.deadline = deadline
         self.root = None
         self.node = socket.gethostname().split(".")[0]
         self.env = None
         self._procs = {}  # daemon name -> Popen
-        self._watchdog = None  # cleans up if this process dies without stop()
+        self._watchdog = None  # (pid, start time): cleans up if this process dies without stop()
         self._log_files = []
+        self._sigterm = None  # the SIGTERM handler __enter__ replaced
 
     # ----------------------------------------------------------------------------- start, stop
     def __enter__(self):
-        self.start()
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            def terminated(signum, frame):
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the clean-up runs next
+                raise KeyboardInterrupt("signal %d" % signum)
+            self._sigterm = signal.signal(signal.SIGTERM, terminated)
+        try:
+            self.start()
+        except BaseException:
+            self._restore_sigterm()
+            raise
         return self
 
     def __exit__(self, *exc):
-        self.stop()
+        try:
+            self.stop()
+        finally:
+            self._restore_sigterm()
         return False
+
+    def _restore_sigterm(self):
+        if self._sigterm is not None:
+            signal.signal(signal.SIGTERM, self._sigterm)
+            self._sigterm = None
 
     def path(self, *parts):
         return os.path.join(self.root, *parts)
 
-    def start(self, timeout=60):
+    def start(self, timeout=180):
         missing = missing_requirements()
         if missing:
             raise SlurmError("cannot start a Slurm cluster: " + "; ".join(missing))
@@ -211,10 +377,7 @@ class SlurmCluster:
             os.chmod(self.root, 0o755)
             for sub in ("munge", "state", "spool", "log", "jobs"):
                 os.mkdir(self.path(sub), 0o755)
-            self._watchdog = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), "--watchdog", self.root]
-                + (["--keep"] if self.keep else []), preexec_fn=_die_with_parent,
-                stdin=subprocess.DEVNULL)
+            self._start_watchdog()
             self._start_munged()
             self._write_conf()
             self.env = dict(os.environ, SLURM_CONF=self.path("slurm.conf"))
@@ -231,6 +394,32 @@ class SlurmCluster:
             self.stop()
             raise
         return self
+
+    def _start_watchdog(self):
+        starter = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--watchdog", self.root, str(os.getpid())]
+            + (["--keep"] if self.keep else []), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            start_new_session=True)
+        with starter.stdout:
+            line = starter.stdout.readline()
+        starter.wait()
+        try:
+            pid = int(line)
+        except ValueError:
+            raise SlurmError("the cluster's watchdog did not start (exit %s, said %r)"
+                             % (starter.returncode, line))
+        self._watchdog = (pid, _start_time(pid))
+
+    def _stop_watchdog(self):
+        if self._watchdog is None:
+            return
+        pid, started = self._watchdog
+        self._watchdog = None
+        if started is not None and _start_time(pid) == started:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def _start_munged(self):
         key = self.path("munge", "munge.key")
@@ -308,7 +497,10 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
         self._procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL, cwd=self.root,
                                              env=dict(os.environ, SLURM_CONF=self.path("slurm.conf")),
-                                             preexec_fn=_die_with_parent)
+                                             preexec_fn=_die_with_parent,
+                                             # not in our process group: a Ctrl-C reaches this
+                                             # process, which then stops them in order
+                                             start_new_session=True)
 
     def _check_alive(self):
         for name, proc in self._procs.items():
@@ -317,6 +509,8 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
                                  % (name, proc.returncode, self.logs()))
 
     def _wait_for_idle_node(self, timeout):
+        # Returns as soon as the node is IDLE; the timeout is a backstop (a loaded machine is
+        # slow to start the daemons).
         deadline = time.monotonic() + timeout
         last = ""
         while time.monotonic() < deadline:
@@ -344,9 +538,17 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
         return "".join(parts)
 
     def stop(self):
-        """Cancels every job, stops the daemons we started and removes the directory."""
+        """Cancels every job, stops the daemons we started, kills every process left of this
+        cluster and removes the directory. SIGINT and SIGTERM wait until it is done."""
         if self.root is None:
             return
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            self._stop()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def _stop(self):
         try:
             if self._procs.get("slurmctld") and self._procs["slurmctld"].poll() is None:
                 subprocess.run(["scancel", "--full", "--user=root"], env=self.env,
@@ -366,11 +568,11 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        self._kill_leftovers()
-        if self._watchdog is not None:
-            self._watchdog.kill()
-            self._watchdog.wait()
-            self._watchdog = None
+        for _ in range(3):  # a job process may fork while we kill: go round until none is left
+            if self._kill_leftovers() == 0:
+                break
+            time.sleep(0.5)
+        self._stop_watchdog()
         for log in self._log_files:
             log.close()
         self._procs, self._log_files = {}, []
@@ -383,8 +585,8 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
                               env=self.env, timeout=30)
         return done.returncode == 0 and done.stdout.strip() != ""
 
-    def _kill_leftovers(self):
-        kill_leftovers(self.root)
+    def _kill_leftovers(self, jobs=None):
+        return kill_leftovers(self.root, jobs)
 
     # ----------------------------------------------------------------------------- commands
     def run(self, argv, check=True, timeout=60):
@@ -422,27 +624,127 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
     def state(self, job):
         return self.job_info(job).get("JobState", "")
 
-    def wait(self, job, states, timeout=120, poll_s=0.25, release=False):
-        """Polls until the job is in one of `states` (e.g. {"RUNNING"} or {"COMPLETED"}); returns
-        its job_info. Raises SlurmError, with the job and the daemons' logs, on a timeout or when
-        the job ends in a final state not asked for. With release=True, a pending job held back
-        by a BeginTime in the future (a requeued job) is released at once."""
+    def queue(self, jobs=None):
+        """The queue's lines ("ARRAY_JOB_ID|JOB_ID|STATE|REASON": pending, running and completing
+        jobs), only those of `jobs` when given. None when squeue does not answer."""
+        try:
+            done = subprocess.run(["squeue", "-h", "-o", "%F|%i|%T|%r"], capture_output=True,
+                                  text=True, env=self.env, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if done.returncode != 0:
+            return None
+        if jobs is None:
+            return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+        return _queue_lines(done.stdout, jobs)
+
+    def describe(self, job, lines=15):
+        """The job as scontrol and squeue show it, and the tails of the daemons' logs."""
+        try:
+            info = self.run(["scontrol", "show", "job", str(job)], check=False, timeout=30)
+        except (OSError, subprocess.SubprocessError) as error:
+            info = "(scontrol did not answer: %s)" % error
+        queue = self.queue()
+        return "---- scontrol show job %s ----\n%s\n---- squeue ----\n%s\n%s" % (
+            job, info.strip(), "(squeue did not answer)" if queue is None else
+            "\n".join(queue) or "(empty)", self.logs(lines))
+
+    def wait(self, job, states=(), until=None, watch=None, describe=None, what=None,
+             stall_s=STALL_S, cap_s=CAP_S, poll_s=0.5, release=False):
+        """Polls the job until it is in one of `states` (e.g. {"RUNNING"} or {"COMPLETED"}),
+        then returns its job_info; or, with `until`, until `until(job_info)` returns a true
+        value, which it returns. Raises SlurmError when the job ends in a final state not in
+        `states` (before `until` held), or when it stalls: nothing changed for stall_s seconds in
+        the job's state, reason, restart count and what `watch()` returns (a dict: a log's size,
+        a study's trial count...); cap_s and the cluster's deadline are backstops. The error
+        shows what it saw, describe()'s text, the job as Slurm shows it and the daemons' logs.
+        With release=True, a pending job held back by a BeginTime in the future (a requeued job)
+        is released at once."""
         states = set(states)
-        deadline = time.monotonic() + timeout
-        info = {}
-        while time.monotonic() < deadline:
-            info = self.job_info(job)
-            state = info.get("JobState", "")
-            if state in states:
-                return info
-            if state in FINAL_STATES - states:
-                raise SlurmError("job %s ended %s, not %s: %s\n%s"
-                                 % (job, state, "/".join(sorted(states)), info, self.logs(15)))
-            if release and state == "PENDING" and info.get("Reason") == "BeginTime":
-                self.release_begin_time(job)
+        what = what or "job %s %s" % (job, "/".join(sorted(states)) or "(a condition)")
+        waiting = ProgressWait(what, stall_s, cap_s, self.deadline)
+
+        errors = []  # scontrol's failures (a busy slurmctld): no news, not progress
+
+        def report():
+            parts = [describe()] if describe is not None else []
+            if errors:
+                parts.append("scontrol failed %d time(s) while waiting, last: %s"
+                             % (len(errors), errors[-1]))
+            parts.append(self.describe(job))
+            return "\n".join(parts)
+
+        while True:
+            try:
+                info = self.job_info(job, attempts=1)
+            except (SlurmError, subprocess.SubprocessError) as failure:
+                if "Invalid job id" in str(failure):
+                    raise SlurmError("%s: Slurm does not know job %s: %s\n%s"
+                                     % (what, job, failure, report()))
+                info = None
+                errors.append(str(failure).strip())
+            if info is not None:
+                state = info.get("JobState", "")
+                snapshot = {"state": state, "reason": info.get("Reason"),
+                            "restarts": info.get("Restarts")}
+            else:
+                snapshot = dict(waiting.snapshot or {})
+            if watch is not None:
+                snapshot.update(watch())
+            waiting.saw(snapshot)
+            if info is not None:
+                if state in states:
+                    return info
+                if until is not None:
+                    value = until(info)
+                    if value:
+                        return value
+                if state in FINAL_STATES - states:
+                    raise SlurmError(waiting.report("the job ended %s" % state, report))
+                if release and state == "PENDING" and info.get("Reason") == "BeginTime":
+                    self.release_begin_time(job)
+            waiting.check(report)
             time.sleep(poll_s)
-        raise SlurmError("job %s not %s after %ds: %s\n%s"
-                         % (job, "/".join(sorted(states)), timeout, info, self.logs(15)))
+
+    def cancel(self, jobs, grace_s=45, timeout_s=120):
+        """Cancels `jobs` (ids as sbatch gave them: an array job's id covers its tasks) and waits
+        until they have left the queue (finished jobs: at once). A job still there after grace_s
+        seconds has its processes killed (SIGKILL). Raises SlurmError, with the queue, when one
+        is still there after timeout_s."""
+        jobs = [str(job) for job in jobs]
+        if not jobs:
+            return
+        start = time.monotonic()
+        last_scancel, killed = None, False
+        while True:
+            now = time.monotonic()
+            if last_scancel is None or now - last_scancel > 10:  # again: it may have been lost
+                try:
+                    self.run(["scancel"] + jobs, check=False, timeout=30)
+                except (OSError, subprocess.SubprocessError):
+                    pass
+                last_scancel = now
+            left = self.queue(jobs)
+            if left == []:
+                return
+            if now - start > grace_s and not killed:
+                killed = True
+                count = self._kill_leftovers(jobs)
+                print("slurm_cluster: jobs %s still queued %.0fs after scancel (%s): killed %d "
+                      "of their processes" % (",".join(jobs), now - start,
+                                              "; ".join(left or ["squeue did not answer"]), count),
+                      file=sys.stderr, flush=True)
+            if now - start > timeout_s:
+                raise SlurmError("jobs %s still in the queue %.0fs after scancel: %s\n%s"
+                                 % (",".join(jobs), now - start,
+                                    "; ".join(left or ["squeue did not answer"]), self.logs(15)))
+            time.sleep(0.5)
+
+    def cancel_all(self, timeout_s=120):
+        """Cancels every job in the queue and waits until it is empty (see cancel)."""
+        left = self.queue()
+        if left:
+            self.cancel(sorted({line.split("|")[0] for line in left}), timeout_s=timeout_s)
 
     def signal(self, job, sig="USR1", batch=True):
         """`scancel --signal=SIG [--batch] JOB`: as Slurm's `--signal=B:SIG@T` does before the
@@ -453,12 +755,10 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
         """Lets a pending job start now (a requeued job otherwise waits cred_expire + 1 s)."""
         self.run(["scontrol", "update", "jobid=%s" % job, "StartTime=now"])
 
-    def cancel(self, job):
-        self.run(["scancel", str(job)], check=False)
 
 
 if __name__ == "__main__":
-    # python3 slurm_cluster.py --watchdog ROOT [--keep]: the watchdog SlurmCluster.start() runs.
-    if len(sys.argv) >= 3 and sys.argv[1] == "--watchdog":
-        _watchdog(sys.argv[2], "--keep" in sys.argv[3:])
+    # python3 slurm_cluster.py --watchdog ROOT PARENT [--keep]: what SlurmCluster.start() runs.
+    if len(sys.argv) >= 4 and sys.argv[1] == "--watchdog":
+        _watchdog(sys.argv[2], int(sys.argv[3]), "--keep" in sys.argv[4:])
     sys.exit("usage: import slurm_cluster (this module is not a program)")

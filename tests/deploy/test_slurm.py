@@ -23,8 +23,19 @@ the sbatch scripts `hpo render sbatch` writes and checks what they did:
 Resources and the log file are given on sbatch's command line (they beat the scripts' #SBATCH
 lines): --ntasks=4 --cpus-per-task=1 --partition=debug --output=LOG.
 
+Waits follow progress, not a wall-clock figure: a wait goes on while the job's state, its log, its
+output folder or its study's trial count change, and fails when none of them has changed for
+--stall seconds (240); --budget (720 s, leaving ctest's TIMEOUT of 900 room for the clean-up) is
+the whole run's backstop. A failing wait prints what it saw: each change with its time, the job's
+log, the study's trials, the output folder, scontrol/squeue and the daemons' logs. Every test
+cancels the jobs it submitted and waits until they have left the queue, whether it passes or fails,
+so one failure does not leave later jobs PENDING behind a still-running one; the cluster (daemons,
+jobs' processes) is stopped at the end also on failure, Ctrl-C, SIGTERM, or a SIGKILL of the whole
+test (see slurm_cluster.py).
+
 Needs root and slurm-wlm + munge (slurmctld, slurmd, munged, sbatch, ...); without them it prints
-why and exits 77 (skipped). Takes about 1.5 minutes on 2 cores.
+why and exits 77 (skipped). Takes about a minute on a quiet 2-core machine, 2 to 5 minutes beside
+a CPU-bound load (six busy loops, or a 2-rank sweep).
 """
 
 import argparse
@@ -32,7 +43,6 @@ import glob
 import os
 import re
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -49,11 +59,17 @@ SCRIPTS = ("hpo-cpu.sbatch", "hpo-preemptible.sbatch")
 PARAMS = ["lr", "batch_size", "optimizer", "width"]
 
 # The environment of the jobs (sbatch exports it into them): Open MPI as root, oversubscribed,
-# shared memory without CMA (not allowed here), passive OpenMP waits.
+# not bound to cores, shared memory without CMA (not allowed here), passive OpenMP waits.
+# Unbound: the test node declares more CPUs than the machine has (4 on 2 cores), so a job's ranks
+# share the cores with whatever else runs here. Open MPI binds the ranks of a 2-rank job to cores
+# 0 and 1 by default, and so does every other 2-rank mpirun: beside a 2-rank sweep, a job's rank
+# pinned to the sweep's busy core was measured getting 1% of it, its job making no progress for
+# minutes. Unbound, the kernel moves it to whichever core has room.
 MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_hwloc_base_binding_policy": "none",
     "OMPI_MCA_btl": "self,vader,tcp",
     "OMPI_MCA_pml": "ob1",
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
@@ -86,6 +102,91 @@ def read_trials(study):
         return {}
 
 
+def count_trials(study):
+    """How many trials the study holds; None when there is no study or it cannot be read now (a
+    half-written file, a reader racing a publish: any error is "no news")."""
+    if not os.path.exists(study):
+        return None
+    try:
+        with h5py_file(study) as f:
+            return int(f["trials"].shape[0])
+    except ImportError:
+        raise
+    except Exception:  # noqa: BLE001  (h5py raises OSError, KeyError, RuntimeError, ValueError)
+        return None
+
+
+def file_size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+def folder_state(folder):
+    """(files, bytes, the newest modification time) under `folder`: changes whenever a file is
+    written."""
+    files, size, newest = 0, 0, 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            try:
+                status = os.stat(os.path.join(parent, name))
+            except OSError:
+                continue
+            files, size, newest = files + 1, size + status.st_size, max(newest, status.st_mtime)
+    return files, size, "%s.%03d" % (time.strftime("%H:%M:%S", time.localtime(newest)),
+                                     int(newest * 1000) % 1000) if files else None
+
+
+class JobWatch:
+    """What shows that a job is getting on, for SlurmCluster.wait: its log's size, its output
+    folder (checkpoints, the study) and the study's trial count; and, for a failed wait, what
+    they hold."""
+
+    def __init__(self, log, output=None):
+        self.log, self.output = log, output
+        self.trials = {}  # the last count read of each study (kept when a read fails)
+
+    def study_files(self):
+        if self.output is None:
+            return []
+        return sorted(glob.glob(os.path.join(self.output, "study.h5"))
+                      + glob.glob(os.path.join(self.output, "task_*", "study.h5")))
+
+    def __call__(self):
+        seen = {"log bytes": file_size(self.log)}
+        if self.output is not None:
+            files, size, newest = folder_state(self.output)
+            seen["output"] = "%d files, %d bytes" % (files, size)
+            seen["output written"] = newest
+            for study in self.study_files():
+                count = count_trials(study)
+                if count is not None:
+                    self.trials[study] = count
+                if study in self.trials:
+                    seen["trials in " + os.path.relpath(study, self.output)] = self.trials[study]
+        return seen
+
+    def describe(self):
+        lines = ["---- job log %s (last 40 lines) ----" % self.log,
+                 "".join(read_log(self.log).splitlines(True)[-40:]).rstrip() or "(empty)"]
+        if self.output is not None:
+            lines.append("---- output %s ----" % self.output)
+            found = False
+            for parent, _, names in os.walk(self.output):
+                for name in sorted(names):
+                    path = os.path.join(parent, name)
+                    lines.append("  %s (%s bytes)" % (os.path.relpath(path, self.output),
+                                                      file_size(path)))
+                    found = True
+            if not found:
+                lines.append("  (nothing yet)")
+            for study in self.study_files():
+                lines.append("  %s: %s trial(s)" % (os.path.relpath(study, self.output),
+                                                    count_trials(study)))
+        return "\n".join(lines)
+
+
 def progress(message):
     """A time-stamped line on stderr, so a slow or failing run shows where the time went."""
     print("[%s] %s" % (time.strftime("%H:%M:%S"), message), file=sys.stderr, flush=True)
@@ -101,12 +202,26 @@ def read_log(path):
 
 class SlurmCase(unittest.TestCase):
     def setUp(self):
+        # A job left by an earlier test (its clean-up failed) would hold the node: say so and
+        # cancel it, so this test does not wait behind it.
+        left = CLUSTER.queue()
+        if left:
+            progress("jobs left in the queue before %s: %s; cancelling them"
+                     % (self._testMethodName, "; ".join(left)))
+            CLUSTER.cancel_all()
         self.tmp = tempfile.mkdtemp(prefix=self._testMethodName[:40] + "-", dir=RUN_DIR)
         os.chmod(self.tmp, 0o755)
-
-    def tearDown(self):
         if not ARGS.keep:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        # Cleanups run last in, first out: the jobs are cancelled before their folder goes.
+        self.jobs = []
+        self.addCleanup(self.cancel_jobs)
+
+    def cancel_jobs(self):
+        """Cancels every job this test submitted and waits until they have left the queue,
+        whether the test passed or failed (a finished job: nothing to do)."""
+        if self.jobs:
+            CLUSTER.cancel(self.jobs)
 
     def submit(self, script, args, options=(), env=None, log_name="%j"):
         """Submits SCRIPT ARGS from self.tmp; returns (job id, log path with %j replaced)."""
@@ -114,14 +229,24 @@ class SlurmCase(unittest.TestCase):
         job_env = dict(MPI_ENV, HPO_BIN=ARGS.hpo, **(env or {}))
         job = CLUSTER.sbatch(os.path.join(SCRIPT_DIR, script), args=args, env=job_env,
                              options=RESOURCES + ["--output=" + log] + list(options), cwd=self.tmp)
+        self.jobs.append(job)
         progress("submitted %s as job %s" % (script, job))
         return job, log.replace("%j", job)
 
-    def wait(self, job, log, states, timeout):
+    def wait(self, job, log, states=(), output=None, until=None, what=None):
+        """CLUSTER.wait for the job, watching its log and output folder (see JobWatch): returns
+        once the job is in one of `states` (its job_info) or `until(job_info)` is true (that
+        value); fails the test, saying what it saw, when the job ends otherwise or stalls."""
+        watch = JobWatch(log, output)
+        began = time.monotonic()
         try:
-            return CLUSTER.wait(job, states, timeout=timeout)
+            result = CLUSTER.wait(job, states, until=until, watch=watch, describe=watch.describe,
+                                  what=what, stall_s=ARGS.stall)
         except slurm_cluster.SlurmError as error:
-            self.fail("%s\n---- job log %s ----\n%s" % (error, log, read_log(log)))
+            raise self.failureException(str(error)) from None  # its report, once
+        progress("job %s: %s after %.0fs" % (job, what or "/".join(sorted(states)),
+                                             time.monotonic() - began))
+        return result
 
     def assert_study_complete(self, study, cap, log):
         trials = read_trials(study)
@@ -137,7 +262,7 @@ class CpuScript(SlurmCase):
     def test_cpu_script_runs_the_sweep_to_completed(self):
         output = os.path.join(self.tmp, "quick")
         job, log = self.submit("hpo-cpu.sbatch", [QUICK, output])
-        info = self.wait(job, log, {"COMPLETED"}, timeout=150)
+        info = self.wait(job, log, {"COMPLETED"}, output=output)
         text = read_log(log)
         self.assertEqual(info["ExitCode"], "0:0", text)
         self.assertIn("hpo-sbatch: running: mpirun -np 4 ", text)
@@ -160,7 +285,8 @@ class CpuScript(SlurmCase):
         for task, config in enumerate([QUICK, second]):
             task_job = "%s_%d" % (job, task)
             task_log = log.replace("%A_%a", task_job)
-            info = self.wait(task_job, task_log, {"COMPLETED"}, timeout=150)
+            info = self.wait(task_job, task_log, {"COMPLETED"},
+                             output=os.path.join(output, "task_%d" % task))
             text = read_log(task_log)
             self.assertEqual(info["ExitCode"], "0:0", text)
             self.assertIn("(array task %d)" % task, text)
@@ -175,33 +301,22 @@ class Preemption(SlurmCase):
         study = os.path.join(output, "study.h5")
         cap = run_cap(PREEMPT)
         job, log = self.submit("hpo-preemptible.sbatch", [PREEMPT, output])
-        self.wait(job, log, {"RUNNING"}, timeout=60)
 
         # Once a trial is in the study (the other group is in the middle of its trial), send
         # SIGUSR1 to the batch shell, as Slurm's --signal=B:USR1@120 does before the time limit.
-        deadline = time.monotonic() + 150
-        before = {}
-        while not before:
-            if time.monotonic() > deadline:
-                self.fail("no trial finished in time:\n" + read_log(log))
-            self.assertEqual(CLUSTER.state(job), "RUNNING", read_log(log))
-            before = read_trials(study)
-            time.sleep(0.2)
+        before = self.wait(job, log, output=output, what="a finished trial in the study",
+                           until=lambda info: info.get("JobState") == "RUNNING"
+                           and read_trials(study))
         self.assertLess(len(before), cap, "the sweep ended before the signal")
         CLUSTER.signal(job, "USR1", batch=True)
         progress("%d trial(s) in the study: sent SIGUSR1 to the batch shell" % len(before))
 
         # The script requeues the job; Slurm starts it again by itself once its BeginTime
         # (cred_expire + 1 s after the requeue) has passed.
-        deadline = time.monotonic() + 90
-        while int(CLUSTER.job_info(job).get("Restarts", "0")) < 1:
-            if time.monotonic() > deadline:
-                self.fail("the job was not requeued:\n%s\n%s" % (CLUSTER.job_info(job),
-                                                                 read_log(log)))
-            time.sleep(0.2)
-        progress("job requeued: %s" % CLUSTER.job_info(job).get("Reason"))
-        info = self.wait(job, log, {"COMPLETED"}, timeout=180)
-        progress("job completed")
+        info = self.wait(job, log, output=output, what="the requeue (Restarts >= 1)",
+                         until=lambda info: int(info.get("Restarts", "0")) >= 1 and info)
+        progress("job requeued: %s" % info.get("Reason"))
+        info = self.wait(job, log, {"COMPLETED"}, output=output)
         text = read_log(log)
         self.assertEqual(info["ExitCode"], "0:0", text)
         self.assertGreaterEqual(int(info["Restarts"]), 1, info)
@@ -233,17 +348,12 @@ class Preemption(SlurmCase):
         # signals only the batch shell, which passes SIGUSR1 on to mpirun.)
         output = os.path.join(self.tmp, "term")
         job, log = self.submit("hpo-preemptible.sbatch", [PREEMPT, output])
-        self.wait(job, log, {"RUNNING"}, timeout=60)
         checkpoints = os.path.join(output, "checkpoints", "*.pt")
-        deadline = time.monotonic() + 150
-        while not glob.glob(checkpoints):
-            if time.monotonic() > deadline:
-                self.fail("no checkpoint in time:\n" + read_log(log))
-            self.assertEqual(CLUSTER.state(job), "RUNNING", read_log(log))
-            time.sleep(0.2)
+        self.wait(job, log, output=output, what="a checkpoint",
+                  until=lambda info: info.get("JobState") == "RUNNING" and glob.glob(checkpoints))
         CLUSTER.signal(job, "TERM", batch=True)
         progress("a checkpoint is written: sent SIGTERM to the batch shell")
-        info = self.wait(job, log, {"FAILED"}, timeout=120)  # exit code 3 is a FAILED job
+        info = self.wait(job, log, {"FAILED"}, output=output)  # exit code 3 is a FAILED job
         text = read_log(log)
         self.assertEqual(info["ExitCode"], "3:0", text)
         self.assertEqual(info["Restarts"], "0", text)
@@ -263,7 +373,7 @@ class SrunLauncher(SlurmCase):
             self.skipTest("no hpo-srun.sbatch in " + SCRIPT_DIR)
         output = os.path.join(self.tmp, "srun")
         job, log = self.submit("hpo-srun.sbatch", [QUICK, output])
-        info = self.wait(job, log, {"COMPLETED"}, timeout=150)
+        info = self.wait(job, log, {"COMPLETED"}, output=output)
         text = read_log(log)
         self.assertEqual(info["ExitCode"], "0:0", text)
         self.assertIn("hpo-sbatch: running: srun --mpi=pmix ", text)
@@ -279,6 +389,13 @@ def main():
                         help="folder with hpo-cpu.sbatch and hpo-preemptible.sbatch (slurm/)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the cluster's directory and the jobs' files (for debugging)")
+    parser.add_argument("--stall", type=float, default=slurm_cluster.STALL_S,
+                        help="a wait fails when its job shows no progress for this many seconds "
+                             "(default %(default)s)")
+    parser.add_argument("--budget", type=float, default=720,
+                        help="no wait goes on past this many seconds after the start, a backstop "
+                             "that leaves ctest's TIMEOUT of 900 room for the clean-up "
+                             "(default %(default)s)")
     ARGS, rest = parser.parse_known_args()
     ARGS.hpo = os.path.abspath(ARGS.hpo)
 
@@ -296,15 +413,13 @@ def main():
         print("error: %s lacks %s" % (SCRIPT_DIR, ", ".join(absent)), file=sys.stderr)
         return 2
 
-    # A test runner may end the test with SIGTERM: stop the cluster on the way out (once).
-    def interrupted(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise KeyboardInterrupt("signal %d" % signum)
-    signal.signal(signal.SIGTERM, interrupted)
-
+    # The cluster stops (jobs cancelled, daemons and the jobs' processes ended) however this
+    # ends: pass, fail, Ctrl-C, SIGTERM (SlurmCluster turns it into KeyboardInterrupt), or a
+    # SIGKILL of the whole process tree (its watchdog).
     started = time.monotonic()
     try:
-        with slurm_cluster.SlurmCluster(cpus=4, keep=ARGS.keep) as cluster:
+        with slurm_cluster.SlurmCluster(cpus=4, keep=ARGS.keep,
+                                        deadline=started + ARGS.budget) as cluster:
             CLUSTER = cluster
             # Every file of the run lives in the cluster's directory, removed with it.
             RUN_DIR = cluster.path("jobs")
@@ -313,6 +428,10 @@ def main():
             program = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False)
     except slurm_cluster.SlurmError as error:
         print("error: %s" % error, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as interrupt:
+        print("interrupted (%s) after %.0fs: the cluster is stopped"
+              % (str(interrupt) or "SIGINT", time.monotonic() - started), file=sys.stderr)
         return 1
     print("took %.0fs" % (time.monotonic() - started))
     return 0 if program.result.wasSuccessful() else 1
