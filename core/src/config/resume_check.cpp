@@ -83,9 +83,10 @@ Status CheckSameSweep(const std::string& study_config_text, const SweepConfig& c
   }
   const std::string difference = FirstDifference(before, now, "");
   if (difference.empty()) return Status::Ok();
-  return Status::BadInput(config.path + ": the study was begun with another sweep: " + difference +
-                          "; only run_cap, the budgets, retries, checkpointing, output, data and "
-                          "the ranks (and ddp, trial_timeout_s, terminate_grace_s) may change on resume");
+  return Status::BadInput(
+      config.path + ": the study was begun with another sweep: " + difference +
+      "; only run_cap, the budgets, retries, checkpointing, output, data and "
+      "the ranks (and ddp, trial_timeout_s, terminate_grace_s) may change on resume");
 }
 
 }  // namespace hpo

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "hpo/collectives.hpp"
 #include <string>
+#include "hpo/collectives.hpp"
 
 #include "hpo/config.hpp"
 

@@ -11,8 +11,8 @@
 
 #include "hpo/collectives.hpp"
 #include "hpo/config.hpp"
-#include "hpo/status.hpp"
 #include "hpo/epoch_gate.hpp"
+#include "hpo/status.hpp"
 #include "hpo/train/task_data.hpp"
 #include "hpo/trial.hpp"
 
