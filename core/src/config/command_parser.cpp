@@ -10,6 +10,7 @@
 
 #include "command/command_line.hpp"
 #include "command/metric_reader.hpp"
+#include "parameter_parser.hpp"
 #include "section_parsers.hpp"
 
 namespace hpo::config_internal {
@@ -40,18 +41,14 @@ std::string FindExecutable(const std::string& name) {
 
 Status ReadStringList(const ErrorFormatter& errors, const Field& field,
                       std::vector<std::string>* items) {
-  if (!field.value.IsSequence() || field.value.size() == 0) {
-    return errors.At(field, "must be a non-empty list");
-  }
+  std::vector<Field> entries;
+  HPO_RETURN_IF_ERROR(ReadValueList(errors, field, &entries));
   items->clear();
-  for (size_t i = 0; i < field.value.size(); ++i) {
-    const YAML::Node item = field.value[i];
-    const std::string index = "[" + std::to_string(i) + "]";
-    const Field entry{field.key + index, field.path + index, LineOf(item), item};
-    if (!item.IsScalar() || ResolveScalar(item) == ScalarKind::kNull) {
+  for (const Field& entry : entries) {
+    if (!entry.value.IsScalar() || ResolveScalar(entry.value) == ScalarKind::kNull) {
       return errors.At(entry, "must be a string");
     }
-    items->push_back(item.Scalar());
+    items->push_back(entry.value.Scalar());
   }
   return Status::Ok();
 }

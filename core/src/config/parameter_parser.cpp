@@ -170,19 +170,6 @@ Status TypeValues(const ErrorFormatter& errors, const std::vector<Field>& value_
   return Status::Ok();
 }
 
-Status ReadValueList(const ErrorFormatter& errors, const Field& field, std::vector<Field>* items) {
-  if (!field.value.IsSequence() || field.value.size() == 0) {
-    return errors.At(field, "must be a non-empty list");
-  }
-  items->clear();
-  for (size_t i = 0; i < field.value.size(); ++i) {
-    const YAML::Node item = field.value[i];
-    const std::string index = "[" + std::to_string(i) + "]";
-    items->push_back(Field{field.key + index, field.path + index, LineOf(item), item});
-  }
-  return Status::Ok();
-}
-
 Status ReadProbabilities(const ErrorFormatter& errors, const Field& field, size_t value_count,
                          std::vector<double>* probabilities) {
   std::vector<Field> items;
@@ -272,6 +259,19 @@ Status ReadShapeParameters(const ErrorFormatter& errors, const MappingFields& fi
 }
 
 }  // namespace
+
+Status ReadValueList(const ErrorFormatter& errors, const Field& field, std::vector<Field>* items) {
+  if (!field.value.IsSequence() || field.value.size() == 0) {
+    return errors.At(field, "must be a non-empty list");
+  }
+  items->clear();
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node item = field.value[i];
+    const std::string index = "[" + std::to_string(i) + "]";
+    items->push_back(Field{field.key + index, field.path + index, LineOf(item), item});
+  }
+  return Status::Ok();
+}
 
 Status ParseParameter(const ErrorFormatter& errors, const Field& field, ParsedParameter* parsed) {
   *parsed = ParsedParameter();

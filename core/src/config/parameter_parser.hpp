@@ -29,6 +29,9 @@ struct ParsedParameter {
 // kInt, all numbers -> kFloat, else kString).
 Status ParseParameter(const ErrorFormatter& errors, const Field& field, ParsedParameter* parsed);
 
+// A non-empty YAML list as one Field per element ("KEY[i]", with its own line); BadInput otherwise.
+Status ReadValueList(const ErrorFormatter& errors, const Field& field, std::vector<Field>* items);
+
 // Grid search enumerates constants, categoricals and int_uniform ranges; anything else is an
 // error naming the parameter.
 Status CheckGridParameter(const ErrorFormatter& errors, const ParsedParameter& parameter);
