@@ -33,6 +33,8 @@ constexpr size_t kReadBudgetBytes = size_t{1} << 20;
 constexpr int kExitCheckMs = 20;
 // In the child, the report pipe's descriptor once stdin, stdout and stderr are in place.
 constexpr int kReportFd = 3;
+// The child's own stack until it execs: RunChild's few locals and the system calls it makes.
+constexpr size_t kChildStackBytes = size_t{64} << 10;
 
 // What the child reports back when it cannot exec the program.
 enum class ChildStep : int { kSetup, kChdir, kExec };
@@ -41,8 +43,8 @@ struct ChildFailure {
   int error;
 };
 
-// Everything the child needs, prepared before fork (the child of a threaded process may not
-// allocate).
+// Everything the child needs, prepared before it starts (it shares this process's memory and may
+// not allocate).
 struct ExecPlan {
   std::vector<std::string> candidates;  // where to look for argv[0], in order
   std::vector<char*> argv;
@@ -115,9 +117,11 @@ bool WriteAll(int fd, const std::string& text) {
   _exit(127);
 }
 
-// In the child after fork: async-signal-safe calls only. Never returns: execs the program, or
+// In the child, which shares the parent's memory while the parent waits (CLONE_VM | CLONE_VFORK):
+// async-signal-safe calls only, nothing allocated or freed. Never returns: execs the program, or
 // reports why it could not (ReportAndExit).
-[[noreturn]] void RunChild(ExecPlan* plan) {
+int RunChild(void* argument) {
+  ExecPlan* plan = static_cast<ExecPlan*>(argument);
   int report_fd = plan->report_fd;
   setpgid(0, 0);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ReportAndExit(report_fd, ChildStep::kSetup, errno);
@@ -221,14 +225,18 @@ Status ChildProcess::Start(const ChildSpec& spec, std::unique_ptr<ChildProcess>*
   plan.parent = getpid();
   plan.max_fd = sysconf(_SC_OPEN_MAX);
 
-  // Every signal blocked across fork, so that none runs one of this process's handlers in the
-  // child before it has put the default ones in place.
+  // Every signal blocked until the child starts, so that none runs one of this process's handlers
+  // in the child before it has put the default ones in place.
   sigset_t all;
   sigset_t old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  const pid_t pid = fork();
-  if (pid == 0) RunChild(&plan);
+  // posix_spawn's way (glibc's own): the child shares this process's memory on a stack of its own
+  // and this thread waits until it has exec'd or exited, so no page table of a process that maps
+  // libtorch and MPI is copied (fork took 10-20 ms here; bench/RESULTS.md).
+  std::vector<char> child_stack(kChildStackBytes);
+  const pid_t pid = clone(RunChild, child_stack.data() + child_stack.size(),
+                          CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   const int fork_error = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   close(out[1]);
@@ -236,7 +244,7 @@ Status ChildProcess::Start(const ChildSpec& spec, std::unique_ptr<ChildProcess>*
   close(report[1]);
   if (pid < 0) {
     for (int fd : {out[0], err[0], report[0]}) close(fd);
-    return Status::Failure(std::string("fork: ") + strerror(fork_error));
+    return Status::Failure(std::string("cannot start a process: ") + strerror(fork_error));
   }
   setpgid(pid, pid);  // also here, so that the group exists before Start returns
   process->pid_ = pid;

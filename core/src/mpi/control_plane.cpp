@@ -26,6 +26,31 @@ std::vector<uint8_t> ReceiveMatched(MPI_Message* handle, const MPI_Status& statu
   return bytes;
 }
 
+// Waits between trials and epochs are not on the training path: a waiting rank naps between
+// tests instead of spinning in MPI, so that it leaves the core to its group's programs, the
+// coordinator and the leader it waits for (on a 2-core machine a spinning follower doubled the
+// gap between command trials; bench/RESULTS.md). The nap grows from 10 us to at most 250 us.
+class PoliteWait {
+ public:
+  void Nap() {
+    std::this_thread::sleep_for(nap_);
+    nap_ = std::min(nap_ * 2, std::chrono::microseconds(250));
+  }
+
+ private:
+  std::chrono::microseconds nap_{10};
+};
+
+void WaitPolitely(MPI_Request* request) {
+  PoliteWait wait;
+  for (;;) {
+    int done = 0;
+    HPO_MPI_CHECK(MPI_Test(request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    wait.Nap();
+  }
+}
+
 ControlMessage DecodeOrAbort(const std::vector<uint8_t>& bytes) {
   ControlMessage message;
   Status status = DecodeMessage(bytes, &message);
@@ -82,8 +107,21 @@ ControlMessage LeaderChannel::Exchange(const ControlMessage& message) {
   Send(message);
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
-  HPO_MPI_CHECK(MPI_Mprobe(0, kFromCoordinatorTag, control_.get(), &handle, &status));
+  PoliteWait wait;
+  for (;;) {
+    int found = 0;
+    HPO_MPI_CHECK(MPI_Improbe(0, kFromCoordinatorTag, control_.get(), &found, &handle, &status));
+    if (found) break;
+    wait.Nap();
+  }
   return DecodeOrAbort(ReceiveMatched(&handle, status));
+}
+
+void BroadcastNapping(void* data, int count, MPI_Datatype type, int root,
+                      const Communicator& group) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  HPO_MPI_CHECK(MPI_Ibcast(data, count, type, root, group.get(), &request));
+  WaitPolitely(&request);
 }
 
 void BroadcastMessage(const Communicator& group, int root, ControlMessage* message) {
@@ -91,9 +129,9 @@ void BroadcastMessage(const Communicator& group, int root, ControlMessage* messa
   std::vector<uint8_t> bytes;
   if (group.rank() == root) bytes = EncodeMessage(*message);
   uint64_t size = bytes.size();
-  HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, root, group.get()));
+  BroadcastNapping(&size, 1, MPI_UINT64_T, root, group);
   bytes.resize(size);
-  HPO_MPI_CHECK(MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_BYTE, root, group.get()));
+  BroadcastNapping(bytes.data(), static_cast<int>(size), MPI_BYTE, root, group);
   if (group.rank() != root) *message = DecodeOrAbort(bytes);
 }
 

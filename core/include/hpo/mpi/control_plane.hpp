@@ -31,14 +31,20 @@ class LeaderChannel {
   explicit LeaderChannel(const Communicator& control) : control_(control) {}
 
   void Send(const ControlMessage& message);
-  // Sends and waits for rank 0's reply.
+  // Sends and waits for rank 0's reply, napping between probes (no spinning core).
   ControlMessage Exchange(const ControlMessage& message);
 
  private:
   const Communicator& control_;
 };
 
+// MPI_Bcast for waits off the training path (between trials, after an epoch): waiting ranks nap
+// between tests instead of spinning, leaving the core to the ranks and programs they wait for.
+void BroadcastNapping(void* data, int count, MPI_Datatype type, int root,
+                      const Communicator& group);
+
 // Collective over `group`: the root's `message` is copied into every other rank's `message`.
+// Waiting ranks nap (BroadcastNapping).
 void BroadcastMessage(const Communicator& group, int root, ControlMessage* message);
 
 }  // namespace hpo
