@@ -293,9 +293,12 @@ class Lifetime(CommandCase):
         self.assertAlmostEqual(float(trials[0]["objective"]), 3.0)
         with open(os.path.join(output, "trials", "0", "rank-0.log")) as f:
             self.assertIn("resumed after step %d" % stopped_after, f.read())
-        # The resumed run reported only the steps after the checkpoint.
-        self.assertEqual(int(curves[0][0]["epoch"]), stopped_after + 1)
-        self.assertEqual(int(curves[0][-1]["epoch"]), 6)
+        # The resumed run reported only the steps after the checkpoint; the study keeps the
+        # steps from before the interruption too (OUTPUT/trials/0/steps.tsv), each once.
+        self.assertEqual([int(r["epoch"]) for r in curves[0]], list(range(1, 7)))
+        self.assertEqual([float(r["loss"]) for r in curves[0]],
+                         [0.5 * step for step in range(1, 7)])
+        self.assertEqual(int(trials[0]["epochs"]), 6)
 
 
 class BareWandbFile(CommandCase):

@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -184,6 +186,58 @@ bool IsMpiLauncherVariable(const std::string& entry) {
   return false;
 }
 
+// The steps a trial's program has reported, kept beside its logs (OUTPUT/trials/ID/steps.tsv: the
+// step number, then the study's metrics in order, %.17g) so that a trial resumed from its
+// program's own checkpoint keeps the steps from before the interruption. When the program reports
+// its first step n (numbered with `epoch`/`step`, or counted from 1), the earlier record's steps
+// before n are kept and the rest dropped: a program that starts over (a retry, or one that keeps no
+// checkpoint) drops them all. Used by the group leader alone.
+class StepRecord {
+ public:
+  StepRecord(std::string path, size_t columns) : path_(std::move(path)) {
+    std::ifstream in(path_);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      EpochMetrics step;
+      fields >> step.epoch;
+      for (std::string value; fields >> value;)
+        step.values.push_back(std::strtod(value.c_str(), nullptr));
+      if (fields.eof() && step.epoch >= 1 && step.values.size() == columns) {
+        earlier_.push_back(std::move(step));
+      }
+    }
+  }
+
+  // Appends `step` to `curve` (after the earlier steps it keeps, on the first call) and the record.
+  void Add(const EpochMetrics& step, std::vector<EpochMetrics>* curve) {
+    if (!out_.is_open()) {
+      out_.open(path_, std::ios::trunc);
+      for (const EpochMetrics& kept : earlier_) {
+        if (kept.epoch >= step.epoch) break;
+        curve->push_back(kept);
+        Write(kept);
+      }
+    }
+    curve->push_back(step);
+    Write(step);
+  }
+
+ private:
+  void Write(const EpochMetrics& step) {
+    char number[32];
+    out_ << step.epoch;
+    for (double value : step.values) {
+      std::snprintf(number, sizeof(number), "%.17g", value);
+      out_ << '\t' << number;
+    }
+    out_ << '\n' << std::flush;
+  }
+
+  std::string path_;
+  std::vector<EpochMetrics> earlier_;
+  std::ofstream out_;
+};
+
 class CommandRunner final : public TaskRunner {
  public:
   CommandRunner(const SweepConfig& config, const GroupLayout& layout)
@@ -323,6 +377,10 @@ class CommandRunner final : public TaskRunner {
     const Communicator& group = layout_.group_comm;
     MetricReader reader;
     MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_, &reader);
+    StepRecord record(
+        (fs::path(context.output) / "trials" / std::to_string(trial.trial_id) / "steps.tsv")
+            .string(),
+        config_.metric_names.size());
     Ending ending = Ending::kNone;
     std::string why;
     if (!started.ok()) {
@@ -343,7 +401,7 @@ class CommandRunner final : public TaskRunner {
       steps.clear();
       for (const OutputLine& line : lines) reader.ReadLine(line.text, &steps);
       for (const EpochMetrics& step : steps) {
-        outcome->curve.push_back(step);
+        record.Add(step, &outcome->curve);
         const EpochVerdict verdict = context.gate.ReportFromLeader(trial.trial_id, step);
         if (verdict == EpochVerdict::kInterrupt && ending == Ending::kNone) {
           ending = Ending::kInterrupted;
