@@ -12,7 +12,9 @@ the sbatch scripts `hpo render sbatch` writes and checks what they did:
   before the time limit) once a trial is in the study. The script passes it to mpirun, the sweep
   checkpoints and exits 3, the script requeues the job, Slurm starts it again (Restarts=1), the
   second run resumes the study and completes it: run_cap trials, every trial finished before the
-  signal kept as it was, no checkpoint left. And SIGTERM to the batch shell ("save and stop"):
+  signal kept as it was, no checkpoint left. The same for a command sweep (the user's program on
+  every rank): the trial interrupted mid-way resumes from the program's own checkpoint and the
+  study holds all its steps. And SIGTERM to the batch shell ("save and stop"):
   exit 3, checkpoints kept, no requeue.
 * SrunLauncher: `hpo-srun.sbatch` (HPO_LAUNCHER=srun, `srun --mpi=pmix`) runs the small sweep;
   skipped when the script folder has no hpo-srun.sbatch.
@@ -40,6 +42,7 @@ a CPU-bound load (six busy loops, or a 2-rank sweep).
 
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -55,6 +58,7 @@ import slurm_cluster  # noqa: E402
 
 QUICK = os.path.join(HERE, "configs", "slurm_quick.yaml")
 PREEMPT = os.path.join(HERE, "configs", "slurm_preempt.yaml")
+PREEMPT_COMMAND = os.path.join(HERE, "configs", "slurm_preempt_command.yaml")
 SCRIPTS = ("hpo-cpu.sbatch", "hpo-preemptible.sbatch")
 PARAMS = ["lr", "batch_size", "optimizer", "width"]
 
@@ -340,6 +344,69 @@ class Preemption(SlurmCase):
                 self.assertEqual(row[name], after[trial_id][name], (trial_id, name))
             self.assertEqual(float(row["objective"]), float(after[trial_id]["objective"]))
             self.assertEqual(row.tobytes(), after[trial_id].tobytes(), trial_id)
+
+    def test_usr1_requeue_resumes_a_command_trial_from_its_programs_checkpoint(self):
+        # A command sweep (the user's own program on every rank): SIGUSR1 reaches the programs
+        # as SIGTERM, the job is requeued, and the interrupted trial continues from the step its
+        # program saved in HPO_CHECKPOINT_DIR.
+        output = os.path.join(self.tmp, "command")
+        study = os.path.join(output, "study.h5")
+        cap = run_cap(PREEMPT_COMMAND)
+        job, log = self.submit("hpo-preemptible.sbatch", [PREEMPT_COMMAND, output])
+
+        def mid_trial(info):
+            """{trial id: saved step} of trials past their second step and not in the study,
+            once a trial is in the study too (else None)."""
+            done = read_trials(study)
+            if info.get("JobState") != "RUNNING" or not done:
+                return None
+            saved = {}
+            for state in glob.glob(os.path.join(output, "checkpoints", "trial_*",
+                                                "state-rank-0.json")):
+                trial_id = int(state.split("trial_")[-1].split(os.sep)[0])
+                try:
+                    with open(state) as f:
+                        step = json.load(f)["step"]
+                except (OSError, ValueError):
+                    continue
+                if trial_id not in done and step >= 2:
+                    saved[trial_id] = step
+            return saved or None
+
+        running = self.wait(job, log, output=output, until=mid_trial,
+                            what="a trial in the study and another past its second step")
+        before = read_trials(study)
+        CLUSTER.signal(job, "USR1", batch=True)
+        progress("trials %s past step 2: sent SIGUSR1 to the batch shell" % sorted(running))
+
+        self.wait(job, log, output=output, what="the requeue (Restarts >= 1)",
+                  until=lambda info: int(info.get("Restarts", "0")) >= 1 and info)
+        info = self.wait(job, log, {"COMPLETED"}, output=output)
+        text = read_log(log)
+        self.assertEqual(info["ExitCode"], "0:0", text)
+        first, _, second = text.partition("restarts: 1)")
+        for expected in ["received SIGUSR1", "interrupted and saved (exit 3)",
+                         "requeueing job %s" % job]:
+            self.assertIn(expected, first, "first run\n" + text)
+        for expected in ["resuming the study:", "sweep finished", "the sweep is done"]:
+            self.assertIn(expected, second, "second run\n" + text)
+
+        after = self.assert_study_complete(study, cap, text)
+        for trial_id, row in before.items():  # kept as they were
+            self.assertEqual(row.tobytes(), after[trial_id].tobytes(), trial_id)
+        with h5py_file(study) as f:
+            curves = f["curves"][:]
+        resumed = 0
+        for trial_id in running:
+            with open(os.path.join(output, "trials", str(trial_id), "rank-0.log")) as f:
+                program_log = f.read()
+            if "resumed after step" not in program_log:
+                continue  # it had just finished when the signal came
+            resumed += 1
+            steps = [int(r["epoch"]) for r in curves if int(r["trial_id"]) == trial_id]
+            self.assertEqual(steps, list(range(1, 7)), (trial_id, program_log))
+            self.assertEqual(int(after[trial_id]["epochs"]), 6, trial_id)
+        self.assertGreaterEqual(resumed, 1, "no trial resumed from its checkpoint:\n" + text)
 
     def test_term_to_the_batch_shell_saves_and_stops_without_requeue(self):
         # SIGTERM means "save and stop" (a cancel): the sweep checkpoints and exits 3, and the
