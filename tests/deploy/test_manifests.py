@@ -474,7 +474,31 @@ def local_launcher_command(command, hpo, wrapper, root):
     return local
 
 
+def end_session(process):
+    """Kills what is left of the process session `process` leads (mpirun, its ranks, the
+    programs they started), whether `process` itself has exited or not, and reaps `process`."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
+
+
 class LauncherRunsLocally(unittest.TestCase):
+    def start(self, command, env):
+        """Starts `command` in a session of its own, ended by the test's clean-up whether the test
+        passes or fails (no rank outlives a failed assertion)."""
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, env=env, start_new_session=True)
+        self.addCleanup(end_session, process)
+        return process
+
+    def run_to_end(self, command, env):
+        """Runs `command` (as start) to its end; returns (exit code, output)."""
+        process = self.start(command, env)
+        output, _ = process.communicate(timeout=600)
+        return process.returncode, output
+
     def launcher_here(self, shrink_args=()):
         """(command, env, study path, run_cap) of the CPU example's launcher, made to run here
         with its config shrunk (shrink_config) and written where the command expects it."""
@@ -514,19 +538,21 @@ class LauncherRunsLocally(unittest.TestCase):
         launcher exits 3, and the restarted launcher (same command, restartPolicy OnFailure)
         resumes and finishes with every trial once and every epoch trained once."""
         command, env, study, run_cap = self.launcher_here(shrink_args=(4, 3))
-        launcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True, env=env)
+        launcher = self.start(command, env)
         worker = None
         if pod == "worker":
             worker_env = dict(env, HPO_RANK_MATCH=str(study.parent), HPO_WORKER_GRACE_S="60")
-            worker = subprocess.Popen([str(REPO / "scripts" / "hpo-worker"), "sleep", "600"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True, env=worker_env)
-        deadline = time.monotonic() + 120
-        while not study.exists() and time.monotonic() < deadline and launcher.poll() is None:
+            worker = self.start([str(REPO / "scripts" / "hpo-worker"), "sleep", "600"],
+                                worker_env)
+        # Into the first epochs: a trial has saved its first checkpoint (the waits follow the
+        # sweep's progress; 300 s without one fails, on however busy a machine).
+        checkpoints = study.parent / "checkpoints"
+        deadline = time.monotonic() + 300
+        while launcher.poll() is None and time.monotonic() < deadline and not (
+                checkpoints.is_dir() and any(checkpoints.glob("*.pt"))):
             time.sleep(0.2)
-        time.sleep(3)  # into the first epochs
         self.assertIsNone(launcher.poll(), "the sweep ended before the signal")
+        self.assertTrue(any(checkpoints.glob("*.pt")), "no checkpoint within 300 s")
         (worker or launcher).send_signal(signal.SIGTERM)
         output, _ = launcher.communicate(timeout=180)
         self.assertEqual(launcher.returncode, 3, output)
@@ -542,8 +568,8 @@ class LauncherRunsLocally(unittest.TestCase):
             before = study_file["trials"][:]
         self.assertLess(len(before), run_cap)
         self.assertTrue(any((study.parent / "checkpoints").iterdir()), "no checkpoint saved")
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        returncode, output = self.run_to_end(command, env)
+        self.assertEqual(returncode, 0, output)
         with h5py.File(study, "r") as study_file:
             after = study_file["trials"][:]
             epochs = study_file["curves"][:]["trial_id"]
@@ -565,10 +591,10 @@ class LauncherRunsLocally(unittest.TestCase):
         command, env, study, _ = self.launcher_here()
         for start in ("first start", "restart after the sweep finished"):
             began = time.monotonic()
-            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-            print(f"\n  {start}: exit {done.returncode} in {time.monotonic() - began:.1f}s",
+            returncode, output = self.run_to_end(command, env)
+            print(f"\n  {start}: exit {returncode} in {time.monotonic() - began:.1f}s",
                   file=sys.stderr)
-            self.assertEqual(done.returncode, 0, f"{command}\n{done.stdout}\n{done.stderr}")
+            self.assertEqual(returncode, 0, f"{command}\n{output}")
             with h5py.File(study, "r") as study_file:
                 trials = study_file["trials"][:]
             self.assertEqual(sorted(trials["trial_id"].tolist()), list(range(SHRUNK_RUN_CAP)))
