@@ -52,6 +52,12 @@ class TaskDescription {
   const HyperparameterInfo* FindHyperparameter(const std::string& name) const;
 };
 
+// A description with a fixed list of hyperparameters and of metrics (whatever the config), for a
+// user's own task: MakeTaskDescription("my_task", hyperparameters, metric_names).
+std::shared_ptr<const TaskDescription> MakeTaskDescription(
+    std::string name, std::vector<HyperparameterInfo> hyperparameters,
+    std::vector<std::string> metric_names);
+
 // The tasks a run knows, by name. Not thread-safe while adding; read-only afterwards.
 class TaskCatalog {
  public:

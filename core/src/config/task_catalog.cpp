@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <utility>
 
 namespace hpo {
@@ -72,6 +73,26 @@ class ClassifierTask final : public TaskDescription {
 
  private:
   std::string name_;
+};
+
+// A task with fixed lists (MakeTaskDescription).
+class FixedTaskDescription final : public TaskDescription {
+ public:
+  FixedTaskDescription(std::string name, std::vector<HyperparameterInfo> hyperparameters,
+                       std::vector<std::string> metric_names)
+      : name_(std::move(name)),
+        hyperparameters_(std::move(hyperparameters)),
+        metric_names_(std::move(metric_names)) {}
+  const std::string& name() const override { return name_; }
+  const std::vector<HyperparameterInfo>& hyperparameters() const override {
+    return hyperparameters_;
+  }
+  std::vector<std::string> MetricNames(const SweepConfig&) const override { return metric_names_; }
+
+ private:
+  std::string name_;
+  std::vector<HyperparameterInfo> hyperparameters_;
+  std::vector<std::string> metric_names_;
 };
 
 // The user's own program (W&B `program`/`command`): any hyperparameter, and the metrics are the
@@ -158,6 +179,13 @@ ParamValue HyperparameterOrDefault(const std::vector<HyperparameterInfo>& hyperp
     if (info.name == name) return info.default_value;
   }
   return ParamValue();
+}
+
+std::shared_ptr<const TaskDescription> MakeTaskDescription(
+    std::string name, std::vector<HyperparameterInfo> hyperparameters,
+    std::vector<std::string> metric_names) {
+  return std::make_shared<FixedTaskDescription>(std::move(name), std::move(hyperparameters),
+                                                std::move(metric_names));
 }
 
 }  // namespace hpo
