@@ -127,6 +127,7 @@ class MemoryStudy final : public StudyWriter {
     rows.push_back(result);
     return Status::Ok();
   }
+  Status StageTable(const MetricTable&) override { return Status::Ok(); }
   Status Publish(const std::map<std::string, StudyAttribute>&) override {
     published_rows = rows.size();
     return Status::Ok();

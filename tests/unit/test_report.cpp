@@ -140,6 +140,7 @@ TEST(ReportTest, JsonParsesBackWithPython) {
   study.trials[2].message = "line one\nline two";
   study.extra_attributes["test_accuracy"] = 0.9125;
   study.extra_attributes["best_trial_id"] = int64_t{1};
+  study.tables.push_back({"confusion", 2, 2, {3, 1, 0, 4}, {"ham", "spam"}});
   const std::string json = Report(study, ReportFormat::kJson, 0);
 
   std::string path = testing::TempDir() + "hpo_report_XXXXXX";
@@ -151,7 +152,9 @@ TEST(ReportTest, JsonParsesBackWithPython) {
       "import json, sys\n"
       "r = json.load(open(sys.argv[1]))\n"
       "assert r['metric'] == 'val_accuracy' and r['goal'] == 'maximize', r\n"
-      "assert r['best_trial_id'] == 1 and r['test_accuracy'] == 0.9125, r\n"
+      "assert r['best_trial_id'] == 1 and r['test_metrics'] == {'test_accuracy': 0.9125}, r\n"
+      "assert r['test_tables'] == [{'name': 'test_confusion', 'labels': ['ham', 'spam'],"
+      " 'rows': [[3, 1], [0, 4]]}], r\n"
       "t = r['trials']\n"
       "assert [x['trial_id'] for x in t] == [1, 4, 0, 3, 2, 5], t\n"
       "assert [x['rank'] for x in t] == [1, 2, 3, 4, 5, 6], t\n"
@@ -174,7 +177,8 @@ TEST(ReportTest, JsonOfEmptyStudyHasNulls) {
   const std::string json = Report(study, ReportFormat::kJson, 10);
   EXPECT_EQ(json,
             "{\n  \"metric\": \"val_loss\",\n  \"goal\": \"minimize\",\n"
-            "  \"best_trial_id\": null,\n  \"test_accuracy\": null,\n  \"trials\": []\n}\n");
+            "  \"best_trial_id\": null,\n  \"test_metrics\": {},\n  \"test_tables\": [],\n"
+            "  \"trials\": []\n}\n");
 }
 
 TEST(ReportTest, TableShowsHeaderBlockAndAlignedColumns) {
@@ -183,7 +187,7 @@ TEST(ReportTest, TableShowsHeaderBlockAndAlignedColumns) {
   ASSERT_GE(lines.size(), 3u);
   EXPECT_EQ(lines[0], "Study: val_accuracy (minimize), 6 trials: 3 completed, 1 stopped, 2 failed");
   EXPECT_EQ(lines[1], "Best trial: 3 (val_accuracy 0.25)");
-  EXPECT_EQ(table.find("Test accuracy"), std::string::npos);
+  EXPECT_EQ(table.find("Test split"), std::string::npos);
   size_t header = 0;
   while (header < lines.size() && lines[header].rfind("rank", 0) != 0) ++header;
   ASSERT_EQ(header + 7, lines.size()) << table;
@@ -199,13 +203,21 @@ TEST(ReportTest, TableShowsHeaderBlockAndAlignedColumns) {
             "   6      5  failed             -  0.0166667       6  sgd             5        61.5");
 }
 
-TEST(ReportTest, TableShowsTestAccuracyWhenTheStudyHasIt) {
+TEST(ReportTest, TableShowsTheTestMetricsAndTablesWhenTheStudyHasThem) {
   StudyContents study = TestStudy("maximize");
   study.extra_attributes["test_accuracy"] = 0.9125;
+  study.extra_attributes["test_macro_f1"] = 0.875;
   study.extra_attributes["best_trial_id"] = int64_t{1};
+  study.tables.push_back({"confusion", 2, 2, {30, 1, 0, 4}, {"ham", "spam"}});
   const std::string table = Report(study, ReportFormat::kTable, 10);
   EXPECT_NE(table.find("Best trial: 1 (val_accuracy 0.75)\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("Test accuracy of trial 1: 0.9125\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("Test split (trial 1): test_accuracy 0.9125 test_macro_f1 0.875\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(
+      table.find("test_confusion:\n        ham  spam\n   ham   30     1\n  spam    0     4\n"),
+      std::string::npos)
+      << table;
 }
 
 }  // namespace

@@ -229,6 +229,38 @@ TEST_F(StudyFileTest, AttributesRoundTripAndSetAttributeReplaces) {
   EXPECT_EQ(contents.extra_attributes, expected);
 }
 
+TEST_F(StudyFileTest, TablesRoundTripWithLabelsAndStageTableReplaces) {
+  std::unique_ptr<StudyWriter> writer;
+  ASSERT_TRUE(StudyWriter::Create(path_, TestLayout(), TestAttributes(), &writer).ok());
+  MetricTable confusion{"confusion", 2, 2, {1, 2, 3, 4}, {"ham", "spam"}};
+  ASSERT_TRUE(writer->StageTable(confusion).ok());
+  confusion.values = {5, 0, 1, 7};
+  ASSERT_TRUE(writer->StageTable(confusion).ok());
+  ASSERT_TRUE(writer->StageTable({"unlabelled", 1, 3, {0.5, 0.25, 0.125}, {}}).ok());
+  EXPECT_FALSE(writer->StageTable({"bad", 2, 2, {1, 2, 3}, {}}).ok());
+  ASSERT_TRUE(writer->Publish({}).ok());
+  writer.reset();
+
+  const StudyContents contents = Read();
+  ASSERT_EQ(contents.tables.size(), 2u);
+  EXPECT_EQ(contents.tables[0].name, "confusion");
+  EXPECT_EQ(contents.tables[0].rows, 2);
+  EXPECT_EQ(contents.tables[0].values, (std::vector<double>{5, 0, 1, 7}));
+  EXPECT_EQ(contents.tables[0].labels, (std::vector<std::string>{"ham", "spam"}));
+  EXPECT_EQ(contents.tables[1].name, "unlabelled");
+  EXPECT_EQ(contents.tables[1].columns, 3);
+  EXPECT_TRUE(contents.tables[1].labels.empty());
+  // h5py reads the table and its labels as documented.
+  if (!PythonHasH5py()) GTEST_SKIP() << kPython << " has no h5py";
+  const std::string command =
+      std::string(kPython) +
+      " -c \"import h5py, sys; m = h5py.File(sys.argv[1], 'r')['test_confusion'];"
+      " assert m.shape == (2, 2) and m[1, 1] == 7, m[:];"
+      " assert [l.decode() for l in m.attrs['labels']] == ['ham', 'spam']\" '" +
+      path_ + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+}
+
 TEST_F(StudyFileTest, CreateOnExistingFileFailsAndLeavesItUnchanged) {
   WriteStudy(TestTrials());
   const std::string before = ReadBytes(path_);

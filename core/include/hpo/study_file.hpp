@@ -5,6 +5,9 @@
 //            duration_s (float64), group (int64), message (fixed-length string).
 //   /curves  1-D chunked compound dataset: trial_id (int64), epoch (int64), one float64 field per
 //            reported metric.
+//   /test_NAME  2-D float64 datasets a task reports about the best model on the test split (e.g.
+//            /test_confusion: rows = true class, columns = predicted), attribute `labels` (1-D
+//            fixed-length strings, the class names) when the task names them.
 //   root attributes (fixed-length strings or scalars): config, metric_name, metric_goal,
 //            world_size, start_time, version, and any extra attribute set later (e.g.
 //            best_trial_id, test_accuracy, and the sweep's state for resume: searcher_state,
@@ -22,6 +25,7 @@
 
 #include "hpo/param.hpp"
 #include "hpo/status.hpp"
+#include "hpo/task_catalog.hpp"
 #include "hpo/trial.hpp"
 
 namespace hpo {
@@ -77,6 +81,10 @@ class StudyWriter {
   // staged so far and every attribute reach the disk together, in one atomic replacement.
   virtual Status Publish(const std::map<std::string, StudyAttribute>& attributes) = 0;
 
+  // Sets (creating or replacing) the dataset /test_TABLE.NAME; the next Publish writes it.
+  // Failure for an empty name or values that are not rows * columns.
+  virtual Status StageTable(const MetricTable& table) = 0;
+
   // Stage + Publish: appends one trial and publishes.
   Status Append(const TrialResult& result) {
     HPO_RETURN_IF_ERROR(Stage(result));
@@ -95,6 +103,7 @@ struct StudyContents {
   StudyAttributes attributes;
   std::map<std::string, StudyAttribute> extra_attributes;  // root attributes beyond the above
   std::vector<TrialResult> trials;  // file order; each with its curve from /curves
+  std::vector<MetricTable> tables;  // /test_* datasets, by name (name without "test_")
 };
 
 // Reads a study file. A missing file, a file that is not HDF5, or one without the layout above is

@@ -22,9 +22,9 @@ using report_internal::Goal;
 using report_internal::JsonNumber;
 using report_internal::JsonString;
 using report_internal::JsonValue;
-using report_internal::kTestAccuracyAttribute;
 using report_internal::Leaderboard;
 using report_internal::StatusCounts;
+using report_internal::TestMetrics;
 
 enum class AxisScale { kLinear, kLog, kCategorical };
 
@@ -259,8 +259,8 @@ std::string Summary(const StudyContents& study) {
         out += ", " + HtmlText(param.name) + "=" + HtmlText(FormatParamValue(param.value));
       }
     }
-    if (const StudyAttribute* accuracy = FindExtra(study, kTestAccuracyAttribute)) {
-      out += "; test accuracy " + HtmlText(AttributeText(*accuracy));
+    for (const auto& [name, value] : TestMetrics(study)) {
+      out += "; " + HtmlText(name) + " " + HtmlText(FormatParamValue(ParamValue(value)));
     }
     out += ".</p>\n";
   }

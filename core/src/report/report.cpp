@@ -21,7 +21,38 @@ using report_internal::JsonNumber;
 using report_internal::JsonString;
 using report_internal::JsonValue;
 using report_internal::kBestTrialAttribute;
-using report_internal::kTestAccuracyAttribute;
+using report_internal::TestMetrics;
+
+// A task's table as text: a title line, then the matrix with its labels as row and column heads
+// (rows and columns numbered when the task gave no labels).
+std::string FormatMetricTable(const MetricTable& table) {
+  const auto label = [&table](int64_t i) {
+    return static_cast<size_t>(i) < table.labels.size() ? table.labels[static_cast<size_t>(i)]
+                                                        : std::to_string(i);
+  };
+  std::vector<std::vector<std::string>> cells(static_cast<size_t>(table.rows) + 1);
+  cells[0].push_back("");
+  for (int64_t c = 0; c < table.columns; ++c) cells[0].push_back(label(c));
+  for (int64_t r = 0; r < table.rows; ++r) {
+    cells[static_cast<size_t>(r) + 1].push_back(label(r));
+    for (int64_t c = 0; c < table.columns; ++c) {
+      cells[static_cast<size_t>(r) + 1].push_back(
+          FormatParamValue(ParamValue(table.values[static_cast<size_t>(r * table.columns + c)])));
+    }
+  }
+  std::vector<size_t> width(static_cast<size_t>(table.columns) + 1, 0);
+  for (const auto& row : cells) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out = std::string(report_internal::kTestMetricPrefix) + table.name + ":\n";
+  for (const auto& row : cells) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      out += "  " + std::string(width[c] - row[c].size(), ' ') + row[c];
+    }
+    out += "\n";
+  }
+  return out;
+}
 using report_internal::Leaderboard;
 using report_internal::StatusCounts;
 
@@ -70,13 +101,19 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
   } else {
     out += "Best trial: none\n";
   }
-  if (const StudyAttribute* accuracy = FindExtra(study, kTestAccuracyAttribute)) {
-    out += "Test accuracy";
+  const std::vector<std::pair<std::string, double>> test_metrics = TestMetrics(study);
+  if (!test_metrics.empty()) {
+    out += "Test split";
     if (FindExtra(study, kBestTrialAttribute) != nullptr && best.has_value()) {
-      out += " of trial " + std::to_string(*best);
+      out += " (trial " + std::to_string(*best) + ")";
     }
-    out += ": " + AttributeText(*accuracy) + "\n";
+    out += ":";
+    for (const auto& [name, value] : test_metrics) {
+      out += " " + name + " " + FormatParamValue(ParamValue(value));
+    }
+    out += "\n";
   }
+  for (const MetricTable& table : study.tables) out += FormatMetricTable(table);
 
   // Columns: header, right alignment, cells.
   std::vector<std::string> header = {"rank", "trial", "status", "objective"};
@@ -172,12 +209,36 @@ std::string FormatCsv(const StudyContents& study, const ReportOptions& options) 
 std::string FormatJson(const StudyContents& study, const ReportOptions& options) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::optional<int64_t> best = BestTrialId(study, board);
-  const StudyAttribute* accuracy = FindExtra(study, kTestAccuracyAttribute);
   std::string out = "{\n";
   out += "  \"metric\": " + JsonString(study.attributes.metric_name) + ",\n";
   out += "  \"goal\": " + JsonString(Goal(study)) + ",\n";
   out += "  \"best_trial_id\": " + (best.has_value() ? std::to_string(*best) : "null") + ",\n";
-  out += "  \"test_accuracy\": " + (accuracy != nullptr ? JsonValue(*accuracy) : "null") + ",\n";
+  std::string test_metrics;
+  for (const auto& [name, value] : TestMetrics(study)) {
+    test_metrics +=
+        (test_metrics.empty() ? "" : ", ") + JsonString(name) + ": " + JsonNumber(value);
+  }
+  out += "  \"test_metrics\": {" + test_metrics + "},\n";
+  std::string tables;
+  for (const MetricTable& table : study.tables) {
+    std::string labels;
+    for (const std::string& label : table.labels) {
+      labels += (labels.empty() ? "" : ", ") + JsonString(label);
+    }
+    std::string rows;
+    for (int64_t r = 0; r < table.rows; ++r) {
+      std::string row;
+      for (int64_t c = 0; c < table.columns; ++c) {
+        row += (c == 0 ? "" : ", ") +
+               JsonNumber(table.values[static_cast<size_t>(r * table.columns + c)]);
+      }
+      rows += (r == 0 ? "[" : ", [") + row + "]";
+    }
+    tables += (tables.empty() ? "" : ", ") + std::string("{\"name\": ") +
+              JsonString(report_internal::kTestMetricPrefix + table.name) + ", \"labels\": [" +
+              labels + "], \"rows\": [" + rows + "]}";
+  }
+  out += "  \"test_tables\": [" + tables + "],\n";
   out += "  \"trials\": [";
   const size_t shown = ShownRows(options, board.size());
   for (size_t r = 0; r < shown; ++r) {

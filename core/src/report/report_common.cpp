@@ -36,6 +36,15 @@ std::vector<const TrialResult*> Leaderboard(const StudyContents& study) {
   return board;
 }
 
+std::vector<std::pair<std::string, double>> TestMetrics(const StudyContents& study) {
+  std::vector<std::pair<std::string, double>> metrics;
+  for (const auto& [name, value] : study.extra_attributes) {
+    if (name.rfind(kTestMetricPrefix, 0) != 0) continue;
+    if (const double* number = std::get_if<double>(&value)) metrics.emplace_back(name, *number);
+  }
+  return metrics;
+}
+
 const StudyAttribute* FindExtra(const StudyContents& study, const char* name) {
   const auto found = study.extra_attributes.find(name);
   return found == study.extra_attributes.end() ? nullptr : &found->second;

@@ -5,16 +5,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpo/study_file.hpp"
 
 namespace hpo::report_internal {
 
-// Root attributes the sweep adds beyond the standard ones: the best trial's id and its accuracy on
-// the held-out test set.
+// Root attributes the sweep adds beyond the standard ones: the best trial's id, and its metrics on
+// the task's held-out test split, named test_* by the task (test_accuracy, test_rmse, ...).
 inline constexpr char kBestTrialAttribute[] = "best_trial_id";
-inline constexpr char kTestAccuracyAttribute[] = "test_accuracy";
+inline constexpr char kTestMetricPrefix[] = "test_";
 
 // The page's stylesheet and script (core/src/report/templates/report.{css,js}, compiled in).
 extern const char kReportCss[];
@@ -29,6 +30,9 @@ std::vector<const TrialResult*> Leaderboard(const StudyContents& study);
 
 // The root attribute `name` beyond the standard ones, or nullptr.
 const StudyAttribute* FindExtra(const StudyContents& study, const char* name);
+
+// The best trial's test metrics (numeric test_* root attributes), by name.
+std::vector<std::pair<std::string, double>> TestMetrics(const StudyContents& study);
 
 // The best trial: the study's best_trial_id attribute when it has one, else the leaderboard's
 // first trial with an objective.

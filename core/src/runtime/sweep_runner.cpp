@@ -205,9 +205,13 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
     if (recorded.ok() && !report.model_path.empty()) {
       recorded = study->SetAttribute("best_model", report.model_path);
     }
+    for (const MetricTable& table : report.test_tables) {
+      if (recorded.ok() && evaluated.ok()) recorded = study->StageTable(table);
+    }
     for (const auto& [name, value] : report.test_metrics) {
       if (recorded.ok() && evaluated.ok()) recorded = study->SetAttribute(name, value);
     }
+    if (recorded.ok()) recorded = study->Publish({});
     if (!recorded.ok()) AbortJob(recorded.exit_code(), recorded.message());
     WriteBestTrialFile(config, *best, report.model_path);
     std::cout << "best trial " << best->trial_id << ": " << config.sweep.metric.name << ' '

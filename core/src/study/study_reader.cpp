@@ -375,9 +375,73 @@ Status ReadAttributes(hid_t file, StudyContents* contents) {
   return Status::Ok();
 }
 
+// H5Literate2 callback: collects the names of root links.
+herr_t CollectLinkName(hid_t, const char* name, const H5L_info_t*, void* names) {
+  static_cast<std::vector<std::string>*>(names)->push_back(name);
+  return 0;
+}
+
+// One /test_NAME table: 2-D numbers, and the labels attribute when there is one.
+Status ReadTable(hid_t file, const std::string& name, MetricTable* table) {
+  const std::string where = "/" + name;
+  DatasetHandle dataset(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
+  if (!dataset.valid()) return Status::BadInput(where + ": " + Hdf5Error("H5Dopen2"));
+  DataspaceHandle space(H5Dget_space(dataset.get()));
+  hsize_t dims[2] = {0, 0};
+  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 2 ||
+      H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0) {
+    return Status::BadInput(where + ": not a 2-D table");
+  }
+  table->name = name.substr(std::strlen(study_internal::kTablePrefix));
+  table->rows = static_cast<int64_t>(dims[0]);
+  table->columns = static_cast<int64_t>(dims[1]);
+  table->values.assign(static_cast<size_t>(dims[0] * dims[1]), 0.0);
+  if (!table->values.empty() && H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+                                        H5P_DEFAULT, table->values.data()) < 0) {
+    return Status::BadInput(where + ": " + Hdf5Error("H5Dread"));
+  }
+  if (H5Aexists(dataset.get(), study_internal::kTableLabelsAttribute) <= 0) return Status::Ok();
+  AttributeHandle labels(
+      H5Aopen(dataset.get(), study_internal::kTableLabelsAttribute, H5P_DEFAULT));
+  DatatypeHandle type(labels.valid() ? H5Aget_type(labels.get()) : H5I_INVALID_HID);
+  DataspaceHandle label_space(labels.valid() ? H5Aget_space(labels.get()) : H5I_INVALID_HID);
+  if (!type.valid() || !label_space.valid() || H5Tget_class(type.get()) != H5T_STRING ||
+      H5Tis_variable_str(type.get()) > 0) {
+    return Status::BadInput(where + ": its labels are not fixed-length strings");
+  }
+  const size_t width = H5Tget_size(type.get());
+  const auto count = static_cast<size_t>(H5Sget_simple_extent_npoints(label_space.get()));
+  std::vector<char> buffer(width * count + 1, '\0');
+  if (H5Aread(labels.get(), type.get(), buffer.data()) < 0) {
+    return Status::BadInput(where + ": " + Hdf5Error("H5Aread"));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const char* start = buffer.data() + i * width;
+    table->labels.emplace_back(start, strnlen(start, width));
+  }
+  return Status::Ok();
+}
+
+Status ReadTables(hid_t file, StudyContents* contents) {
+  std::vector<std::string> names;
+  hsize_t index = 0;
+  if (H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, &index, CollectLinkName, &names) < 0) {
+    return Status::BadInput(Hdf5Error("H5Literate"));
+  }
+  contents->tables.clear();
+  for (const std::string& name : names) {
+    if (name.rfind(study_internal::kTablePrefix, 0) != 0) continue;
+    MetricTable table;
+    HPO_RETURN_IF_ERROR(ReadTable(file, name, &table));
+    contents->tables.push_back(std::move(table));
+  }
+  return Status::Ok();
+}
+
 Status ReadOpenStudy(hid_t file, StudyContents* contents) {
   HPO_RETURN_IF_ERROR(ReadTrials(file, contents));
   HPO_RETURN_IF_ERROR(ReadCurves(file, contents));
+  HPO_RETURN_IF_ERROR(ReadTables(file, contents));
   return ReadAttributes(file, contents);
 }
 

@@ -15,6 +15,10 @@ namespace hpo::study_internal {
 
 inline constexpr char kTrialsDataset[] = "trials";
 inline constexpr char kCurvesDataset[] = "curves";
+// /test_NAME: a task's table about the best model (StudyWriter::StageTable), class names in
+// its `labels` attribute.
+inline constexpr char kTablePrefix[] = "test_";
+inline constexpr char kTableLabelsAttribute[] = "labels";
 
 // Fixed columns of /trials around the hyperparameter columns, and their string widths.
 inline constexpr char kTrialIdField[] = "trial_id";

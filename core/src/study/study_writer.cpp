@@ -163,6 +163,53 @@ Status WriteAttribute(hid_t file, const std::string& name, const StudyAttribute&
   return Status::Ok();
 }
 
+// Creates (or replaces) /test_NAME with the table's values and its labels attribute.
+Status WriteTable(hid_t file, const MetricTable& table) {
+  const std::string name = std::string(study_internal::kTablePrefix) + table.name;
+  if (table.name.empty() || table.name.find('/') != std::string::npos) {
+    return Status::Failure("table name '" + table.name + "' is empty or has a '/'");
+  }
+  if (table.rows < 0 || table.columns < 0 ||
+      table.values.size() != static_cast<size_t>(table.rows * table.columns)) {
+    return Status::Failure("table " + name + ": " + std::to_string(table.values.size()) +
+                           " values for " + std::to_string(table.rows) + " x " +
+                           std::to_string(table.columns));
+  }
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0 &&
+      H5Ldelete(file, name.c_str(), H5P_DEFAULT) < 0) {
+    return Status::Failure(Hdf5Error("H5Ldelete") + " (" + name + ")");
+  }
+  const hsize_t dims[2] = {static_cast<hsize_t>(table.rows), static_cast<hsize_t>(table.columns)};
+  DataspaceHandle space(H5Screate_simple(2, dims, nullptr));
+  DatasetHandle dataset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                   H5P_DEFAULT, H5P_DEFAULT));
+  if (!space.valid() || !dataset.valid()) {
+    return Status::Failure(Hdf5Error("H5Dcreate2") + " (" + name + ")");
+  }
+  if (!table.values.empty() && H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+                                        H5P_DEFAULT, table.values.data()) < 0) {
+    return Status::Failure(Hdf5Error("H5Dwrite") + " (" + name + ")");
+  }
+  if (table.labels.empty()) return Status::Ok();
+  size_t width = 1;
+  for (const std::string& label : table.labels) width = std::max(width, label.size() + 1);
+  std::vector<char> buffer(width * table.labels.size(), '\0');
+  for (size_t i = 0; i < table.labels.size(); ++i) {
+    std::copy(table.labels[i].begin(), table.labels[i].end(), buffer.begin() + i * width);
+  }
+  DatatypeHandle string_type;
+  HPO_RETURN_IF_ERROR(study_internal::MakeStringType(width, false, &string_type));
+  const hsize_t count[1] = {table.labels.size()};
+  DataspaceHandle label_space(H5Screate_simple(1, count, nullptr));
+  AttributeHandle labels(H5Acreate2(dataset.get(), study_internal::kTableLabelsAttribute,
+                                    string_type.get(), label_space.get(), H5P_DEFAULT,
+                                    H5P_DEFAULT));
+  if (!labels.valid() || H5Awrite(labels.get(), string_type.get(), buffer.data()) < 0) {
+    return Status::Failure(Hdf5Error("H5Awrite") + " (" + name + " labels)");
+  }
+  return Status::Ok();
+}
+
 // Shrinks a 1-D dataset back to `rows` rows after a failed append (best effort: the failure being
 // reported is the append's).
 void TruncateRows(hid_t dataset, hsize_t rows) {
@@ -361,6 +408,11 @@ class Hdf5StudyWriter final : public StudyWriter {
       }
     }
     return Status::Ok();
+  }
+
+  Status StageTable(const MetricTable& table) override {
+    ScopedErrorSilencer silencer;
+    return WriteTable(file_.get(), table).WithContext(path_);
   }
 
   Status Publish(const std::map<std::string, StudyAttribute>& attributes) override {
