@@ -22,6 +22,7 @@
 #include "hpo/train/batch_prefetcher.hpp"
 #include "hpo/train/distributed_sampler.hpp"
 #include "hpo/train/gradient_buckets.hpp"
+#include "hpo/train/lr_schedule.hpp"
 #include "hpo/train/models.hpp"
 
 namespace hpo {
@@ -151,17 +152,6 @@ void Evaluate(ModelTask& task, TrainableModel& model, const Dataset& split, Inde
     task.Accumulate(model.Forward(batch), batch, sums);
   }
   model.SetTraining(true);
-}
-
-// lr factor of BERT's schedule (HuggingFace's get_linear_schedule_with_warmup): linear warm-up
-// from 0 over the first ceil(warmup_ratio * total) steps, then linear decay to 0 at `total`.
-// `step` counts optimizer steps from 0.
-double WarmupLinearDecay(int64_t step, int64_t total, double warmup_ratio) {
-  const auto warmup = static_cast<int64_t>(std::ceil(warmup_ratio * static_cast<double>(total)));
-  if (step < warmup)
-    return static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warmup));
-  return std::max(0.0, static_cast<double>(total - step) /
-                           static_cast<double>(std::max<int64_t>(1, total - warmup)));
 }
 
 // A checkpoint file that exists but cannot be restored (another version's format, damaged).
@@ -400,9 +390,9 @@ class TrialRun {
         return result;
       }
       if (hyperparameters_.warmup_ratio > 0.0) {
-        const double factor =
-            WarmupLinearDecay((epoch - 1) * steps_per_epoch + step,
-                              options_.epochs * steps_per_epoch, hyperparameters_.warmup_ratio);
+        const double factor = WarmupLinearDecayFactor((epoch - 1) * steps_per_epoch + step,
+                                                      options_.epochs * steps_per_epoch,
+                                                      hyperparameters_.warmup_ratio);
         for (auto& group : optimizer_->param_groups()) {
           group.options().set_lr(hyperparameters_.lr * factor);
         }

@@ -387,6 +387,36 @@ TEST(TrainerTest, OutOfRangeHyperparametersAreBadInput) {
   }
 }
 
+TEST(TrainerTest, WarmupRatioScalesTheLearningRateFromZero) {
+  // With warm-up over every step (ratio just under 1), the first update has lr 0 and the rest are
+  // smaller than without: the trained weights differ, and a 1-step epoch leaves the model as built.
+  const ExecutionSpec execution = SyntheticExecution(32);
+  const TaskData data = LoadOrDie(execution);
+  TrainOptions options;
+  options.epochs = 1;
+  Assignment constant = Params(0.1, 32, "sgd");
+  Assignment warm = constant;
+  warm.push_back({"warmup_ratio", 0.99});
+  const std::vector<RankResult> a = RunGroup(1, execution, Trial(constant), data, options);
+  const std::vector<RankResult> b = RunGroup(1, execution, Trial(warm), data, options);
+  ASSERT_EQ(a[0].outcome.status, TrialStatus::kCompleted) << a[0].outcome.message;
+  ASSERT_EQ(b[0].outcome.status, TrialStatus::kCompleted) << b[0].outcome.message;
+  TaskData fresh_data = data;
+  BuiltinClassifier task(execution.task, fresh_data);
+  std::unique_ptr<TrainableModel> untrained;
+  torch::manual_seed(Trial(warm).seed);
+  ASSERT_TRUE(task.BuildModel(warm, &untrained).ok());
+  const auto built = untrained->Parameters();
+  const auto trained_warm = b[0].model->parameters();
+  const auto trained_constant = a[0].model->parameters();
+  bool constant_moved = false;
+  for (size_t i = 0; i < built.size(); ++i) {
+    EXPECT_TRUE(torch::equal(built[i], trained_warm[i])) << "param " << i;
+    constant_moved = constant_moved || !torch::equal(built[i], trained_constant[i]);
+  }
+  EXPECT_TRUE(constant_moved);
+}
+
 TEST(TrainerTest, LeaderSavesWeightsThatEvaluateLikeTheModel) {
   const ExecutionSpec execution = SyntheticExecution(1000);
   const TaskData data = LoadOrDie(execution);
