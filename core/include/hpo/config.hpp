@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -227,6 +228,25 @@ struct CommandSpec {
   bool cuda_visible_devices = false;
 };
 
+// The keys a task owns beside `sweep:` (TaskDescription::option_keys), as written: each scalar
+// under its dotted path ("model", "text.train"), with its line for messages. Read by the task
+// (its description's CheckOptions at parse time, its runner on every rank).
+struct TaskOption {
+  std::string value;
+  int line = 0;
+};
+
+struct TaskOptions {
+  std::string file;  // the config file
+  std::map<std::string, TaskOption> values;
+
+  const TaskOption* Find(const std::string& key) const;
+  // The option's value, or `fallback` when it is absent.
+  std::string Get(const std::string& key, const std::string& fallback) const;
+  // BadInput "FILE:LINE: KEY: message" (the key's line; FILE: KEY: when the key is absent).
+  Status Error(const std::string& key, const std::string& message) const;
+};
+
 struct SweepConfig {
   std::string path;  // as given; used in messages
   std::string text;  // the file's exact text, stored in the study file
@@ -237,7 +257,8 @@ struct SweepConfig {
   BudgetSpec budget;
   CheckpointSpec checkpoint;
   DdpSpec ddp;
-  CommandSpec command;  // command sweeps only
+  CommandSpec command;       // command sweeps only
+  TaskOptions task_options;  // the task's own keys (TaskDescription::option_keys)
   // The metrics of one epoch (step), in EpochMetrics::values order: what the task reports
   // (TaskDescription::MetricNames), resolved when the config is parsed.
   std::vector<std::string> metric_names;

@@ -55,6 +55,9 @@ class TensorDataset final : public Dataset {
   TensorDataset() = default;
   // Preconditions: every tensor is [N, ...] with the same N, on the CPU.
   TensorDataset(std::vector<torch::Tensor> inputs, torch::Tensor targets);
+  // The rows of `batch` (e.g. a Gather of another dataset).
+  explicit TensorDataset(Batch batch)
+      : TensorDataset(std::move(batch.inputs), std::move(batch.targets)) {}
 
   int64_t size() const override { return targets_.defined() ? targets_.size(0) : 0; }
   Batch Gather(const torch::Tensor& indices) const override;

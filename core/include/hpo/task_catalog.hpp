@@ -56,8 +56,19 @@ class TaskDescription {
   virtual const std::vector<HyperparameterInfo>& hyperparameters() const = 0;
 
   // The metrics of one epoch (or step) for `config`, in EpochMetrics::values order. Called once
-  // the sweep is parsed; the sweep metric must be among them.
+  // the sweep is parsed (config.task_options set); the sweep metric must be among them.
   virtual std::vector<std::string> MetricNames(const SweepConfig& config) const = 0;
+
+  // Top-level config keys the task owns beside `sweep:` (e.g. `model`), read into
+  // SweepConfig::task_options (scalars under dotted paths).
+  virtual std::vector<std::string> option_keys() const { return {}; }
+
+  // Checks a parsed config against the task (its options, parameter names): BadInput naming the
+  // file, line and key (TaskOptions::Error). Called on rank 0 before anything runs.
+  virtual Status CheckOptions(const SweepConfig& config) const {
+    (void)config;
+    return Status::Ok();
+  }
 
   // Looks a hyperparameter up by name; nullptr when the task has none of that name.
   const HyperparameterInfo* FindHyperparameter(const std::string& name) const;
@@ -68,6 +79,18 @@ class TaskDescription {
 std::shared_ptr<const TaskDescription> MakeTaskDescription(
     std::string name, std::vector<HyperparameterInfo> hyperparameters,
     std::vector<std::string> metric_names);
+
+// task: torchscript. `model` names a TorchScript file, relative to the config's folder; `{name}`
+// in it is replaced by the trial's value of parameter `name` (integers as 32, other numbers as
+// FormatParamValue writes them, strings as they are), so that an architecture parameter selects
+// among exported files: models/net_w{width}.pt.
+inline constexpr const char* kTorchScriptTaskName = "torchscript";
+// The placeholders of `pattern`, in order (each once). BadInput for an unclosed '{' or an empty
+// name.
+Status ModelPathPlaceholders(const std::string& pattern, std::vector<std::string>* names);
+// `pattern` with every placeholder replaced by the value in `params`; BadInput naming a
+// placeholder without a value.
+Status ExpandModelPath(const std::string& pattern, const Assignment& params, std::string* path);
 
 // The tasks a run knows, by name. Not thread-safe while adding; read-only afterwards.
 class TaskCatalog {

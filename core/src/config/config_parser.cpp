@@ -378,34 +378,67 @@ std::string WrapBareSweep(const std::string& text, const std::string& path,
   return wrapped;
 }
 
+// Reads `field` (a task option) into `options`: scalars under their dotted path.
+Status ReadTaskOption(const ErrorFormatter& errors, const Field& field, const std::string& key,
+                      TaskOptions* options) {
+  if (field.value.IsScalar()) {
+    options->values[key] = TaskOption{field.value.Scalar(), field.line};
+    return Status::Ok();
+  }
+  if (!field.value.IsMap()) return errors.At(field, "must be a value or a mapping of values");
+  MappingFields entries;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &entries));
+  for (const Field& entry : entries.fields()) {
+    HPO_RETURN_IF_ERROR(ReadTaskOption(errors, entry, key + "." + entry.key, options));
+  }
+  return Status::Ok();
+}
+
+// The option keys of the task `top` names (none when it names no known task: ReadTask says so).
+std::vector<std::string> TaskOptionKeys(const MappingFields& top, const TaskCatalog& catalog) {
+  const Field* task = top.Find("task");
+  if (task == nullptr || !task->value.IsScalar()) return {};
+  const TaskDescription* description = catalog.Find(task->value.Scalar());
+  return description != nullptr ? description->option_keys() : std::vector<std::string>();
+}
+
 Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                     const TaskCatalog& catalog, SweepConfig* parsed) {
-  HPO_RETURN_IF_ERROR(top.CheckKeys({"sweep",
-                                     "task",
-                                     "data",
-                                     "epochs",
-                                     "ranks_per_trial",
-                                     "threads_per_rank",
-                                     "trials_per_gpu",
-                                     "seed",
-                                     "output",
-                                     "validation_samples",
-                                     "train_samples",
-                                     "synthetic",
-                                     "search",
-                                     "median_stopping",
-                                     "time_budget_s",
-                                     "max_failed_trials",
-                                     "trial_retries",
-                                     "checkpoint",
-                                     "ddp",
-                                     "run_cap",
-                                     "metrics",
-                                     "metric_definitions",
-                                     "interpreter",
-                                     "trial_timeout_s",
-                                     "terminate_grace_s",
-                                     "cuda_visible_devices"}));
+  std::vector<std::string> known = {"sweep",
+                                    "task",
+                                    "data",
+                                    "epochs",
+                                    "ranks_per_trial",
+                                    "threads_per_rank",
+                                    "trials_per_gpu",
+                                    "seed",
+                                    "output",
+                                    "validation_samples",
+                                    "train_samples",
+                                    "synthetic",
+                                    "search",
+                                    "median_stopping",
+                                    "time_budget_s",
+                                    "max_failed_trials",
+                                    "trial_retries",
+                                    "checkpoint",
+                                    "ddp",
+                                    "run_cap",
+                                    "metrics",
+                                    "metric_definitions",
+                                    "interpreter",
+                                    "trial_timeout_s",
+                                    "terminate_grace_s",
+                                    "cuda_visible_devices"};
+  const std::vector<std::string> option_keys = TaskOptionKeys(top, catalog);
+  known.insert(known.end(), option_keys.begin(), option_keys.end());
+  HPO_RETURN_IF_ERROR(top.CheckKeys(known));
+  parsed->task_options.file = errors.file();
+  for (const std::string& key : option_keys) {
+    if (const Field* field = top.Find(key)) {
+      HPO_RETURN_IF_ERROR(ReadTaskOption(errors, *field, key, &parsed->task_options));
+    }
+  }
   const Field* section = top.Find("sweep");
   if (section == nullptr) {
     if (!top.Has("task")) {
@@ -499,7 +532,19 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
     }
     HPO_RETURN_IF_ERROR(ParseWrapped(errors, top, catalog, &parsed));
   }
-  parsed.metric_names = catalog.Find(parsed.execution.task)->MetricNames(parsed);
+  const TaskDescription& task = *catalog.Find(parsed.execution.task);
+  parsed.metric_names = task.MetricNames(parsed);
+  if (std::find(parsed.metric_names.begin(), parsed.metric_names.end(), parsed.sweep.metric.name) ==
+      parsed.metric_names.end()) {
+    std::string reported;
+    for (const std::string& name : parsed.metric_names) {
+      reported += (reported.empty() ? "" : ", ") + name;
+    }
+    return Status::BadInput(path + ": sweep.metric.name: unknown metric '" +
+                            parsed.sweep.metric.name + "'; task " + task.name() +
+                            " with this config reports " + reported);
+  }
+  HPO_RETURN_IF_ERROR(task.CheckOptions(parsed));
   *config = std::move(parsed);
   return Status::Ok();
 }

@@ -1,4 +1,5 @@
 #include "yaml_fields.hpp"
+#include <algorithm>
 
 #include <charconv>
 #include <cmath>
@@ -191,19 +192,16 @@ Status MappingFields::Missing(const std::string& key, const std::string& why) co
                      "missing required key" + (why.empty() ? std::string() : " (" + why + ")"));
 }
 
-Status MappingFields::CheckKeys(std::initializer_list<const char*> known,
-                                std::initializer_list<const char*> unsupported) const {
-  auto contains = [](std::initializer_list<const char*> keys, const std::string& key) {
-    for (const char* candidate : keys) {
-      if (key == candidate) return true;
-    }
-    return false;
+Status MappingFields::CheckKeys(const std::vector<std::string>& known,
+                                const std::vector<std::string>& unsupported) const {
+  auto contains = [](const std::vector<std::string>& keys, const std::string& key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
   };
   for (const Field& field : fields_) {
     if (contains(known, field.key)) continue;
     if (contains(unsupported, field.key)) return errors_->At(field, "not supported yet");
     std::string accepted;
-    for (const char* candidate : known) {
+    for (const std::string& candidate : known) {
       accepted += accepted.empty() ? "" : ", ";
       accepted += candidate;
     }

@@ -78,8 +78,8 @@ class MappingFields {
 
   // Every key must be in `known` or `unsupported` (error "not supported yet"). The first other
   // key in file order is reported as unknown, with the `known` keys listed.
-  Status CheckKeys(std::initializer_list<const char*> known,
-                   std::initializer_list<const char*> unsupported = {}) const;
+  Status CheckKeys(const std::vector<std::string>& known,
+                   const std::vector<std::string>& unsupported = {}) const;
 
  private:
   const ErrorFormatter* errors_ = nullptr;

@@ -3,6 +3,7 @@
 #include "builtin_tasks.hpp"
 #include "hpo/model_task.hpp"
 #include "hpo/task_runner.hpp"
+#include "hpo/train/torchscript_task.hpp"
 
 namespace hpo {
 
@@ -24,6 +25,7 @@ const TaskRegistry& BuiltinTaskRegistry() {
     TaskRegistry registry;
     AddModelTask(&registry, catalog.Share("fashion_mnist"), MakeBuiltinClassifier);
     AddModelTask(&registry, catalog.Share("synthetic"), MakeBuiltinClassifier);
+    AddModelTask(&registry, catalog.Share(kTorchScriptTaskName), TorchScriptTask::Make);
     registry.Add(catalog.Share(kCommandTaskName), MakeCommandRunner);
     return registry;
   }();
