@@ -64,12 +64,12 @@ struct ModeTimes {
   double step_s = 0, backward_s = 0, reduce_s = 0, wait_s = 0;
 };
 
-struct Batch {
+struct StepBatch {
   torch::Tensor inputs, labels;
 };
 
 // Trains from the seed-42 initial weights over `batches`; returns the medians and the weights.
-ModeTimes RunMode(Mode mode, const Options& options, const std::vector<Batch>& batches,
+ModeTimes RunMode(Mode mode, const Options& options, const std::vector<StepBatch>& batches,
                   hpo::GroupCollectives& collectives, torch::Tensor* weights) {
   hpo::ModelSpec spec;
   spec.task = "fashion_mnist";
@@ -87,7 +87,7 @@ ModeTimes RunMode(Mode mode, const Options& options, const std::vector<Batch>& b
   const float scale = 1.0f / static_cast<float>(collectives.size());
   std::vector<double> step_s, backward_s, reduce_s, wait_s;
   for (int64_t step = 0; step < kWarmupSteps + options.steps; ++step) {
-    const Batch& batch = batches[static_cast<size_t>(step) % batches.size()];
+    const StepBatch& batch = batches[static_cast<size_t>(step) % batches.size()];
     const double start = hpo::bench::NowSeconds();
     optimizer.zero_grad();
     if (mode == Mode::kOverlap) buckets.BeginStep(collectives, scale);
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   const int64_t local =
       options.batch / world.size() + (world.rank() < options.batch % world.size());
   torch::manual_seed(7 + static_cast<uint64_t>(world.rank()));
-  std::vector<Batch> batches;
+  std::vector<StepBatch> batches;
   for (int i = 0; i < kBatchPool; ++i) {
     batches.push_back({torch::randn({local, 1, 28, 28}), torch::randint(0, 10, {local})});
   }

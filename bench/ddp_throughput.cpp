@@ -26,6 +26,7 @@
 #include "hpo/mpi/mpi_collectives.hpp"
 #include "hpo/task_catalog.hpp"
 #include "hpo/train/batch_prefetcher.hpp"
+#include "hpo/train/builtin_classifier.hpp"
 #include "hpo/train/distributed_sampler.hpp"
 #include "hpo/train/task_data.hpp"
 #include "hpo/train/trainer.hpp"
@@ -63,16 +64,18 @@ size_t MetricIndex(const std::string& name) {
 }
 
 // This rank's median time to evaluate its shard of `split`, as the trainer does after each epoch.
-double TimeValidation(torch::nn::Sequential& model, const hpo::LabeledTensors& split,
+double TimeValidation(hpo::TrainableModel& model, const hpo::LabeledTensors& split,
                       hpo::IndexRange range) {
   torch::NoGradGuard no_grad;
-  model->eval();
+  model.SetTraining(false);
   std::vector<double> times;
   for (int repeat = 0; repeat < kValidationRepeats; ++repeat) {
     const double start = hpo::bench::NowSeconds();
     for (int64_t begin = range.begin; begin < range.end; begin += kEvalBatch) {
       const int64_t length = std::min(kEvalBatch, range.end - begin);
-      const torch::Tensor logits = model->forward(split.inputs.narrow(0, begin, length));
+      hpo::Batch batch;
+      batch.inputs = {split.inputs.narrow(0, begin, length)};
+      const torch::Tensor logits = model.Forward(batch);
       const torch::Tensor labels = split.labels.narrow(0, begin, length);
       torch::nn::functional::cross_entropy(
           logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
@@ -86,12 +89,13 @@ double TimeValidation(torch::nn::Sequential& model, const hpo::LabeledTensors& s
 
 // This rank's mean time per step to assemble its training batch (what the prefetcher moves off
 // the training thread), over one epoch of the trial's data order.
-double TimeBatchAssembly(const hpo::LabeledTensors& train, int64_t batch, int rank, int size) {
+double TimeBatchAssembly(const hpo::LabeledTensors& split, int64_t batch, int rank, int size) {
+  const hpo::TensorDataset train({split.inputs}, split.labels);
   hpo::DistributedSampler sampler(train.size(), batch, 42, rank, size);
   sampler.SetEpoch(1);
   const double start = hpo::bench::NowSeconds();
   for (int64_t step = 0; step < sampler.num_steps(); ++step) {
-    hpo::GatherRows(train, sampler.LocalIndices(step));
+    train.Gather(torch::tensor(sampler.LocalIndices(step), torch::kInt64));
   }
   return (hpo::bench::NowSeconds() - start) / static_cast<double>(sampler.num_steps());
 }
@@ -141,16 +145,18 @@ int main(int argc, char** argv) {
   warmup_options.epochs = 1;
   warmup_options.prefetch_batches = options.prefetch;
   TrialOutcome warmup;
-  Status warmed =
-      RunTrial(execution, trial, warmup_data, collectives, gate, warmup_options, &warmup);
+  hpo::BuiltinClassifier warmup_task(execution.task, warmup_data);
+  Status warmed = RunTrial(hpo::BuiltinClassifierSetup(&warmup_task, execution), trial, collectives,
+                           gate, warmup_options, &warmup);
 
   TrainOptions train_options;
   train_options.epochs = options.epochs;
   train_options.prefetch_batches = options.prefetch;
   TrialOutcome outcome;
-  torch::nn::Sequential model{nullptr};
-  Status trained = warmed.ok() ? RunTrial(execution, trial, data, collectives, gate, train_options,
-                                          &outcome, &model)
+  hpo::BuiltinClassifier task(execution.task, data);
+  std::unique_ptr<hpo::TrainableModel> model;
+  Status trained = warmed.ok() ? RunTrial(hpo::BuiltinClassifierSetup(&task, execution), trial,
+                                          collectives, gate, train_options, &outcome, &model)
                                : warmed;
 
   bool check = trained.ok() && outcome.status == TrialStatus::kCompleted &&
@@ -169,7 +175,7 @@ int main(int argc, char** argv) {
   // Collective on every rank whatever the outcome, so no rank waits alone.
   double val_time_s =
       trained.ok()
-          ? TimeValidation(model, data.validation,
+          ? TimeValidation(*model, data.validation,
                            ShardOf({0, data.validation.size()}, world.rank(), world.size()))
           : 0.0;
   MPI_Allreduce(MPI_IN_PLACE, &val_time_s, 1, MPI_DOUBLE, MPI_MAX, world.get());

@@ -13,6 +13,7 @@
 #include "hpo/gpu/nccl_collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_catalog.hpp"
+#include "hpo/train/builtin_classifier.hpp"
 #include "hpo/train/trainer.hpp"
 
 namespace hpo {
@@ -60,7 +61,9 @@ TEST(GpuTrainerTest, TrainsOnTheGpuLikeOnTheCpu) {
   options.bucket_bytes = 256;  // several buckets, reduced during backward
   SingleRankCollectives cpu_group;
   TrialOutcome cpu;
-  ASSERT_TRUE(RunTrial(execution, Trial(), data, cpu_group, gate, options, &cpu).ok());
+  BuiltinClassifier task(execution.task, data);
+  const TrainingSetup setup = BuiltinClassifierSetup(&task, execution);
+  ASSERT_TRUE(RunTrial(setup, Trial(), cpu_group, gate, options, &cpu).ok());
   ASSERT_EQ(cpu.status, TrialStatus::kCompleted) << cpu.message;
 
   const Communicator world = Communicator::World();
@@ -69,10 +72,10 @@ TEST(GpuTrainerTest, TrainsOnTheGpuLikeOnTheCpu) {
   for (const bool compressed : {false, true}) {
     if (compressed) options.compression = ReducedFloat::kBFloat16;
     TrialOutcome gpu;
-    torch::nn::Sequential model{nullptr};
-    ASSERT_TRUE(RunTrial(execution, Trial(), data, gpu_group, gate, options, &gpu, &model).ok());
+    std::unique_ptr<TrainableModel> model;
+    ASSERT_TRUE(RunTrial(setup, Trial(), gpu_group, gate, options, &gpu, &model).ok());
     ASSERT_EQ(gpu.status, TrialStatus::kCompleted) << gpu.message;
-    for (const torch::Tensor& parameter : model->parameters()) {
+    for (const torch::Tensor& parameter : model->Parameters()) {
       EXPECT_TRUE(parameter.is_cuda());
     }
     EXPECT_NEAR(FinalAccuracy(gpu), FinalAccuracy(cpu), 0.03) << "compressed " << compressed;

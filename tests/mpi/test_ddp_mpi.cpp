@@ -3,10 +3,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/mpi/mpi_collectives.hpp"
+#include "hpo/train/builtin_classifier.hpp"
 #include "hpo/train/task_data.hpp"
 #include "hpo/train/trainer.hpp"
 
@@ -14,15 +16,15 @@ namespace hpo {
 namespace {
 
 // Every parameter and buffer of `model`, flattened into bytes in registration order.
-std::vector<char> ModelBytes(torch::nn::Module& model) {
+std::vector<char> ModelBytes(TrainableModel& model) {
   std::vector<char> bytes;
   auto append = [&bytes](const torch::Tensor& tensor) {
     torch::Tensor flat = tensor.detach().contiguous().cpu();
     const char* data = static_cast<const char*>(flat.data_ptr());
     bytes.insert(bytes.end(), data, data + flat.numel() * flat.element_size());
   };
-  for (const torch::Tensor& parameter : model.parameters()) append(parameter);
-  for (const torch::Tensor& buffer : model.buffers()) append(buffer);
+  for (const torch::Tensor& parameter : model.Parameters()) append(parameter);
+  for (const torch::Tensor& buffer : model.Buffers()) append(buffer);
   return bytes;
 }
 
@@ -65,8 +67,10 @@ void ExpectGroupEndsBitIdentical(const ExecutionSpec& execution, const TrialSpec
   options.epochs = execution.epochs;
   options.bucket_bytes = 16 << 10;  // several buckets even for small models
   TrialOutcome outcome;
-  torch::nn::Sequential model{nullptr};
-  Status status = RunTrial(execution, trial, data, collectives, gate, options, &outcome, &model);
+  BuiltinClassifier task(execution.task, data);
+  std::unique_ptr<TrainableModel> model;
+  Status status = RunTrial(BuiltinClassifierSetup(&task, execution), trial, collectives, gate,
+                           options, &outcome, &model);
   ASSERT_TRUE(status.ok()) << status.message();
   ASSERT_EQ(outcome.status, TrialStatus::kCompleted) << outcome.message;
   ASSERT_EQ(static_cast<int64_t>(outcome.curve.size()), execution.epochs);
@@ -118,9 +122,10 @@ TEST(DdpMpi, TwoRankTrialMatchesOneRankTrialWithTheSameGlobalBatch) {
     TrainOptions options;
     options.epochs = execution.epochs;
     TrialOutcome outcome;
-    ASSERT_TRUE(
-        RunTrial(execution, MakeTrial("sgd", 0.0), data, collectives, gate, options, &outcome)
-            .ok());
+    BuiltinClassifier task(execution.task, data);
+    ASSERT_TRUE(RunTrial(BuiltinClassifierSetup(&task, execution), MakeTrial("sgd", 0.0),
+                         collectives, gate, options, &outcome)
+                    .ok());
     ASSERT_EQ(outcome.curve.size(), 2u);
     for (size_t epoch = 0; epoch < 2; ++epoch) {
       for (size_t metric = 0; metric < 3; ++metric) {

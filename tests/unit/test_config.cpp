@@ -543,12 +543,12 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
      "  parameters:\n    colour:\n      values: [1, 2]\n",
      "test.yaml:8: sweep.parameters.colour: unknown hyperparameter for task synthetic "
-     "(accepted: lr, batch_size, optimizer, momentum, weight_decay, dropout, width)"},
+     "(accepted: lr, batch_size, optimizer, momentum, weight_decay, warmup_ratio, dropout, width)"},
     {"UnknownMetric",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: accuracy\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",
      "test.yaml:6: sweep.metric.name: unknown metric 'accuracy'; task synthetic reports "
-     "train_loss, val_loss, val_accuracy, epoch_time_s"},
+     "train_loss, val_loss, val_accuracy, val_macro_f1, epoch_time_s"},
     {"BadGoal",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
      "    goal: lowest\n  parameters:\n    lr:\n      values: [0.1]\n",

@@ -84,8 +84,10 @@ class TrainableModel {
   // Parameters and buffers into / out of a checkpoint archive.
   virtual void Save(torch::serialize::OutputArchive& archive) = 0;
   virtual void Load(torch::serialize::InputArchive& archive) = 0;
-  // Writes the trained model where a user can load it again: the best trial's model file.
+  // Writes the trained model where a user can load it again (the best trial's model file), and
+  // reads such a file back into this model (to evaluate the best trial on the test split).
   virtual void Export(const std::string& path) = 0;
+  virtual void Import(const std::string& path) = 0;
 };
 
 // A torch::nn::Module and the forward that feeds it a Batch, e.g.
@@ -93,6 +95,7 @@ class TrainableModel {
 //   *model = std::make_unique<ModuleModel>(net, [net](const Batch& b) {
 //     return net->forward(b.inputs[0]); });
 // Export writes the module's parameters and buffers as torch::save does (torch::load reads it).
+// Forward must not keep the batch beyond the call.
 class ModuleModel final : public TrainableModel {
  public:
   using ForwardFn = std::function<torch::Tensor(const Batch&)>;
@@ -107,23 +110,13 @@ class ModuleModel final : public TrainableModel {
   void Save(torch::serialize::OutputArchive& archive) override { module_->save(archive); }
   void Load(torch::serialize::InputArchive& archive) override { module_->load(archive); }
   void Export(const std::string& path) override;
+  void Import(const std::string& path) override;
 
   const std::shared_ptr<torch::nn::Module>& module() const { return module_; }
 
  private:
   std::shared_ptr<torch::nn::Module> module_;
   ForwardFn forward_;
-};
-
-// A named matrix a task reports about the best model on the test split (e.g. the confusion
-// matrix: rows = true class, columns = predicted class, labels = class names). Stored in the
-// study as /test_NAME.
-struct MetricTable {
-  std::string name;
-  int64_t rows = 0;
-  int64_t columns = 0;
-  std::vector<double> values;  // row-major, rows * columns
-  std::vector<std::string> labels;
 };
 
 // What a task measured on one split: named values (the prefix given, e.g. val_accuracy) and
@@ -165,9 +158,10 @@ class ModelTask {
 };
 
 // Classification by cross-entropy, for tasks to delegate to: loss, and per split the loss,
-// accuracy and macro F1 (the mean over classes of F1, a class with no true or predicted sample
-// counting 0), and on the test split the confusion matrix. Outputs are logits [B, classes],
-// targets int64 [B].
+// accuracy and macro F1 (the mean of the classes' F1 over the classes that occur among the true or
+// predicted labels, as scikit-learn's f1_score(average="macro")), and on the test split the
+// confusion matrix. Outputs are logits [B, classes], targets int64 [B]; other shapes throw
+// std::invalid_argument naming both (the trial fails with that message).
 class ClassificationObjective {
  public:
   explicit ClassificationObjective(std::vector<std::string> class_names);
@@ -185,8 +179,10 @@ class ClassificationObjective {
   std::vector<std::string> class_names_;
 };
 
-// Regression by mean squared error: loss, and per split the loss (MSE), RMSE and R2 (1 - SSE/SST
-// over every output). Outputs and targets float, the same shape.
+// Regression by mean squared error: loss, and per split the loss (MSE over every output), RMSE
+// and R2 (per output 1 - SSE/SST, averaged over outputs, as scikit-learn's r2_score). Outputs
+// [B, outputs] (or [B] for one), float targets with as many values per row; other shapes throw
+// std::invalid_argument naming both.
 class RegressionObjective {
  public:
   explicit RegressionObjective(int64_t outputs);
@@ -201,16 +197,6 @@ class RegressionObjective {
  private:
   int64_t outputs_;
 };
-
-// The optimizer's hyperparameters every model task takes, read by the trainer: lr, batch_size
-// (global, split across the trial's ranks), optimizer (sgd|adam|adamw), momentum, weight_decay,
-// warmup_ratio (linear warm-up over that fraction of all steps, then linear decay to 0, as BERT
-// fine-tuning does; 0, the default, keeps lr constant). Start a task's list with these.
-std::vector<HyperparameterInfo> TrainerHyperparameters();
-
-// The metrics of every epoch of a model task, in order: train_loss, then `validation_metrics`
-// (what Summarize gives for "val_"), then epoch_time_s.
-std::vector<std::string> ModelTaskMetricNames(const std::vector<std::string>& validation_metrics);
 
 // Makes a task's per-rank half. Called once per sweep on every rank (data loaded here). A non-OK
 // Status ends the job with that message (BadInput: exit 2).

@@ -29,6 +29,17 @@ struct HyperparameterInfo {
   std::string help;
 };
 
+// A named matrix a task reports about the best model on the test split (e.g. the confusion
+// matrix: rows = true class, columns = predicted class, labels = class names). Stored in the
+// study as /test_NAME.
+struct MetricTable {
+  std::string name;
+  int64_t rows = 0;
+  int64_t columns = 0;
+  std::vector<double> values;  // row-major, rows * columns
+  std::vector<std::string> labels;
+};
+
 // What one kind of task takes and reports. Immutable once built; thread-safe. Implementations
 // must not depend on torch or MPI (rank 0 validates configs with them before anything starts).
 class TaskDescription {
@@ -80,9 +91,19 @@ inline constexpr const char* kCommandTaskName = "command";
 // fashion_mnist, synthetic (the built-in libtorch classifiers) and command.
 const TaskCatalog& BuiltinTaskCatalog();
 
-// The built-in classifiers' hyperparameters: lr, batch_size (global, split across the trial's
-// ranks), optimizer (sgd|adam|adamw), momentum, weight_decay, dropout, width; and their metrics
-// per epoch: train_loss, val_loss, val_accuracy, epoch_time_s.
+// The optimizer's hyperparameters every libtorch task (hpo/model_task.hpp) takes, read by the DDP
+// trainer: lr, batch_size (global, split across the trial's ranks), optimizer (sgd|adam|adamw),
+// momentum, weight_decay, warmup_ratio (linear warm-up over that fraction of all steps, then
+// linear decay to 0, as BERT fine-tuning does; 0, the default, keeps lr constant). Start a task's
+// list with these.
+std::vector<HyperparameterInfo> TrainerHyperparameters();
+
+// The metrics of every epoch of a libtorch task, in order: train_loss, then `validation_metrics`
+// (what its Summarize gives for "val_"), then epoch_time_s.
+std::vector<std::string> ModelTaskMetricNames(const std::vector<std::string>& validation_metrics);
+
+// The built-in classifiers' hyperparameters: TrainerHyperparameters(), dropout, width; and their
+// metrics per epoch: train_loss, val_loss, val_accuracy, val_macro_f1, epoch_time_s.
 const std::vector<HyperparameterInfo>& ClassifierHyperparameters();
 const std::vector<std::string>& ClassifierMetricNames();
 

@@ -31,9 +31,11 @@ struct TrialContext {
 };
 
 // What the best trial leaves for the study: test-split metrics (attribute name -> value, e.g.
-// test_accuracy) and where its model is (empty when the task keeps none).
+// test_accuracy), tables (e.g. the confusion matrix, stored as /test_NAME) and where its model is
+// (empty when the task keeps none).
 struct BestTrialReport {
   std::vector<std::pair<std::string, double>> test_metrics;
+  std::vector<MetricTable> test_tables;
   std::string model_path;
 };
 

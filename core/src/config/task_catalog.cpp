@@ -44,19 +44,12 @@ HyperparameterInfo Choice(const char* name, std::string default_value,
 }
 
 std::vector<HyperparameterInfo> BuildClassifierHyperparameters() {
-  return {
-      Numeric("lr", ParamType::kFloat, 0.01, {0.0, kInfinity, true, false},
-              "learning rate of the optimizer"),
-      Numeric("batch_size", ParamType::kInt, int64_t{64}, {1, 65536, false, false},
-              "global batch size, split across the trial's ranks"),
-      Choice("optimizer", "adam", {"sgd", "adam", "adamw"}, "sgd, adam or adamw"),
-      Numeric("momentum", ParamType::kFloat, 0.9, {0.0, 1.0, false, true}, "momentum of sgd"),
-      Numeric("weight_decay", ParamType::kFloat, 0.0, {0.0, kInfinity, false, false},
-              "weight decay of the optimizer"),
-      Numeric("dropout", ParamType::kFloat, 0.0, {0.0, 1.0, false, true}, "dropout probability"),
-      Numeric("width", ParamType::kInt, int64_t{16}, {1, 4096, false, false},
-              "width of the model's hidden layers"),
-  };
+  std::vector<HyperparameterInfo> list = TrainerHyperparameters();
+  list.push_back(
+      Numeric("dropout", ParamType::kFloat, 0.0, {0.0, 1.0, false, true}, "dropout probability"));
+  list.push_back(Numeric("width", ParamType::kInt, int64_t{16}, {1, 4096, false, false},
+                         "width of the model's hidden layers"));
+  return list;
 }
 
 // A built-in libtorch classifier: fashion_mnist or synthetic.
@@ -167,9 +160,31 @@ const std::vector<HyperparameterInfo>& ClassifierHyperparameters() {
 }
 
 const std::vector<std::string>& ClassifierMetricNames() {
-  static const std::vector<std::string> kClassifierMetrics = {"train_loss", "val_loss",
-                                                              "val_accuracy", "epoch_time_s"};
+  static const std::vector<std::string> kClassifierMetrics =
+      ModelTaskMetricNames({"val_loss", "val_accuracy", "val_macro_f1"});
   return kClassifierMetrics;
+}
+
+std::vector<HyperparameterInfo> TrainerHyperparameters() {
+  return {
+      Numeric("lr", ParamType::kFloat, 0.01, {0.0, kInfinity, true, false},
+              "learning rate of the optimizer"),
+      Numeric("batch_size", ParamType::kInt, int64_t{64}, {1, 65536, false, false},
+              "global batch size, split across the trial's ranks"),
+      Choice("optimizer", "adam", {"sgd", "adam", "adamw"}, "sgd, adam or adamw"),
+      Numeric("momentum", ParamType::kFloat, 0.9, {0.0, 1.0, false, true}, "momentum of sgd"),
+      Numeric("weight_decay", ParamType::kFloat, 0.0, {0.0, kInfinity, false, false},
+              "weight decay of the optimizer"),
+      Numeric("warmup_ratio", ParamType::kFloat, 0.0, {0.0, 1.0, false, true},
+              "fraction of all steps with a linear lr warm-up, then linear decay (0: constant)"),
+  };
+}
+
+std::vector<std::string> ModelTaskMetricNames(const std::vector<std::string>& validation_metrics) {
+  std::vector<std::string> names = {"train_loss"};
+  names.insert(names.end(), validation_metrics.begin(), validation_metrics.end());
+  names.push_back("epoch_time_s");
+  return names;
 }
 
 ParamValue HyperparameterOrDefault(const std::vector<HyperparameterInfo>& hyperparameters,

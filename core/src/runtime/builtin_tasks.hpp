@@ -5,16 +5,16 @@
 #include <memory>
 
 #include "hpo/config.hpp"
+#include "hpo/model_task.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/status.hpp"
 #include "hpo/task_runner.hpp"
 
 namespace hpo {
 
-// fashion_mnist and synthetic: loads the task's data once on this rank and trains each trial with
-// the libtorch DDP trainer (HPO_INJECT_FAULT faults for tests are read here).
-Status MakeClassifierRunner(const SweepConfig& config, const GroupLayout& layout,
-                            std::unique_ptr<TaskRunner>* runner);
+// fashion_mnist and synthetic (hpo/train/builtin_classifier.hpp): a ModelTask factory, registered
+// with AddModelTask like a user's task.
+Status MakeBuiltinClassifier(const SweepConfig& config, std::unique_ptr<ModelTask>* task);
 
 // command: each rank of the group runs the user's program as a child process with the torchrun
 // environment; the leader reads the metrics from its child's output. Collective over the group

@@ -1,6 +1,7 @@
 #include <utility>
 
 #include "builtin_tasks.hpp"
+#include "hpo/model_task.hpp"
 #include "hpo/task_runner.hpp"
 
 namespace hpo {
@@ -21,8 +22,8 @@ const TaskRegistry& BuiltinTaskRegistry() {
   static const TaskRegistry kRegistry = [] {
     const TaskCatalog& catalog = BuiltinTaskCatalog();
     TaskRegistry registry;
-    registry.Add(catalog.Share("fashion_mnist"), MakeClassifierRunner);
-    registry.Add(catalog.Share("synthetic"), MakeClassifierRunner);
+    AddModelTask(&registry, catalog.Share("fashion_mnist"), MakeBuiltinClassifier);
+    AddModelTask(&registry, catalog.Share("synthetic"), MakeBuiltinClassifier);
     registry.Add(catalog.Share(kCommandTaskName), MakeCommandRunner);
     return registry;
   }();

@@ -1,38 +1,21 @@
 #include "hpo/train/batch_prefetcher.hpp"
 
-#include <cstring>
 #include <stdexcept>
 #include <utility>
 
 namespace hpo {
 namespace {
 
-torch::Tensor GatherTensorRows(const torch::Tensor& source, const std::vector<int64_t>& indices) {
-  if (!source.is_contiguous()) {
-    return source.index_select(0, torch::tensor(indices, torch::kInt64));
-  }
-  std::vector<int64_t> shape = source.sizes().vec();
-  shape[0] = static_cast<int64_t>(indices.size());
-  torch::Tensor rows = torch::empty(shape, source.options());
-  const size_t row_bytes =
-      static_cast<size_t>(source.numel() / source.size(0)) * source.element_size();
-  const auto* from = static_cast<const char*>(source.data_ptr());
-  auto* to = static_cast<char*>(rows.data_ptr());
-  for (size_t row = 0; row < indices.size(); ++row) {
-    std::memcpy(to + row * row_bytes, from + static_cast<size_t>(indices[row]) * row_bytes,
-                row_bytes);
-  }
-  return rows;
+// The rank's rows of `step` from `split`; an empty Batch when the rank's slice is empty.
+Batch GatherStep(const Dataset& split, const DistributedSampler& sampler, int64_t step) {
+  const std::vector<int64_t> indices = sampler.LocalIndices(step);
+  if (indices.empty()) return {};
+  return split.Gather(torch::tensor(indices, torch::kInt64));
 }
 
 }  // namespace
 
-TrainingBatch GatherRows(const LabeledTensors& split, const std::vector<int64_t>& indices) {
-  if (indices.empty()) return {};
-  return {GatherTensorRows(split.inputs, indices), GatherTensorRows(split.labels, indices)};
-}
-
-BatchPrefetcher::BatchPrefetcher(const LabeledTensors& split, const DistributedSampler& sampler,
+BatchPrefetcher::BatchPrefetcher(const Dataset& split, const DistributedSampler& sampler,
                                  int64_t first_step, int64_t depth)
     : split_(split),
       sampler_(sampler),
@@ -67,10 +50,10 @@ void BatchPrefetcher::Work() {
     if (stopping_ || next_to_assemble_ >= steps) return;
     const int64_t step = next_to_assemble_;
     lock.unlock();
-    TrainingBatch batch;
+    Batch batch;
     std::exception_ptr error;
     try {
-      batch = GatherRows(split_, sampler_.LocalIndices(step));
+      batch = GatherStep(split_, sampler_, step);
     } catch (...) {
       error = std::current_exception();
     }
@@ -86,9 +69,9 @@ void BatchPrefetcher::Work() {
   }
 }
 
-TrainingBatch BatchPrefetcher::Next() {
+Batch BatchPrefetcher::Next() {
   if (depth_ == 0) {
-    TrainingBatch batch = GatherRows(split_, sampler_.LocalIndices(next_to_take_));
+    Batch batch = GatherStep(split_, sampler_, next_to_take_);
     std::lock_guard<std::mutex> lock(mutex_);
     ++next_to_take_;
     ++next_to_assemble_;
@@ -98,7 +81,7 @@ TrainingBatch BatchPrefetcher::Next() {
   changed_.wait(lock, [this] { return !ready_.empty() || error_ || stopping_; });
   if (ready_.empty() && error_) std::rethrow_exception(error_);
   if (ready_.empty()) throw std::logic_error("BatchPrefetcher::Next after Stop");
-  TrainingBatch batch = std::move(ready_.front());
+  Batch batch = std::move(ready_.front());
   ready_.pop_front();
   ++next_to_take_;
   lock.unlock();

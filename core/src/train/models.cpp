@@ -30,9 +30,9 @@ torch::nn::Sequential BuildSyntheticMlp(const ModelSpec& spec) {
 }
 
 // The model's parameters followed by its buffers, in registration order.
-std::vector<torch::Tensor> StateTensors(torch::nn::Module& model) {
-  std::vector<torch::Tensor> tensors = model.parameters();
-  for (const torch::Tensor& buffer : model.buffers()) tensors.push_back(buffer);
+std::vector<torch::Tensor> StateTensors(TrainableModel& model) {
+  std::vector<torch::Tensor> tensors = model.Parameters();
+  for (const torch::Tensor& buffer : model.Buffers()) tensors.push_back(buffer);
   return tensors;
 }
 
@@ -67,17 +67,17 @@ torch::nn::Sequential BuildModel(const ModelSpec& spec) {
   return spec.task == "fashion_mnist" ? BuildFashionCnn(spec) : BuildSyntheticMlp(spec);
 }
 
-void BroadcastModelState(torch::nn::Module& model, GroupCollectives& collectives) {
+void BroadcastModelState(TrainableModel& model, GroupCollectives& collectives) {
   if (collectives.size() == 1) return;
   BroadcastTensors(StateTensors(model), collectives);
 }
 
-void SyncBuffers(torch::nn::Module& model, GroupCollectives& collectives) {
+void SyncBuffers(TrainableModel& model, GroupCollectives& collectives) {
   if (collectives.size() == 1) return;
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> averaged;
   std::vector<torch::Tensor> copied;
-  for (const torch::Tensor& buffer : model.buffers()) {
+  for (const torch::Tensor& buffer : model.Buffers()) {
     (buffer.scalar_type() == torch::kFloat32 ? averaged : copied).push_back(buffer);
   }
   if (!averaged.empty()) {

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "hpo/seeding.hpp"
-#include "hpo/task_catalog.hpp"
 #include "hpo/train/batch_prefetcher.hpp"
 #include "hpo/train/distributed_sampler.hpp"
 #include "hpo/train/gradient_buckets.hpp"
@@ -31,25 +30,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kEvalBatch = 1024;
-constexpr int64_t kMaxWidth = 4096;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A trial's hyperparameters, read and checked.
+// The trainer's hyperparameters of a trial (TrainerHyperparameters), read and checked.
 struct Hyperparameters {
   double lr = 0.0;
   int64_t batch_size = 0;
   std::string optimizer;
   double momentum = 0.0;
   double weight_decay = 0.0;
-  double dropout = 0.0;
-  int64_t width = 0;
+  double warmup_ratio = 0.0;
 };
 
-Status ReadNumber(const Assignment& params, const std::string& name, double* value) {
-  const ParamValue param = HyperparameterOrDefault(ClassifierHyperparameters(), params, name);
+Status ReadNumber(const std::vector<HyperparameterInfo>& known, const Assignment& params,
+                  const std::string& name, double* value) {
+  const ParamValue param = HyperparameterOrDefault(known, params, name);
   if (std::holds_alternative<std::string>(param)) {
     return Status::BadInput("hyperparameter " + name + ": expected a number, got \"" +
                             std::get<std::string>(param) + "\"");
@@ -62,9 +60,10 @@ Status ReadNumber(const Assignment& params, const std::string& name, double* val
   return Status::Ok();
 }
 
-Status ReadInteger(const Assignment& params, const std::string& name, int64_t* value) {
+Status ReadInteger(const std::vector<HyperparameterInfo>& known, const Assignment& params,
+                   const std::string& name, int64_t* value) {
   double number = 0.0;
-  HPO_RETURN_IF_ERROR(ReadNumber(params, name, &number));
+  HPO_RETURN_IF_ERROR(ReadNumber(known, params, name, &number));
   if (number != std::floor(number) || std::fabs(number) > 9.0e15) {
     return Status::BadInput("hyperparameter " + name + ": expected an integer, got " +
                             FormatParamValueExact(ParamValue(number)));
@@ -78,15 +77,14 @@ Status OutOfRange(const std::string& name, const std::string& range, double valu
                           FormatParamValueExact(ParamValue(value)));
 }
 
-Status ReadHyperparameters(const Assignment& params, Hyperparameters* h) {
-  HPO_RETURN_IF_ERROR(ReadNumber(params, "lr", &h->lr));
-  HPO_RETURN_IF_ERROR(ReadInteger(params, "batch_size", &h->batch_size));
-  HPO_RETURN_IF_ERROR(ReadNumber(params, "momentum", &h->momentum));
-  HPO_RETURN_IF_ERROR(ReadNumber(params, "weight_decay", &h->weight_decay));
-  HPO_RETURN_IF_ERROR(ReadNumber(params, "dropout", &h->dropout));
-  HPO_RETURN_IF_ERROR(ReadInteger(params, "width", &h->width));
-  const ParamValue optimizer =
-      HyperparameterOrDefault(ClassifierHyperparameters(), params, "optimizer");
+Status ReadHyperparameters(const std::vector<HyperparameterInfo>& known, const Assignment& params,
+                           Hyperparameters* h) {
+  HPO_RETURN_IF_ERROR(ReadNumber(known, params, "lr", &h->lr));
+  HPO_RETURN_IF_ERROR(ReadInteger(known, params, "batch_size", &h->batch_size));
+  HPO_RETURN_IF_ERROR(ReadNumber(known, params, "momentum", &h->momentum));
+  HPO_RETURN_IF_ERROR(ReadNumber(known, params, "weight_decay", &h->weight_decay));
+  HPO_RETURN_IF_ERROR(ReadNumber(known, params, "warmup_ratio", &h->warmup_ratio));
+  const ParamValue optimizer = HyperparameterOrDefault(known, params, "optimizer");
   if (const auto* name = std::get_if<std::string>(&optimizer)) h->optimizer = *name;
   if (h->optimizer != "sgd" && h->optimizer != "adam" && h->optimizer != "adamw") {
     return Status::BadInput("hyperparameter optimizer: must be one of sgd, adam, adamw, got " +
@@ -98,22 +96,10 @@ Status ReadHyperparameters(const Assignment& params, Hyperparameters* h) {
     return OutOfRange("momentum", "in [0, 1)", h->momentum);
   }
   if (h->weight_decay < 0.0) return OutOfRange("weight_decay", ">= 0", h->weight_decay);
-  if (h->dropout < 0.0 || h->dropout >= 1.0) return OutOfRange("dropout", "in [0, 1)", h->dropout);
-  if (h->width < 1 || h->width > kMaxWidth) {
-    return OutOfRange("width", "in [1, " + std::to_string(kMaxWidth) + "]", h->width);
+  if (h->warmup_ratio < 0.0 || h->warmup_ratio >= 1.0) {
+    return OutOfRange("warmup_ratio", "in [0, 1)", h->warmup_ratio);
   }
   return Status::Ok();
-}
-
-ModelSpec MakeModelSpec(const std::string& task, const Hyperparameters& h, const TaskData& data) {
-  ModelSpec spec;
-  spec.task = task;
-  spec.width = h.width;
-  spec.dropout = h.dropout;
-  spec.num_classes = data.num_classes;
-  const torch::Tensor& inputs = data.train.inputs.defined() ? data.train.inputs : data.test.inputs;
-  spec.input_features = inputs.dim() == 2 ? inputs.size(1) : 0;
-  return spec;
 }
 
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const Hyperparameters& h,
@@ -145,39 +131,37 @@ void SetComputeThreads(int64_t threads) {
 // Builds the trial's model from the trial seed. torch's generator is process-wide, so seeding and
 // building hold a lock: a process that trains several ranks on threads (the tests) still builds
 // every model from its own seed.
-torch::nn::Sequential BuildSeededModel(const ModelSpec& spec, uint64_t seed) {
+Status BuildSeededModel(ModelTask& task, const Assignment& params, uint64_t seed,
+                        std::unique_ptr<TrainableModel>* model) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
   torch::manual_seed(seed);
-  return BuildModel(spec);
+  return task.BuildModel(params, model);
 }
 
-// Sums of the cross-entropy loss and correct predictions over rows [range) of `split`.
-struct EvalSums {
-  double loss_sum = 0.0;
-  double correct = 0.0;
-  double count = 0.0;
-};
-
-EvalSums Evaluate(torch::nn::Sequential& model, const LabeledTensors& split, IndexRange range,
-                  torch::Device device) {
+// Evaluates `model` on rows [range) of `split`, adding the task's sums into `sums`.
+void Evaluate(ModelTask& task, TrainableModel& model, const Dataset& split, IndexRange range,
+              torch::Device device, double* sums) {
   torch::NoGradGuard no_grad;
-  model->eval();
-  EvalSums sums;
+  model.SetTraining(false);
   for (int64_t begin = range.begin; begin < range.end; begin += kEvalBatch) {
     const int64_t length = std::min(kEvalBatch, range.end - begin);
-    const torch::Tensor inputs = split.inputs.narrow(0, begin, length).to(device);
-    const torch::Tensor labels = split.labels.narrow(0, begin, length).to(device);
-    const torch::Tensor logits = model->forward(inputs);
-    sums.loss_sum +=
-        torch::nn::functional::cross_entropy(
-            logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-            .item<double>();
-    sums.correct += logits.argmax(1).eq(labels).sum().item<double>();
-    sums.count += static_cast<double>(length);
+    const Batch batch =
+        split.Gather(torch::arange(begin, begin + length, torch::kInt64)).To(device);
+    task.Accumulate(model.Forward(batch), batch, sums);
   }
-  model->train();
-  return sums;
+  model.SetTraining(true);
+}
+
+// lr factor of BERT's schedule (HuggingFace's get_linear_schedule_with_warmup): linear warm-up
+// from 0 over the first ceil(warmup_ratio * total) steps, then linear decay to 0 at `total`.
+// `step` counts optimizer steps from 0.
+double WarmupLinearDecay(int64_t step, int64_t total, double warmup_ratio) {
+  const auto warmup = static_cast<int64_t>(std::ceil(warmup_ratio * static_cast<double>(total)));
+  if (step < warmup)
+    return static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warmup));
+  return std::max(0.0, static_cast<double>(total - step) /
+                           static_cast<double>(std::max<int64_t>(1, total - warmup)));
 }
 
 // A checkpoint file that exists but cannot be restored (another version's format, damaged).
@@ -242,20 +226,22 @@ enum StepExtra : size_t { kLossShare = 0, kFailed = 1, kInterrupt = 2, kStepExtr
 // One rank's side of a running trial.
 class TrialRun {
  public:
-  // Builds the model and optimizer on this rank; not collective, may throw.
-  TrialRun(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
-           GroupCollectives& collectives, const Hyperparameters& h, const TrainOptions& options)
-      : execution_(execution),
+  // Takes the trial's model (built on the CPU from the trial seed, so the same initial weights on
+  // any device), moves it to the device and makes its optimizer; not collective, may throw.
+  TrialRun(const TrainingSetup& setup, const TrialSpec& trial, GroupCollectives& collectives,
+           const Hyperparameters& h, const TrainOptions& options,
+           std::unique_ptr<TrainableModel> model)
+      : setup_(setup),
+        task_(*setup.task),
         trial_(trial),
-        data_(data),
         collectives_(collectives),
         options_(options),
-        model_(BuildSeededModel(MakeModelSpec(execution.task, h, data), trial.seed)),
-        sampler_(data.train.size(), h.batch_size, trial.seed, collectives.rank(),
+        hyperparameters_(h),
+        model_(std::move(model)),
+        sampler_(task_.train_data().size(), h.batch_size, trial.seed, collectives.rank(),
                  collectives.size()) {
-    // Built on the CPU from the trial seed (the same initial weights on any device), then moved.
-    model_->to(options.device);
-    for (const torch::Tensor& parameter : model_->parameters()) {
+    model_->MoveTo(options.device);
+    for (const torch::Tensor& parameter : model_->Parameters()) {
       if (parameter.requires_grad()) parameters_.push_back(parameter);
     }
     buckets_ = std::make_unique<GradientBuckets>(parameters_, options.bucket_bytes, kStepExtras,
@@ -263,7 +249,7 @@ class TrialRun {
     optimizer_ = MakeOptimizer(h, parameters_);
   }
 
-  const torch::nn::Sequential& model() const { return model_; }
+  std::unique_ptr<TrainableModel> TakeModel() { return std::move(model_); }
 
   // Collective: identical initial weights on every rank, or, with `resume`, the state of the
   // trial's checkpoint when there is one. Fills the restored part of `outcome`. Throws
@@ -275,8 +261,7 @@ class TrialRun {
 
   // Runs the remaining epochs, asking `gate` after each; fills `outcome` (not duration_s).
   Status Run(EpochGate& gate, TrialOutcome* outcome) {
-    const std::vector<std::string>& metric_names = ClassifierMetricNames();
-    model_->train();
+    model_->SetTraining(true);
     for (int64_t epoch = position_.epochs_done + 1; epoch <= options_.epochs; ++epoch) {
       const Clock::time_point start = Clock::now();
       const StepResult trained = TrainEpoch(epoch, gate);
@@ -295,22 +280,20 @@ class TrialRun {
       }
       SyncBuffers(*model_, collectives_);
       std::string local_error;
-      EvalSums local;
+      // [failed ranks, epoch time of rank 0, ..., of rank n-1, the task's evaluation sums]
+      const size_t times = 1;
+      const size_t task_sums = times + static_cast<size_t>(collectives_.size());
+      std::vector<double> sums(task_sums + task_.EvaluationSize(), 0.0);
       try {
-        local = Evaluate(
-            model_, data_.validation,
-            ShardOf({0, data_.validation.size()}, collectives_.rank(), collectives_.size()),
-            options_.device);
+        const Dataset& validation = task_.validation_data();
+        Evaluate(task_, *model_, validation,
+                 ShardOf({0, validation.size()}, collectives_.rank(), collectives_.size()),
+                 options_.device, sums.data() + task_sums);
       } catch (const std::exception& error) {
         local_error = DescribeException(error);
       }
-      // [failed ranks, loss_sum, correct, count, epoch time of rank 0, ..., of rank n-1]
-      std::vector<double> sums(4 + collectives_.size(), 0.0);
       sums[0] = local_error.empty() ? 0.0 : 1.0;
-      sums[1] = local.loss_sum;
-      sums[2] = local.correct;
-      sums[3] = local.count;
-      sums[4 + collectives_.rank()] = SecondsSince(start);
+      sums[times + collectives_.rank()] = SecondsSince(start);
       collectives_.AllreduceSum(sums.data(), sums.size());
       if (sums[0] > 0.0) {
         outcome->status = TrialStatus::kFailed;
@@ -318,18 +301,16 @@ class TrialRun {
                            AgreeOnError(collectives_, local_error);
         return Status::Ok();
       }
-
-      const std::map<std::string, double> values = {
-          {"train_loss", trained.loss_sum / static_cast<double>(data_.train.size())},
-          {"val_loss", sums[1] / sums[3]},
-          {"val_accuracy", sums[2] / sums[3]},
-          {"epoch_time_s", *std::max_element(sums.begin() + 4, sums.end())},
-      };
+      const Evaluation evaluation =
+          task_.Summarize(std::vector<double>(sums.begin() + task_sums, sums.end()), "val_");
+      std::map<std::string, double> values(evaluation.metrics.begin(), evaluation.metrics.end());
+      values["train_loss"] = trained.loss_sum / static_cast<double>(task_.train_data().size());
+      values["epoch_time_s"] = *std::max_element(sums.begin() + times, sums.begin() + task_sums);
       EpochMetrics metrics;
       metrics.epoch = epoch;
-      for (const std::string& name : metric_names) {
+      for (const std::string& name : setup_.metric_names) {
         const auto found = values.find(name);
-        if (found == values.end()) return Status::Failure("trainer reports no metric " + name);
+        if (found == values.end()) return Status::Failure("the task reports no metric " + name);
         metrics.values.push_back(found->second);
       }
       outcome->curve.push_back(metrics);
@@ -370,7 +351,9 @@ class TrialRun {
     StepResult result;
     result.loss_sum = position_.partial_loss_sum;
     // Joined on every way out of the epoch (end, failure, interruption).
-    BatchPrefetcher batches(data_.train, sampler_, position_.next_step, options_.prefetch_batches);
+    BatchPrefetcher batches(task_.train_data(), sampler_, position_.next_step,
+                            options_.prefetch_batches);
+    const int64_t steps_per_epoch = sampler_.num_steps();
     for (int64_t step = position_.next_step; step < sampler_.num_steps(); ++step) {
       const auto local_count = static_cast<double>(
           ShardOf(sampler_.GlobalBatch(step), collectives_.rank(), collectives_.size()).size());
@@ -387,12 +370,11 @@ class TrialRun {
       try {
         optimizer_->zero_grad();
         InjectFault(epoch, step);
-        const TrainingBatch batch = batches.Next();
+        const Batch batch = batches.Next();
         // This rank's share of the global batch's mean loss; the group's sum is that mean.
-        if (batch.inputs.defined()) {
-          const torch::Tensor logits = model_->forward(batch.inputs.to(options_.device));
-          const torch::Tensor loss =
-              torch::nn::functional::cross_entropy(logits, batch.labels.to(options_.device));
+        if (batch.size() > 0) {
+          const Batch on_device = batch.To(options_.device);
+          const torch::Tensor loss = task_.Loss(model_->Forward(on_device), on_device);
           loss.backward();
           extras[kLossShare] = static_cast<float>(loss.item<double>() * local_count / global_count);
         }
@@ -416,6 +398,14 @@ class TrialRun {
       if (!std::isfinite(extras[kLossShare])) {
         result.failure = "non-finite loss" + where;
         return result;
+      }
+      if (hyperparameters_.warmup_ratio > 0.0) {
+        const double factor =
+            WarmupLinearDecay((epoch - 1) * steps_per_epoch + step,
+                              options_.epochs * steps_per_epoch, hyperparameters_.warmup_ratio);
+        for (auto& group : optimizer_->param_groups()) {
+          group.options().set_lr(hyperparameters_.lr * factor);
+        }
       }
       optimizer_->step();
       result.loss_sum += static_cast<double>(extras[kLossShare]) * global_count;
@@ -444,7 +434,7 @@ class TrialRun {
     if (options_.checkpoint_path.empty() || collectives_.rank() != 0) return;
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive model_archive;
-    model_->save(model_archive);
+    model_->Save(model_archive);
     archive.write("model", model_archive);
     torch::serialize::OutputArchive optimizer_archive;
     optimizer_->save(optimizer_archive);
@@ -454,7 +444,7 @@ class TrialRun {
     archive.write("epochs_done", c10::IValue(position_.epochs_done));
     archive.write("next_step", c10::IValue(position_.next_step));
     archive.write("partial_loss_sum", c10::IValue(position_.partial_loss_sum));
-    const int64_t metrics = static_cast<int64_t>(ClassifierMetricNames().size());
+    const auto metrics = static_cast<int64_t>(setup_.metric_names.size());
     torch::Tensor table =
         torch::zeros({static_cast<int64_t>(curve.size()), 1 + metrics}, torch::kFloat64);
     for (size_t row = 0; row < curve.size(); ++row) {
@@ -494,7 +484,7 @@ class TrialRun {
       }
       torch::serialize::InputArchive model_archive;
       archive.read("model", model_archive);
-      model_->load(model_archive);
+      model_->Load(model_archive);
       torch::serialize::InputArchive optimizer_archive;
       archive.read("optimizer", optimizer_archive);
       optimizer_->load(optimizer_archive);
@@ -532,16 +522,17 @@ class TrialRun {
     if (ec) {
       return Status::Failure(path.parent_path().string() + ": cannot create: " + ec.message());
     }
-    torch::save(model_, path.string());
+    model_->Export(path.string());
     return Status::Ok();
   }
 
-  const ExecutionSpec& execution_;
+  const TrainingSetup& setup_;
+  ModelTask& task_;
   const TrialSpec& trial_;
-  const TaskData& data_;
   GroupCollectives& collectives_;
   const TrainOptions& options_;
-  torch::nn::Sequential model_;
+  const Hyperparameters hyperparameters_;
+  std::unique_ptr<TrainableModel> model_;
   DistributedSampler sampler_;
   std::vector<torch::Tensor> parameters_;
   std::unique_ptr<GradientBuckets> buckets_;
@@ -551,34 +542,42 @@ class TrialRun {
 
 }  // namespace
 
-Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
-                GroupCollectives& collectives, EpochGate& gate, const TrainOptions& options,
-                TrialOutcome* outcome) {
-  return RunTrial(execution, trial, data, collectives, gate, options, outcome, nullptr);
-}
-
-Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
-                GroupCollectives& collectives, EpochGate& gate, const TrainOptions& options,
-                TrialOutcome* outcome, torch::nn::Sequential* trained_model) {
+Status RunTrial(const TrainingSetup& setup, const TrialSpec& trial, GroupCollectives& collectives,
+                EpochGate& gate, const TrainOptions& options, TrialOutcome* outcome,
+                std::unique_ptr<TrainableModel>* trained_model) {
   const Clock::time_point start = Clock::now();
   *outcome = TrialOutcome();
   Hyperparameters h;
-  HPO_RETURN_IF_ERROR(ReadHyperparameters(trial.params, &h));
-  if (execution.threads_per_rank < 1) {
+  HPO_RETURN_IF_ERROR(ReadHyperparameters(setup.hyperparameters, trial.params, &h));
+  if (setup.threads_per_rank < 1) {
     return Status::BadInput("threads_per_rank must be >= 1, got " +
-                            std::to_string(execution.threads_per_rank));
+                            std::to_string(setup.threads_per_rank));
   }
-  if (data.train.size() == 0 || data.validation.size() == 0) {
+  ModelTask& task = *setup.task;
+  if (task.train_data().size() == 0 || task.validation_data().size() == 0) {
     return Status::BadInput("the task has no training or no validation samples");
   }
-  SetComputeThreads(execution.threads_per_rank);
+  SetComputeThreads(setup.threads_per_rank);
+  // Builds the model and the run; a BadInput from the task (a hyperparameter value it cannot
+  // take) is the same on every rank and returned as it is.
+  const auto build = [&](std::unique_ptr<TrialRun>* run, std::string* local_error) -> Status {
+    try {
+      std::unique_ptr<TrainableModel> model;
+      const Status built = BuildSeededModel(task, trial.params, trial.seed, &model);
+      if (built.code() == Status::Code::kBadInput) return built;
+      if (!built.ok()) {
+        *local_error = built.message();
+      } else {
+        *run = std::make_unique<TrialRun>(setup, trial, collectives, h, options, std::move(model));
+      }
+    } catch (const std::exception& error) {
+      *local_error = DescribeException(error);
+    }
+    return Status::Ok();
+  };
   std::unique_ptr<TrialRun> run;
   std::string local_error;
-  try {
-    run = std::make_unique<TrialRun>(execution, trial, data, collectives, h, options);
-  } catch (const std::exception& error) {
-    local_error = DescribeException(error);
-  }
+  HPO_RETURN_IF_ERROR(build(&run, &local_error));
   const std::string build_error = AgreeOnError(collectives, local_error);
   Status status;
   if (!build_error.empty()) {
@@ -594,31 +593,34 @@ Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const Ta
                   << std::endl;
       }
       *outcome = TrialOutcome();
-      run = std::make_unique<TrialRun>(execution, trial, data, collectives, h, options);
+      run.reset();
+      HPO_RETURN_IF_ERROR(build(&run, &local_error));
+      if (run == nullptr) throw std::runtime_error("rebuilding the model failed: " + local_error);
       run->Start(false, outcome);
     }
     status = run->Run(gate, outcome);
-    if (trained_model != nullptr) *trained_model = run->model();
+    if (trained_model != nullptr) *trained_model = run->TakeModel();
   }
   outcome->duration_s = SecondsSince(start);
   return status;
 }
 
-Status EvaluateSavedModel(const ExecutionSpec& execution, const Assignment& params,
-                          const std::string& weights_path, const TaskData& data,
-                          double* test_accuracy) {
-  Hyperparameters h;
-  HPO_RETURN_IF_ERROR(ReadHyperparameters(params, &h));
-  if (data.test.size() == 0) return Status::BadInput("the task has no test samples");
+Status EvaluateSavedModel(const TrainingSetup& setup, const Assignment& params,
+                          const std::string& weights_path, Evaluation* evaluation) {
+  ModelTask& task = *setup.task;
+  const Dataset* test = task.test_data();
+  if (test == nullptr || test->size() == 0) return Status::BadInput("the task has no test samples");
   std::error_code ec;
   if (!std::filesystem::exists(weights_path, ec)) {
     return Status::Failure(weights_path + ": no such file");
   }
   try {
-    torch::nn::Sequential model = BuildModel(MakeModelSpec(execution.task, h, data));
-    torch::load(model, weights_path, torch::Device(torch::kCPU));
-    const EvalSums sums = Evaluate(model, data.test, {0, data.test.size()}, torch::kCPU);
-    *test_accuracy = sums.correct / sums.count;
+    std::unique_ptr<TrainableModel> model;
+    HPO_RETURN_IF_ERROR(BuildSeededModel(task, params, 0, &model));
+    model->Import(weights_path);
+    std::vector<double> sums(task.EvaluationSize(), 0.0);
+    Evaluate(task, *model, *test, {0, test->size()}, torch::kCPU, sums.data());
+    *evaluation = task.Summarize(sums, "test_");
   } catch (const std::exception& error) {
     return Status::Failure(weights_path + ": " + error.what());
   }

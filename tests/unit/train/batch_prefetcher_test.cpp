@@ -10,11 +10,9 @@ namespace hpo {
 namespace {
 
 // 103 samples of shape [1, 4, 4] whose values identify their row, with labels 0..102.
-LabeledTensors MakeSplit() {
-  LabeledTensors split;
-  split.inputs = torch::arange(103 * 16, torch::kFloat32).reshape({103, 1, 4, 4});
-  split.labels = torch::arange(103, torch::kInt64);
-  return split;
+TensorDataset MakeSplit() {
+  return TensorDataset({torch::arange(103 * 16, torch::kFloat32).reshape({103, 1, 4, 4})},
+                       torch::arange(103, torch::kInt64));
 }
 
 // What the trainer gathered before prefetching: index_select of the step's local indices.
@@ -22,25 +20,26 @@ torch::Tensor Plain(const torch::Tensor& tensor, const std::vector<int64_t>& ind
   return tensor.index_select(0, torch::tensor(indices, torch::kInt64));
 }
 
-void ExpectPlainSequence(const LabeledTensors& split, const DistributedSampler& sampler,
+void ExpectPlainSequence(const TensorDataset& split, const DistributedSampler& sampler,
                          int64_t first_step, int64_t depth) {
   BatchPrefetcher batches(split, sampler, first_step, depth);
   for (int64_t step = first_step; step < sampler.num_steps(); ++step) {
-    const TrainingBatch batch = batches.Next();
+    const Batch batch = batches.Next();
     const std::vector<int64_t> indices = sampler.LocalIndices(step);
     if (indices.empty()) {
-      EXPECT_FALSE(batch.inputs.defined()) << "step " << step;
+      EXPECT_EQ(batch.size(), 0) << "step " << step;
       continue;
     }
-    ASSERT_TRUE(batch.inputs.defined()) << "step " << step;
-    EXPECT_TRUE(torch::equal(batch.inputs, Plain(split.inputs, indices))) << "step " << step;
-    EXPECT_TRUE(torch::equal(batch.labels, Plain(split.labels, indices))) << "step " << step;
+    ASSERT_EQ(batch.size(), static_cast<int64_t>(indices.size())) << "step " << step;
+    EXPECT_TRUE(torch::equal(batch.inputs[0], Plain(split.inputs()[0], indices)))
+        << "step " << step;
+    EXPECT_TRUE(torch::equal(batch.targets, Plain(split.targets(), indices))) << "step " << step;
   }
   EXPECT_EQ(batches.assembled(), sampler.num_steps());
 }
 
 TEST(BatchPrefetcherTest, PrefetchedSequenceEqualsThePlainOne) {
-  const LabeledTensors split = MakeSplit();
+  const TensorDataset split = MakeSplit();
   for (int size : {1, 3}) {
     for (int rank = 0; rank < size; ++rank) {
       DistributedSampler sampler(split.size(), 10, 7, rank, size);
@@ -54,8 +53,8 @@ TEST(BatchPrefetcherTest, PrefetchedSequenceEqualsThePlainOne) {
   }
 }
 
-TEST(BatchPrefetcherTest, EmptySlicesGiveUndefinedBatches) {
-  const LabeledTensors split = MakeSplit();
+TEST(BatchPrefetcherTest, EmptySlicesGiveEmptyBatches) {
+  const TensorDataset split = MakeSplit();
   // 103 % 4 = 3 samples in the last global batch: rank 3 of 4 gets none of them.
   DistributedSampler sampler(split.size(), 4, 1, 3, 4);
   sampler.SetEpoch(1);
@@ -63,7 +62,7 @@ TEST(BatchPrefetcherTest, EmptySlicesGiveUndefinedBatches) {
 }
 
 TEST(BatchPrefetcherTest, StoppingMidEpochJoinsTheWorker) {
-  const LabeledTensors split = MakeSplit();
+  const TensorDataset split = MakeSplit();
   DistributedSampler sampler(split.size(), 2, 3, 0, 1);
   sampler.SetEpoch(1);
   BatchPrefetcher batches(split, sampler, 0, 2);
@@ -79,7 +78,7 @@ TEST(BatchPrefetcherTest, StoppingMidEpochJoinsTheWorker) {
 }
 
 TEST(BatchPrefetcherTest, DestroyingBeforeAnyNextJoinsTheWorker) {
-  const LabeledTensors split = MakeSplit();
+  const TensorDataset split = MakeSplit();
   DistributedSampler sampler(split.size(), 2, 3, 0, 1);
   sampler.SetEpoch(1);
   for (int repeat = 0; repeat < 50; ++repeat) {
@@ -88,7 +87,7 @@ TEST(BatchPrefetcherTest, DestroyingBeforeAnyNextJoinsTheWorker) {
 }
 
 TEST(BatchPrefetcherTest, NoWorkerWithoutStepsOrDepth) {
-  const LabeledTensors split = MakeSplit();
+  const TensorDataset split = MakeSplit();
   DistributedSampler sampler(split.size(), 10, 3, 0, 1);
   sampler.SetEpoch(1);
   EXPECT_FALSE(BatchPrefetcher(split, sampler, sampler.num_steps(), 1).worker_running());

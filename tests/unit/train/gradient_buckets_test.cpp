@@ -409,14 +409,15 @@ TEST(ModelSyncTest, BroadcastAndBufferSyncMakeRanksIdentical) {
       torch::manual_seed(100 + rank);
       models[rank] = BuildModel(spec);
     }
-    BroadcastModelState(*models[rank], collectives);
+    ModuleModel model(models[rank].ptr(), nullptr);
+    BroadcastModelState(model, collectives);
     // Different data per rank makes the BatchNorm running statistics differ.
     models[rank]->train();
     {
       torch::NoGradGuard no_grad;
       models[rank]->forward(torch::full({4, 1, 28, 28}, static_cast<float>(rank + 1)));
     }
-    SyncBuffers(*models[rank], collectives);
+    SyncBuffers(model, collectives);
   });
   const auto params0 = models[0]->parameters();
   const auto params1 = models[1]->parameters();

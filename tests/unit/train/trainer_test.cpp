@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hpo/task_catalog.hpp"
+#include "hpo/train/builtin_classifier.hpp"
 #include "thread_collectives.hpp"
 
 namespace hpo {
@@ -55,6 +56,29 @@ TrialSpec Trial(Assignment params) {
   return trial;
 }
 
+// The built-in classifier for `execution` on `data`, and the trainer's setup for it.
+struct ClassifierSetup {
+  ClassifierSetup(const ExecutionSpec& execution, const TaskData& data)
+      : task(execution.task, data), setup(BuiltinClassifierSetup(&task, execution)) {}
+  BuiltinClassifier task;
+  TrainingSetup setup;
+};
+
+// The torch::nn::Sequential a built-in classifier's trained model wraps.
+torch::nn::Sequential AsSequential(const std::unique_ptr<TrainableModel>& model) {
+  const auto* module_model = dynamic_cast<const ModuleModel*>(model.get());
+  if (module_model == nullptr) return torch::nn::Sequential(nullptr);
+  return torch::nn::Sequential(
+      std::dynamic_pointer_cast<torch::nn::SequentialImpl>(module_model->module()));
+}
+
+double TestAccuracy(const Evaluation& evaluation) {
+  for (const auto& [name, value] : evaluation.metrics) {
+    if (name == "test_accuracy") return value;
+  }
+  return -1.0;
+}
+
 struct RankResult {
   Status status;
   TrialOutcome outcome;
@@ -69,8 +93,11 @@ std::vector<RankResult> RunGroup(int size, const ExecutionSpec& execution, const
   const auto run = [&](GroupCollectives& collectives) {
     Gate gate;
     RankResult& result = results[collectives.rank()];
-    result.status = RunTrial(execution, trial, data, collectives, gate, options, &result.outcome,
-                             &result.model);
+    ClassifierSetup classifier(execution, data);
+    std::unique_ptr<TrainableModel> model;
+    result.status =
+        RunTrial(classifier.setup, trial, collectives, gate, options, &result.outcome, &model);
+    result.model = AsSequential(model);
   };
   if (size == 1) {
     SingleRankCollectives single;
@@ -352,8 +379,9 @@ TEST(TrainerTest, OutOfRangeHyperparametersAreBadInput) {
     TrialOutcome outcome;
     AlwaysContinue gate;
     SingleRankCollectives single;
+    ClassifierSetup classifier(execution, data);
     const Status status =
-        RunTrial(execution, Trial(params), data, single, gate, TrainOptions(), &outcome);
+        RunTrial(classifier.setup, Trial(params), single, gate, TrainOptions(), &outcome);
     EXPECT_EQ(status.code(), Status::Code::kBadInput) << name << " " << FormatParamValue(value);
     EXPECT_NE(status.message().find(name), std::string::npos) << status.message();
   }
@@ -373,10 +401,12 @@ TEST(TrainerTest, LeaderSavesWeightsThatEvaluateLikeTheModel) {
   ASSERT_TRUE(results[0].status.ok()) << results[0].status.message();
   ASSERT_TRUE(std::filesystem::exists(options.save_weights_path));
 
-  double accuracy = -1.0;
+  ClassifierSetup classifier(execution, data);
+  Evaluation evaluation;
   const Status status =
-      EvaluateSavedModel(execution, params, options.save_weights_path, data, &accuracy);
+      EvaluateSavedModel(classifier.setup, params, options.save_weights_path, &evaluation);
   ASSERT_TRUE(status.ok()) << status.message();
+  const double accuracy = TestAccuracy(evaluation);
   torch::NoGradGuard no_grad;
   results[0].model->eval();
   const double expected = results[0]
@@ -389,8 +419,17 @@ TEST(TrainerTest, LeaderSavesWeightsThatEvaluateLikeTheModel) {
   EXPECT_DOUBLE_EQ(accuracy, expected);
   EXPECT_GT(accuracy, 0.5);
 
+  ASSERT_EQ(evaluation.tables.size(), 1u);
+  EXPECT_EQ(evaluation.tables[0].name, "confusion");
+  double diagonal = 0.0;
+  for (int64_t c = 0; c < evaluation.tables[0].rows; ++c) {
+    diagonal +=
+        evaluation.tables[0].values[static_cast<size_t>(c * evaluation.tables[0].columns + c)];
+  }
+  EXPECT_DOUBLE_EQ(diagonal / static_cast<double>(data.test.size()), accuracy);
   EXPECT_FALSE(
-      EvaluateSavedModel(execution, params, (dir / "missing.pt").string(), data, &accuracy).ok());
+      EvaluateSavedModel(classifier.setup, params, (dir / "missing.pt").string(), &evaluation)
+          .ok());
   std::filesystem::remove_all(dir);
 }
 

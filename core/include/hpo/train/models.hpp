@@ -7,9 +7,10 @@
 #include <cstdint>
 
 #include <string>
-#include "hpo/collectives.hpp"
 
+#include "hpo/collectives.hpp"
 #include "hpo/config.hpp"
+#include "hpo/model_task.hpp"
 
 namespace hpo {
 
@@ -32,11 +33,11 @@ torch::nn::Sequential BuildModel(const ModelSpec& spec);
 
 // Collective: copies the leader's parameters and buffers (flattened into one byte buffer, one
 // Broadcast) into every rank's model. Every rank's model must have the same structure.
-void BroadcastModelState(torch::nn::Module& model, GroupCollectives& collectives);
+void BroadcastModelState(TrainableModel& model, GroupCollectives& collectives);
 
 // Collective: makes every rank's buffers identical: float32 buffers (BatchNorm running statistics)
 // are averaged over the group (one AllreduceSum), all other buffers (num_batches_tracked) are
 // taken from the leader (one Broadcast). Does nothing in a group of one or without buffers.
-void SyncBuffers(torch::nn::Module& model, GroupCollectives& collectives);
+void SyncBuffers(TrainableModel& model, GroupCollectives& collectives);
 
 }  // namespace hpo

@@ -1,19 +1,22 @@
-// Data-parallel training of one trial on one trial group (the torch side; nothing outside
-// core/src/train includes torch). Every rank of the group calls RunTrial with the same TrialSpec;
-// the call is collective over `collectives`.
+// Data-parallel training of one trial of a ModelTask (hpo/model_task.hpp) on one trial group (the
+// torch side; the coordinator, searchers and schedulers never include it). Every rank of the
+// group calls RunTrial with the same TrialSpec; the call is collective over `collectives`.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hpo/collectives.hpp"
 #include "hpo/config.hpp"
 #include "hpo/epoch_gate.hpp"
+#include "hpo/model_task.hpp"
 #include "hpo/status.hpp"
-#include "hpo/train/task_data.hpp"
+#include "hpo/task_catalog.hpp"
 #include "hpo/trial.hpp"
 
 namespace hpo {
@@ -31,8 +34,8 @@ struct TrainOptions {
   // Where the model trains: batches are copied to it, gradients are reduced there (NCCL for a CUDA
   // device in the CUDA build). Checkpoints are read back onto it whatever device wrote them.
   torch::Device device = torch::kCPU;
-  // When non-empty, the leader saves the final weights here (torch::save of the model's
-  // parameters and buffers); the runtime keeps only the best trial's file.
+  // When non-empty, the leader saves the final model here (TrainableModel::Export); the runtime
+  // keeps only the best trial's file.
   std::string save_weights_path;
   // The trial's checkpoint file (model, optimizer, position in the data order, curve so far),
   // written by the leader (to a temporary name, then renamed) and read by the leader, which
@@ -50,29 +53,35 @@ struct TrainOptions {
   FaultInjection fault;
 };
 
-// Trains `trial` on `data`: identical initial weights on every rank (broadcast from the leader),
-// each rank on its shard of every global batch (batch_size is global; the batch is split as evenly
-// as possible and gradients weighted by shard size, so N ranks compute the same update as one rank
-// with the same global batch), gradients averaged with bucketed allreduces, validation every epoch.
-// A NaN/inf loss, or an exception (out of memory included) on any rank while building the model,
-// training or evaluating, ends the trial as failed on all ranks alike, with the first failing
-// rank's reason. Returns BadInput for hyperparameter values the task cannot take; the outcome
-// holds the result otherwise.
-Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
-                GroupCollectives& collectives, EpochGate& gate, const TrainOptions& options,
-                TrialOutcome* outcome);
+// What the trainer knows of a task for a whole sweep. Borrows `task`.
+struct TrainingSetup {
+  ModelTask* task = nullptr;
+  // The task's hyperparameters: the defaults of those a trial does not sweep (the trainer reads
+  // TrainerHyperparameters' names from them).
+  std::vector<HyperparameterInfo> hyperparameters;
+  // The metrics of an epoch in EpochMetrics order (ModelTaskMetricNames of the task's).
+  std::vector<std::string> metric_names;
+  int64_t threads_per_rank = 1;
+};
 
-// As above, and when `trained_model` is not null hands over this rank's model as it was when the
-// trial ended (identical on every rank unless the trial failed), e.g. for tests that compare ranks'
-// weights. Collective like RunTrial.
-Status RunTrial(const ExecutionSpec& execution, const TrialSpec& trial, const TaskData& data,
-                GroupCollectives& collectives, EpochGate& gate, const TrainOptions& options,
-                TrialOutcome* outcome, torch::nn::Sequential* trained_model);
+// Trains `trial` on the task's data: identical initial weights on every rank (built from the trial
+// seed, broadcast from the leader), each rank on its shard of every global batch (batch_size is
+// global; the batch is split as evenly as possible and gradients weighted by shard size, so N
+// ranks compute the same update as one rank with the same global batch), gradients averaged with
+// bucketed allreduces, validation every epoch (each rank evaluates its shard; the task's sums are
+// reduced in one allreduce). A NaN/inf loss, or an exception (out of memory included) on any rank
+// while building the model, training or evaluating, ends the trial as failed on all ranks alike,
+// with the first failing rank's reason. Returns BadInput for hyperparameter values the trainer or
+// the task cannot take; the outcome holds the result otherwise. When `trained_model` is not null
+// it receives this rank's model as it was when the trial ended (identical on every rank unless
+// the trial failed), e.g. for tests that compare ranks' weights.
+Status RunTrial(const TrainingSetup& setup, const TrialSpec& trial, GroupCollectives& collectives,
+                EpochGate& gate, const TrainOptions& options, TrialOutcome* outcome,
+                std::unique_ptr<TrainableModel>* trained_model = nullptr);
 
-// Evaluates saved weights (from TrainOptions::save_weights_path) of a trial with `params` on
-// `data.test` on this rank alone; returns the accuracy in [0, 1].
-Status EvaluateSavedModel(const ExecutionSpec& execution, const Assignment& params,
-                          const std::string& weights_path, const TaskData& data,
-                          double* test_accuracy);
+// Evaluates the model a trial with `params` saved (TrainOptions::save_weights_path) on the task's
+// test split, on this rank alone: the task's metrics named test_* and its tables.
+Status EvaluateSavedModel(const TrainingSetup& setup, const Assignment& params,
+                          const std::string& weights_path, Evaluation* evaluation);
 
 }  // namespace hpo

@@ -1,13 +1,15 @@
-// The built-in libtorch classifiers (fashion_mnist, synthetic) as a TaskRunner: data loaded once
-// per rank, each trial trained by the DDP trainer from its checkpoint when it has one.
+// Every libtorch task (hpo/model_task.hpp: the built-in classifiers and a user's own) as a
+// TaskRunner: the task made once per rank (its data loaded then), each trial trained by the DDP
+// trainer from its checkpoint when it has one, the best trial evaluated on the task's test split.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "builtin_tasks.hpp"
+#include "hpo/model_task.hpp"
 #include "hpo/mpi/mpi_collectives.hpp"
-#include "hpo/train/task_data.hpp"
+#include "hpo/train/builtin_classifier.hpp"
 #include "hpo/train/trainer.hpp"
 #if HPO_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -43,15 +45,18 @@ Status ReadFaultInjection(FaultInjection* fault) {
   return Status::Ok();
 }
 
-class ClassifierRunner final : public TaskRunner {
+class ModelTaskRunner final : public TaskRunner {
  public:
-  ClassifierRunner(const SweepConfig& config, const GroupLayout& layout)
-      : config_(config), collectives_(layout.group_comm) {}
-
-  Status Prepare() {
-    HPO_RETURN_IF_ERROR(ReadFaultInjection(&fault_));
-    return LoadTaskData(config_.execution, &data_);
+  ModelTaskRunner(const SweepConfig& config, const GroupLayout& layout,
+                  const TaskDescription& description, std::unique_ptr<ModelTask> task)
+      : config_(config), collectives_(layout.group_comm), task_(std::move(task)) {
+    setup_.task = task_.get();
+    setup_.hyperparameters = description.hyperparameters();
+    setup_.metric_names = config.metric_names;
+    setup_.threads_per_rank = config.execution.threads_per_rank;
   }
+
+  Status Prepare() { return ReadFaultInjection(&fault_); }
 
   Status RunTrial(const TrialSpec& trial, const TrialContext& context,
                   TrialOutcome* outcome) override {
@@ -70,18 +75,18 @@ class ClassifierRunner final : public TaskRunner {
 #endif
     options.resume = true;
     options.fault = fault_;
-    return hpo::RunTrial(config_.execution, trial, data_, collectives_, context.gate, options,
-                         outcome);
+    return hpo::RunTrial(setup_, trial, collectives_, context.gate, options, outcome);
   }
 
   Status EvaluateBest(const TrialResult& best, const std::string& output,
                       BestTrialReport* report) override {
     const std::string weights = WeightsPath(output, best.trial_id);
     report->model_path = weights;
-    double accuracy = 0.0;
-    HPO_RETURN_IF_ERROR(
-        EvaluateSavedModel(config_.execution, best.params, weights, data_, &accuracy));
-    report->test_metrics.emplace_back("test_accuracy", accuracy);
+    if (task_->test_data() == nullptr) return Status::Ok();
+    Evaluation evaluation;
+    HPO_RETURN_IF_ERROR(EvaluateSavedModel(setup_, best.params, weights, &evaluation));
+    report->test_metrics = std::move(evaluation.metrics);
+    report->test_tables = std::move(evaluation.tables);
     return Status::Ok();
   }
 
@@ -92,17 +97,33 @@ class ClassifierRunner final : public TaskRunner {
 #else
   MpiGroupCollectives collectives_;
 #endif
+  std::unique_ptr<ModelTask> task_;
+  TrainingSetup setup_;
   FaultInjection fault_;
-  TaskData data_;
 };
 
 }  // namespace
 
-Status MakeClassifierRunner(const SweepConfig& config, const GroupLayout& layout,
-                            std::unique_ptr<TaskRunner>* runner) {
-  auto classifier = std::make_unique<ClassifierRunner>(config, layout);
-  HPO_RETURN_IF_ERROR(classifier->Prepare());
-  *runner = std::move(classifier);
+void AddModelTask(TaskRegistry* registry, std::shared_ptr<const TaskDescription> description,
+                  ModelTaskFactory factory) {
+  TaskRunnerFactory runner_factory = [description, factory = std::move(factory)](
+                                         const SweepConfig& config, const GroupLayout& layout,
+                                         std::unique_ptr<TaskRunner>* runner) {
+    std::unique_ptr<ModelTask> task;
+    HPO_RETURN_IF_ERROR(factory(config, &task));
+    auto model_runner =
+        std::make_unique<ModelTaskRunner>(config, layout, *description, std::move(task));
+    HPO_RETURN_IF_ERROR(model_runner->Prepare());
+    *runner = std::move(model_runner);
+    return Status::Ok();
+  };
+  registry->Add(std::move(description), std::move(runner_factory));
+}
+
+Status MakeBuiltinClassifier(const SweepConfig& config, std::unique_ptr<ModelTask>* task) {
+  std::unique_ptr<BuiltinClassifier> classifier;
+  HPO_RETURN_IF_ERROR(BuiltinClassifier::Load(config.execution, &classifier));
+  *task = std::move(classifier);
   return Status::Ok();
 }
 
