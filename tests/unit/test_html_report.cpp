@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "hpo/report.hpp"
+#include "hpo/task_catalog.hpp"
 
 namespace hpo {
 namespace {
@@ -174,6 +175,25 @@ TEST(HtmlReportTest, AxesFollowTheDataWhenTheConfigDoesNotParse) {
   const std::string log_check =
       std::string(kLoadStudy) + "assert r['axes'][0]['scale'] == 'log', r['axes'][0]\n";
   EXPECT_TRUE(PythonCheck(FormatHtmlReport(study), log_check));
+}
+
+TEST(HtmlReportTest, AxesFollowTheConfigOfATaskFromTheGivenCatalog) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  StudyContents study = TestStudy();
+  std::string config = kConfig;
+  config.replace(0, config.find('\n'), "task: my_task");
+  study.attributes.config = config;
+  TaskCatalog catalog;
+  catalog.Add(
+      MakeTaskDescription("my_task", ClassifierHyperparameters(), {"val_loss", "val_accuracy"}));
+  const std::string config_axis = std::string(kLoadStudy) +
+                                  "assert r['axes'][0] == {'name': 'lr', 'scale': 'log',"
+                                  " 'min': 0.0001, 'max': 0.1}, r['axes']\n";
+  EXPECT_TRUE(PythonCheck(FormatHtmlReport(study, catalog), config_axis));
+  // The built-in tasks do not know my_task: the config does not parse and the data rules.
+  const std::string data_axis =
+      std::string(kLoadStudy) + "assert r['axes'][0]['min'] == 0.0002, r['axes']\n";
+  EXPECT_TRUE(PythonCheck(FormatHtmlReport(study), data_axis));
 }
 
 TEST(HtmlReportTest, NoStudyTextEndsTheScriptOrTheMarkup) {

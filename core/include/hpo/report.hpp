@@ -6,6 +6,7 @@
 
 #include "hpo/status.hpp"
 #include "hpo/study_file.hpp"
+#include "hpo/task_catalog.hpp"
 
 namespace hpo {
 
@@ -34,6 +35,9 @@ std::string FormatReport(const StudyContents& study, const ReportOptions& option
 // study's config when it parses: log scale for log distributions, the config's order of
 // categorical values, ranges spanning the search space's bounds; otherwise they follow the data
 // (strings categorical in sorted order, positive numbers over 3+ decades log, others linear).
+// The config's task comes from BuiltinTaskCatalog().
 std::string FormatHtmlReport(const StudyContents& study);
+// As above, the config's task from `catalog` (the tasks of the run that wrote the study).
+std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog);
 
 }  // namespace hpo

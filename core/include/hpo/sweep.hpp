@@ -28,10 +28,9 @@ struct SweepOptions {
 
 class TaskRegistry;
 
-// The returned Status is the same on every rank; the caller prints it on world rank 0 only.
-// Runs the tasks of BuiltinTaskRegistry().
-Status RunSweep(const SweepOptions& options);
-// Runs the tasks of `registry` (a user's own tasks beside or instead of the built-in ones).
+// Runs the tasks of `registry` (BuiltinTaskRegistry(), or a user's own tasks beside or instead of
+// the built-in ones). The returned Status is the same on every rank; the caller prints it on world
+// rank 0 only.
 Status RunSweep(const SweepOptions& options, const TaskRegistry& registry);
 
 }  // namespace hpo

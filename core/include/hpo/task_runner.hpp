@@ -64,7 +64,8 @@ class TaskRunner {
 using TaskRunnerFactory = std::function<Status(const SweepConfig& config, const GroupLayout& layout,
                                                std::unique_ptr<TaskRunner>* runner)>;
 
-// The kinds of task a run knows. Build it before the sweep starts; read-only afterwards.
+// The kinds of task a run knows. Build it before the sweep starts; read-only afterwards. Copyable:
+// a program adds its own tasks to a copy of BuiltinTaskRegistry() (hpo/main.hpp).
 class TaskRegistry {
  public:
   // Adds a kind of task under description->name().

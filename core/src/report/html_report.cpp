@@ -9,6 +9,7 @@
 
 #include "hpo/config.hpp"
 #include "hpo/report.hpp"
+#include "hpo/task_catalog.hpp"
 #include "report_internal.hpp"
 
 namespace hpo {
@@ -108,9 +109,11 @@ Axis AxisFromData(const std::string& name, const std::vector<const ParamValue*>&
 }
 
 // One axis per hyperparameter column of the study with more than one possible value.
-std::vector<Axis> BuildAxes(const StudyContents& study) {
+std::vector<Axis> BuildAxes(const StudyContents& study, const TaskCatalog& catalog) {
   SweepConfig config;
-  const bool parsed = ParseConfig(study.attributes.config, "study config", &config).ok();
+  const bool parsed =
+      ParseConfig(study.attributes.config, "study config", catalog, BareSweepSettings(), &config)
+          .ok();
   std::vector<Axis> axes;
   for (const StudyParamColumn& column : study.layout.params) {
     std::vector<const ParamValue*> values;
@@ -191,7 +194,7 @@ std::string TrialJson(const StudyContents& study, const TrialResult& trial) {
 
 // The data the page draws. Every '<' (only ever inside JSON strings) becomes \u003c, so no text
 // of the study can end the script element it sits in.
-std::string StudyJson(const StudyContents& study) {
+std::string StudyJson(const StudyContents& study, const TaskCatalog& catalog) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::optional<int64_t> best = BestTrialId(study, board);
   std::string out = "{\"metric\": " + JsonString(study.attributes.metric_name) +
@@ -202,7 +205,7 @@ std::string StudyJson(const StudyContents& study) {
     out += (i == 0 ? "" : ", ") + JsonString(study.layout.params[i].name);
   }
   out += "],\n\"axes\": [";
-  const std::vector<Axis> axes = BuildAxes(study);
+  const std::vector<Axis> axes = BuildAxes(study, catalog);
   for (size_t i = 0; i < axes.size(); ++i) out += (i == 0 ? "" : ",\n  ") + AxisJson(axes[i]);
   out += "],\n\"trials\": [";
   for (size_t i = 0; i < board.size(); ++i) {
@@ -273,6 +276,10 @@ std::string Summary(const StudyContents& study) {
 }  // namespace
 
 std::string FormatHtmlReport(const StudyContents& study) {
+  return FormatHtmlReport(study, BuiltinTaskCatalog());
+}
+
+std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog) {
   const std::string title = "hpo study: " + study.attributes.metric_name;
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   page += "<title>" + HtmlText(title) + "</title>\n<style>\n";
@@ -285,7 +292,7 @@ std::string FormatHtmlReport(const StudyContents& study) {
   page += "<svg id=\"curves\"></svg>\n<h2>Trials</h2>\n<div class=\"scroll\">";
   page += "<table id=\"trials\"></table></div>\n";
   page += "<h2>Config</h2>\n<pre>" + HtmlText(study.attributes.config) + "</pre>\n";
-  page += "<script id=\"hpo-study\" type=\"application/json\">\n" + StudyJson(study) +
+  page += "<script id=\"hpo-study\" type=\"application/json\">\n" + StudyJson(study, catalog) +
           "\n</script>\n<script>\n";
   page += report_internal::kReportJs;
   page += "</script>\n</body>\n</html>\n";

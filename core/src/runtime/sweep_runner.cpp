@@ -237,8 +237,6 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
 
 }  // namespace
 
-Status RunSweep(const SweepOptions& options) { return RunSweep(options, BuiltinTaskRegistry()); }
-
 Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   const Communicator world = Communicator::World();
   const bool root = world.rank() == 0;

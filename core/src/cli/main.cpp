@@ -1,0 +1,342 @@
+// hpo::Main: the command line. Parses arguments, calls the library, maps Status to the documented
+// exit codes (0 done, 1 failure, 2 bad input, 3 interrupted but saved).
+#include "hpo/main.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hpo/file_io.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "hpo/render.hpp"
+#include "hpo/report.hpp"
+#include "hpo/study_file.hpp"
+#include "hpo/sweep.hpp"
+#include "hpo/task_runner.hpp"
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hpo <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  sweep   run a hyperparameter sweep (under mpirun or srun)\n"
+    "  report  print a study's leaderboard\n"
+    "  render  write a Kubeflow MPIJob or a Slurm batch script for a sweep\n"
+    "\n"
+    "Run 'hpo <command> --help' for a command's options.\n"
+    "Exit codes: 0 done, 1 failure, 2 bad input (config, arguments, data, study file),\n"
+    "3 interrupted but saved (resume it).\n";
+
+int ExitWith(const hpo::Status& status, bool print) {
+  if (!status.ok() && print) {
+    const char* kind = status.code() == hpo::Status::Code::kInterrupted ? "interrupted" : "error";
+    std::cerr << "hpo: " << kind << ": " << status.message() << std::endl;
+  }
+  return static_cast<int>(status.exit_code());
+}
+
+// Parses `args` against `options` (+ positional); BadInput with Boost's message on error.
+hpo::Status ParseArguments(const std::vector<std::string>& args,
+                           const po::options_description& options,
+                           const po::positional_options_description& positional,
+                           po::variables_map* values) {
+  try {
+    // No guessing: an abbreviated or misspelt option is an error, not the nearest long option.
+    const int style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(
+        po::command_line_parser(args).options(options).positional(positional).style(style).run(),
+        *values);
+    po::notify(*values);
+  } catch (const po::error& error) {
+    return hpo::Status::BadInput(std::string(error.what()) + " (see --help)");
+  }
+  return hpo::Status::Ok();
+}
+
+int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
+                    const hpo::TaskRegistry& registry) {
+  hpo::SweepOptions sweep;
+  po::options_description options(
+      "usage: mpirun -np N hpo sweep --config FILE [--output DIR] [--data DIR] [--resume]\n"
+      "                              [--run-cap N] [--ranks-per-trial R] [--seed S]\n\n"
+      "Runs a whole sweep in one MPI job: rank 0 samples trials and writes OUTPUT/study.h5;\n"
+      "groups of ranks_per_trial ranks train one trial at a time (data parallel).\n"
+      "FILE is an hpo config (a W&B sweep under `sweep:` beside hpo's keys) or a bare W&B\n"
+      "sweep file with `program`/`command`; for a bare file, --run-cap, --ranks-per-trial and\n"
+      "--seed give what W&B's file has no key for.\n\noptions");
+  int64_t run_cap = 0;
+  int64_t ranks_per_trial = 0;
+  int64_t seed = -1;
+  options.add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>(&sweep.config_path)->required(), "the sweep's YAML file")(
+      "output,o", po::value<std::string>(&sweep.output_override),
+      "output folder (replaces the config's `output`)")(
+      "data", po::value<std::string>(&sweep.data_override),
+      "data folder on this rank (replaces the config's `data`)")(
+      "resume", po::bool_switch(&sweep.resume),
+      "continue the study in the output folder (start it if there is none yet); its running "
+      "trials continue from their checkpoints")(
+      "run-cap", po::value<int64_t>(&run_cap),
+      "bare W&B sweep file: the most trials to run (W&B's run_cap)")(
+      "ranks-per-trial", po::value<int64_t>(&ranks_per_trial),
+      "bare W&B sweep file: ranks of each trial group (default 1)")(
+      "seed", po::value<int64_t>(&seed), "bare W&B sweep file: the sweep's seed (default 0)");
+  po::variables_map values;
+  po::positional_options_description none;
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << options << std::endl;
+      return 0;
+    }
+  }
+  hpo::Status parsed = ParseArguments(args, options, none, &values);
+  // Argument errors are the same on every rank: print once, from rank 0 as mpirun numbers it.
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank == nullptr) rank = std::getenv("PMIX_RANK");
+  const bool print_here = rank == nullptr || std::string(rank) == "0";
+  if (parsed.ok() && values.count("run-cap")) {
+    if (run_cap < 1) parsed = hpo::Status::BadInput("--run-cap must be >= 1");
+    sweep.bare.run_cap = run_cap;
+  }
+  if (parsed.ok() && values.count("ranks-per-trial")) {
+    if (ranks_per_trial < 1) parsed = hpo::Status::BadInput("--ranks-per-trial must be >= 1");
+    sweep.bare.ranks_per_trial = ranks_per_trial;
+  }
+  if (parsed.ok() && values.count("seed")) {
+    if (seed < 0) parsed = hpo::Status::BadInput("--seed must be >= 0");
+    sweep.bare.seed = seed;
+  }
+  if (!parsed.ok()) return ExitWith(parsed, print_here);
+
+  std::unique_ptr<hpo::MpiSession> session;
+  hpo::Status started = hpo::MpiSession::Start(&argc, &argv, &session);
+  if (!started.ok()) return ExitWith(started, true);
+  const bool root = hpo::Communicator::World().rank() == 0;
+  return ExitWith(hpo::RunSweep(sweep, registry), root);
+}
+
+int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegistry& registry) {
+  std::string study_path;
+  std::string format = "table";
+  std::string html_path;
+  int top_k = 10;
+  po::options_description options(
+      "usage: hpo report STUDY.h5 [--top K] [--format table|csv|json] [--html FILE]\n\n"
+      "Prints the leaderboard of a study (best first by the sweep metric's goal) and the best\n"
+      "trial's test accuracy. --html also writes the study as one self-contained web page\n"
+      "(parallel-coordinates plot, learning curves, sortable table; no network needed to view).\n"
+      "\noptions");
+  options.add_options()("help,h", "show this help")(
+      "study", po::value<std::string>(&study_path)->required(), "the study file")(
+      "top,k", po::value<int>(&top_k)->default_value(10), "rows to show (0: all)")(
+      "format,f", po::value<std::string>(&format)->default_value("table"), "table | csv | json")(
+      "html", po::value<std::string>(&html_path), "also write the study as an HTML page to FILE");
+  po::positional_options_description positional;
+  positional.add("study", 1);
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << options << std::endl;
+      return 0;
+    }
+  }
+  po::variables_map values;
+  hpo::Status parsed = ParseArguments(args, options, positional, &values);
+  if (!parsed.ok()) return ExitWith(parsed, true);
+  hpo::ReportOptions report;
+  report.top_k = top_k;
+  if (format == "table") {
+    report.format = hpo::ReportFormat::kTable;
+  } else if (format == "csv") {
+    report.format = hpo::ReportFormat::kCsv;
+  } else if (format == "json") {
+    report.format = hpo::ReportFormat::kJson;
+  } else {
+    return ExitWith(
+        hpo::Status::BadInput("--format must be table, csv or json, not '" + format + "'"), true);
+  }
+  if (top_k < 0) return ExitWith(hpo::Status::BadInput("--top must be 0 or more"), true);
+  hpo::StudyContents study;
+  hpo::Status read = hpo::ReadStudy(study_path, &study);
+  if (!read.ok()) return ExitWith(read, true);
+  if (!html_path.empty()) {
+    const std::string page = hpo::FormatHtmlReport(study, registry.catalog());
+    const hpo::Status written = hpo::WriteFileAtomically(html_path, page.data(), page.size());
+    if (!written.ok()) {
+      return ExitWith(hpo::Status::BadInput("--html: " + written.message()), true);
+    }
+    std::cerr << "hpo: HTML report: " << html_path << std::endl;
+  }
+  std::cout << hpo::FormatReport(study, report);
+  return 0;
+}
+
+// The render command as typed, minus --output FILE, for the generated file's header: running it
+// again renders the same file.
+std::string RenderCommandLine(const std::string& kind, const std::vector<std::string>& args) {
+  std::string line = "hpo render " + kind;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--output" || args[i] == "-o") {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind("--output=", 0) == 0) continue;
+    const std::string& arg = args[i];
+    if (!arg.empty() && arg.find_first_of(" \t'\"$\\<>|&;()*?`~{}[]!#") == std::string::npos) {
+      line += " " + arg;
+      continue;
+    }
+    std::string quoted = "'";  // POSIX shell quoting: ' becomes '\''
+    for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += " " + quoted + "'";
+  }
+  return line;
+}
+
+int RunRenderCommand(const std::vector<std::string>& args, const hpo::TaskRegistry& registry) {
+  const std::string kind = args.empty() ? "" : args.front();
+  if (kind != "mpijob" && kind != "sbatch") {
+    if (kind == "--help" || kind == "-h") {
+      std::cout
+          << "usage: hpo render {mpijob|sbatch} --config FILE [options]\n"
+             "Run 'hpo render mpijob --help' or 'hpo render sbatch --help' for the options.\n";
+      return 0;
+    }
+    return ExitWith(hpo::Status::BadInput("render needs a kind, mpijob or sbatch" +
+                                          (kind.empty() ? std::string() : ", not '" + kind + "'") +
+                                          " (see hpo render --help)"),
+                    true);
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  std::string config_path;
+  std::string output_path;
+  hpo::MpiJobOptions job;
+  hpo::SbatchOptions batch;
+  po::options_description options;
+  if (kind == "mpijob") {
+    options.add(po::options_description(
+        "usage: hpo render mpijob --config FILE [options]\n\n"
+        "Writes a ConfigMap with the sweep config and a Kubeflow MPIJob (kubeflow.org/v2beta1)\n"
+        "that runs it: workers x slots ranks, the study on a ReadWriteMany claim at\n"
+        "/study/NAME, a launcher that resumes the study when it restarts.\n\noptions"));
+    options.add_options()("help,h", "show this help")(
+        "config,c", po::value<std::string>(&config_path)->required(), "the sweep's YAML file")(
+        "output,o", po::value<std::string>(&output_path), "write here instead of to stdout")(
+        "name", po::value<std::string>(&job.name), "job name (DNS-1035); default hpo-SWEEPNAME")(
+        "namespace", po::value<std::string>(&job.namespace_name), "Kubernetes namespace")(
+        "workers", po::value<int64_t>(&job.workers)->default_value(1), "worker pods")(
+        "slots-per-worker", po::value<int64_t>(&job.slots_per_worker)->default_value(0),
+        "ranks per worker (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
+        "gpus-per-worker", po::value<int64_t>(&job.gpus_per_worker)->default_value(-1),
+        "nvidia.com/gpu per worker (default: the instance type's, else 0)")(
+        "efa", po::value<int64_t>(&job.efa_per_worker)->default_value(-1),
+        "vpc.amazonaws.com/efa devices per worker (default: the instance type's, else 0)")(
+        "instance-type", po::value<std::string>(&job.instance_type),
+        "EC2 instance type of the worker nodes (p4d.24xlarge, p4de.24xlarge, p5.48xlarge, "
+        "g5.48xlarge)")("image", po::value<std::string>(&job.image)->default_value(job.image),
+                        "container image")(
+        "claim", po::value<std::string>(&job.claim)->default_value(job.claim),
+        "ReadWriteMany PersistentVolumeClaim for the study")(
+        "worker-memory", po::value<std::string>(&job.worker_memory),
+        "memory per worker (default: 1Gi per rank on CPU, none on GPU)")(
+        "restarts", po::value<int64_t>(&job.restarts)->default_value(job.restarts),
+        "launcher restarts (runPolicy.backoffLimit); each resumes the study");
+  } else {
+    options.add(po::options_description(
+        "usage: hpo render sbatch --config FILE [options]\n\n"
+        "Writes a Slurm batch script that runs the sweep with mpirun (or srun --mpi=pmix)\n"
+        "inside its allocation and resumes the study when the output folder has one.\n\noptions"));
+    options.add_options()("help,h", "show this help")(
+        "config,c", po::value<std::string>(&config_path)->required(),
+        "the sweep's YAML file (the script's default; relative paths are resolved against the "
+        "submit folder)")("output,o", po::value<std::string>(&output_path),
+                          "write here instead of to stdout")(
+        "output-dir", po::value<std::string>(&batch.output_dir),
+        "the sweep's output folder (default: the config's `output`)")(
+        "job-name", po::value<std::string>(&batch.job_name), "default hpo-SWEEPNAME")(
+        "nodes", po::value<int64_t>(&batch.nodes)->default_value(1), "nodes")(
+        "ntasks-per-node", po::value<int64_t>(&batch.ntasks_per_node)->default_value(0),
+        "ranks per node (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
+        "gpus-per-node", po::value<int64_t>(&batch.gpus_per_node)->default_value(0), "GPUs")(
+        "cpus-per-task", po::value<int64_t>(&batch.cpus_per_task)->default_value(0),
+        "cores per rank (default: the config's threads_per_rank)")(
+        "time", po::value<std::string>(&batch.time)->default_value(batch.time), "time limit")(
+        "partition", po::value<std::string>(&batch.partition), "partition")(
+        "account", po::value<std::string>(&batch.account), "account")(
+        "exclusive", po::bool_switch(&batch.exclusive), "whole nodes only")(
+        "preemptible", po::bool_switch(&batch.preemptible),
+        "requeue on USR1 (--requeue --signal=B:USR1@LEAD --open-mode=append) and resume")(
+        "signal-lead", po::value<int64_t>(&batch.signal_lead_s)->default_value(batch.signal_lead_s),
+        "seconds before the time limit that Slurm sends USR1 (preemptible)")(
+        "array", po::value<std::string>(&batch.array), "job array spec: one study per task")(
+        "launcher", po::value<std::string>(&batch.launcher)->default_value(batch.launcher),
+        "mpirun or srun");
+  }
+  for (const std::string& arg : rest) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << options << std::endl;
+      return 0;
+    }
+  }
+  po::variables_map values;
+  po::positional_options_description none;
+  hpo::Status parsed = ParseArguments(rest, options, none, &values);
+  if (!parsed.ok()) return ExitWith(parsed, true);
+  hpo::SweepConfig config;
+  hpo::Status loaded =
+      hpo::LoadConfigFile(config_path, registry.catalog(), hpo::BareSweepSettings(), &config);
+  if (!loaded.ok()) return ExitWith(loaded, true);
+  std::string text;
+  hpo::Status rendered;
+  if (kind == "mpijob") {
+    job.command_line = RenderCommandLine(kind, rest);
+    rendered = hpo::RenderMpiJob(config, job, &text);
+  } else {
+    batch.config_path = config_path;
+    batch.command_line = RenderCommandLine(kind, rest);
+    rendered = hpo::RenderSbatch(config, batch, &text);
+  }
+  if (!rendered.ok()) return ExitWith(rendered, true);
+  if (output_path.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  hpo::Status written = hpo::WriteFileAtomically(output_path, text.data(), text.size());
+  if (!written.ok()) return ExitWith(hpo::Status::BadInput(written.message()), true);
+  return 0;
+}
+
+}  // namespace
+
+namespace hpo {
+
+int Main(int argc, char** argv, const TaskRegistry& registry) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << "hpo-mpi " << HPO_VERSION << std::endl;
+    return 0;
+  }
+  if (command == "sweep") return RunSweepCommand(argc, argv, args, registry);
+  if (command == "report") return RunReportCommand(args, registry);
+  if (command == "render") return RunRenderCommand(args, registry);
+  std::cerr << "hpo: error: unknown command '" << command << "'\n\n" << kUsage;
+  return static_cast<int>(ExitCode::kBadInput);
+}
+
+}  // namespace hpo
