@@ -1,6 +1,7 @@
 #include "hpo/task_catalog.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <utility>
@@ -141,6 +142,7 @@ class TorchScriptTask final : public TaskDescription {
                                           "with `value:`)");
       }
     }
+    HPO_RETURN_IF_ERROR(CheckModelFilesExist(config, placeholders));
     for (const ParameterSpec& parameter : config.sweep.parameters) {
       const bool trainer = FindHyperparameter(parameter.name) != nullptr;
       const bool placeholder =
@@ -161,6 +163,43 @@ class TorchScriptTask final : public TaskDescription {
   }
 
  private:
+  // When every placeholder's parameter has a list of values (or one value), every model file the
+  // sweep can name must exist: BadInput naming the first that does not (at most 256 are checked).
+  static Status CheckModelFilesExist(const SweepConfig& config,
+                                     const std::vector<std::string>& placeholders) {
+    const TaskOptions& options = config.task_options;
+    std::vector<Assignment> assignments = {{}};
+    for (const std::string& name : placeholders) {
+      const ParameterSpec* spec = nullptr;
+      for (const ParameterSpec& parameter : config.sweep.parameters) {
+        if (parameter.name == name) spec = &parameter;
+      }
+      if (spec == nullptr || spec->values.empty()) return Status::Ok();  // a distribution
+      std::vector<Assignment> extended;
+      for (const Assignment& partial : assignments) {
+        for (const ParamValue& value : spec->values) {
+          Assignment next = partial;
+          next.push_back({name, value});
+          extended.push_back(std::move(next));
+        }
+      }
+      if (extended.size() > 256) return Status::Ok();
+      assignments = std::move(extended);
+    }
+    const std::filesystem::path folder = std::filesystem::absolute(config.path).parent_path();
+    for (const Assignment& assignment : assignments) {
+      std::string path;
+      HPO_RETURN_IF_ERROR(ExpandModelPath(options.Get("model", ""), assignment, &path));
+      const std::filesystem::path resolved =
+          std::filesystem::path(path).is_absolute() ? std::filesystem::path(path) : folder / path;
+      std::error_code error;
+      if (!std::filesystem::is_regular_file(resolved, error)) {
+        return options.Error("model", resolved.string() + " does not exist");
+      }
+    }
+    return Status::Ok();
+  }
+
   std::string name_;
   std::vector<HyperparameterInfo> hyperparameters_;
 };

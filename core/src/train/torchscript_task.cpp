@@ -61,7 +61,7 @@ std::string Shape(const torch::Tensor& tensor) {
 Status TorchScriptTask::Make(const SweepConfig& config, std::unique_ptr<ModelTask>* task) {
   std::unique_ptr<TorchScriptTask> made(new TorchScriptTask());
   const std::string model = config.task_options.Get("model", "");
-  const fs::path folder = fs::path(config.path).parent_path();
+  const fs::path folder = fs::absolute(config.path).parent_path();
   made->model_pattern_ = fs::path(model).is_absolute() ? model : (folder / model).string();
   const bool regression = config.task_options.Get("loss", "cross_entropy") == "mse";
 
