@@ -679,7 +679,7 @@ const BadConfig kBadConfigs[] = {
     {"UnknownTask",
      "task: cifar10\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",
-     "test.yaml:1: task: must be one of fashion_mnist, synthetic, got 'cifar10'"},
+     "test.yaml:1: task: must be one of fashion_mnist, synthetic, torchscript, got 'cifar10'"},
     {"MissingSweep", "task: synthetic\nepochs: 2\n", "test.yaml:1: sweep: missing required key"},
     {"MissingMetricName",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    goal: minimize\n"
