@@ -88,6 +88,8 @@ inline constexpr const char* kTorchScriptTaskName = "torchscript";
 // The placeholders of `pattern`, in order (each once). BadInput for an unclosed '{' or an empty
 // name.
 Status ModelPathPlaceholders(const std::string& pattern, std::vector<std::string>* names);
+// `config`'s `model` as an absolute pattern (a relative one taken from the config's folder).
+std::string ModelPathPattern(const SweepConfig& config);
 // `pattern` with every placeholder replaced by the value in `params`; BadInput naming a
 // placeholder without a value.
 Status ExpandModelPath(const std::string& pattern, const Assignment& params, std::string* path);

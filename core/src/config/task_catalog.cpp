@@ -186,15 +186,13 @@ class TorchScriptTask final : public TaskDescription {
       if (extended.size() > 256) return Status::Ok();
       assignments = std::move(extended);
     }
-    const std::filesystem::path folder = std::filesystem::absolute(config.path).parent_path();
+    const std::string pattern = ModelPathPattern(config);
     for (const Assignment& assignment : assignments) {
       std::string path;
-      HPO_RETURN_IF_ERROR(ExpandModelPath(options.Get("model", ""), assignment, &path));
-      const std::filesystem::path resolved =
-          std::filesystem::path(path).is_absolute() ? std::filesystem::path(path) : folder / path;
+      HPO_RETURN_IF_ERROR(ExpandModelPath(pattern, assignment, &path));
       std::error_code error;
-      if (!std::filesystem::is_regular_file(resolved, error)) {
-        return options.Error("model", resolved.string() + " does not exist");
+      if (!std::filesystem::is_regular_file(path, error)) {
+        return options.Error("model", path + " does not exist");
       }
     }
     return Status::Ok();
@@ -335,6 +333,12 @@ Status ModelPathPlaceholders(const std::string& pattern, std::vector<std::string
     if (std::find(names->begin(), names->end(), name) == names->end()) names->push_back(name);
   }
   return Status::Ok();
+}
+
+std::string ModelPathPattern(const SweepConfig& config) {
+  const std::string model = config.task_options.Get("model", "");
+  if (std::filesystem::path(model).is_absolute()) return model;
+  return (std::filesystem::absolute(config.path).parent_path() / model).string();
 }
 
 Status ExpandModelPath(const std::string& pattern, const Assignment& params, std::string* path) {

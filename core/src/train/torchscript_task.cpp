@@ -1,6 +1,5 @@
 #include "hpo/train/torchscript_task.hpp"
 
-#include <filesystem>
 #include <sstream>
 #include <utility>
 
@@ -10,8 +9,6 @@
 
 namespace hpo {
 namespace {
-
-namespace fs = std::filesystem;
 
 torch::ScalarType TorchType(ElementType type) {
   switch (type) {
@@ -60,9 +57,7 @@ std::string Shape(const torch::Tensor& tensor) {
 
 Status TorchScriptTask::Make(const SweepConfig& config, std::unique_ptr<ModelTask>* task) {
   std::unique_ptr<TorchScriptTask> made(new TorchScriptTask());
-  const std::string model = config.task_options.Get("model", "");
-  const fs::path folder = fs::absolute(config.path).parent_path();
-  made->model_pattern_ = fs::path(model).is_absolute() ? model : (folder / model).string();
+  made->model_pattern_ = ModelPathPattern(config);
   const bool regression = config.task_options.Get("loss", "cross_entropy") == "mse";
 
   ArrayDataset data;
@@ -103,7 +98,7 @@ Status TorchScriptTask::Make(const SweepConfig& config, std::unique_ptr<ModelTas
   if (data.test) made->test_ = split(*data.test);
 
   std::vector<std::string> placeholders;
-  HPO_RETURN_IF_ERROR(ModelPathPlaceholders(model, &placeholders));
+  HPO_RETURN_IF_ERROR(ModelPathPlaceholders(config.task_options.Get("model", ""), &placeholders));
   if (placeholders.empty()) {
     std::unique_ptr<TrainableModel> checked;
     HPO_RETURN_IF_ERROR(made->BuildModel({}, &checked));

@@ -40,7 +40,7 @@ class TorchScriptTask final : public ModelTask {
   // BadInput unless the model at `path` runs on two training rows and its output fits the loss.
   Status CheckOnFirstBatch(const std::string& path, TrainableModel& model);
 
-  std::string model_pattern_;  // absolute, or relative to the config's folder when it was given
+  std::string model_pattern_;  // ModelPathPattern: absolute, placeholders unfilled
   TensorDataset train_;
   TensorDataset validation_;
   TensorDataset test_;
