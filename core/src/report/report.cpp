@@ -213,32 +213,8 @@ std::string FormatJson(const StudyContents& study, const ReportOptions& options)
   out += "  \"metric\": " + JsonString(study.attributes.metric_name) + ",\n";
   out += "  \"goal\": " + JsonString(Goal(study)) + ",\n";
   out += "  \"best_trial_id\": " + (best.has_value() ? std::to_string(*best) : "null") + ",\n";
-  std::string test_metrics;
-  for (const auto& [name, value] : TestMetrics(study)) {
-    test_metrics +=
-        (test_metrics.empty() ? "" : ", ") + JsonString(name) + ": " + JsonNumber(value);
-  }
-  out += "  \"test_metrics\": {" + test_metrics + "},\n";
-  std::string tables;
-  for (const MetricTable& table : study.tables) {
-    std::string labels;
-    for (const std::string& label : table.labels) {
-      labels += (labels.empty() ? "" : ", ") + JsonString(label);
-    }
-    std::string rows;
-    for (int64_t r = 0; r < table.rows; ++r) {
-      std::string row;
-      for (int64_t c = 0; c < table.columns; ++c) {
-        row += (c == 0 ? "" : ", ") +
-               JsonNumber(table.values[static_cast<size_t>(r * table.columns + c)]);
-      }
-      rows += (r == 0 ? "[" : ", [") + row + "]";
-    }
-    tables += (tables.empty() ? "" : ", ") + std::string("{\"name\": ") +
-              JsonString(report_internal::kTestMetricPrefix + table.name) + ", \"labels\": [" +
-              labels + "], \"rows\": [" + rows + "]}";
-  }
-  out += "  \"test_tables\": [" + tables + "],\n";
+  out += "  \"test_metrics\": " + report_internal::TestMetricsJson(study) + ",\n";
+  out += "  \"test_tables\": " + report_internal::TestTablesJson(study) + ",\n";
   out += "  \"trials\": [";
   const size_t shown = ShownRows(options, board.size());
   for (size_t r = 0; r < shown; ++r) {

@@ -118,4 +118,35 @@ std::string JsonValue(const StudyAttribute& value) {
   return JsonString(std::get<std::string>(value));
 }
 
+std::string TestMetricsJson(const StudyContents& study) {
+  std::string out;
+  for (const auto& [name, value] : TestMetrics(study)) {
+    out += (out.empty() ? "" : ", ") + JsonString(name) + ": " + JsonNumber(value);
+  }
+  return "{" + out + "}";
+}
+
+std::string TestTablesJson(const StudyContents& study) {
+  std::string out;
+  for (const MetricTable& table : study.tables) {
+    std::string labels;
+    for (const std::string& label : table.labels) {
+      labels += (labels.empty() ? "" : ", ") + JsonString(label);
+    }
+    std::string rows;
+    for (int64_t r = 0; r < table.rows; ++r) {
+      std::string row;
+      for (int64_t c = 0; c < table.columns; ++c) {
+        row += (c == 0 ? "" : ", ") +
+               JsonNumber(table.values[static_cast<size_t>(r * table.columns + c)]);
+      }
+      rows += (r == 0 ? "[" : ", [") + row + "]";
+    }
+    out += (out.empty() ? "" : ", ") + std::string("{\"name\": ") +
+           JsonString(kTestMetricPrefix + table.name) + ", \"labels\": [" + labels +
+           "], \"rows\": [" + rows + "]}";
+  }
+  return "[" + out + "]";
+}
+
 }  // namespace hpo::report_internal

@@ -51,4 +51,10 @@ std::string JsonString(const std::string& text);
 std::string JsonNumber(double value);
 std::string JsonValue(const StudyAttribute& value);
 
+// The best trial's test results as JSON, as `hpo report --format json` and the HTML page's embedded
+// study both write them: an object of the test metrics by name, and an array of the tables
+// ({"name": "test_NAME", "labels": [...], "rows": [[...], ...]}).
+std::string TestMetricsJson(const StudyContents& study);
+std::string TestTablesJson(const StudyContents& study);
+
 }  // namespace hpo::report_internal
