@@ -1,20 +1,25 @@
 // Tests of FormatHtmlReport: the embedded study JSON (read back with Python), the axes it gives
 // the plot (from the config, or from the data when the config does not parse), that no study text
-// can break out of the page's script or markup, and that the page needs nothing from the network.
+// can break out of the page's script or markup, that the page needs nothing from the network, and
+// the best trial's test-split section (its metrics, the confusion matrix as a heatmap).
 
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "hpo/report.hpp"
+#include "hpo/study_file.hpp"
 #include "hpo/task_catalog.hpp"
 
 namespace hpo {
@@ -201,6 +206,8 @@ TEST(HtmlReportTest, NoStudyTextEndsTheScriptOrTheMarkup) {
   study.attributes.config = std::string(kConfig) + "# </pre><script>alert(1)</script>\n";
   study.trials[2].message = "</script><script>alert(2)</script><!--";
   study.attributes.metric_name = "val_accuracy</title>";
+  study.tables.push_back(
+      {"confusion", 2, 2, {1, 2, 3, 4}, {"</script><script>alert(3)</script>", "</td></table>"}});
   const std::string page = FormatHtmlReport(study);
   // The page's own two script elements close; nothing from the study adds a tag.
   EXPECT_EQ(Count(page, "</script>"), 2u) << page;
@@ -209,6 +216,13 @@ TEST(HtmlReportTest, NoStudyTextEndsTheScriptOrTheMarkup) {
   EXPECT_EQ(Count(page, "</title>"), 1u) << page;
   EXPECT_NE(page.find("\\u003c/script>\\u003cscript>alert(2)"), std::string::npos) << page;
   EXPECT_NE(page.find("# &lt;/pre&gt;&lt;script&gt;"), std::string::npos) << page;
+  // The class names, in the heatmap's heads and in the embedded JSON.
+  // The page's three tables close: the test metrics', the confusion matrix's and the trials'.
+  EXPECT_EQ(Count(page, "</table>"), 3u) << page;
+  EXPECT_NE(page.find("<th scope=\"col\">&lt;/script&gt;&lt;script&gt;alert(3)"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("\"labels\": [\"\\u003c/script>\\u003cscript>alert(3)"), std::string::npos)
+      << page;
 }
 
 TEST(HtmlReportTest, PageIsSelfContained) {
@@ -233,6 +247,171 @@ TEST(HtmlReportTest, EmptyStudyGivesAPageWithoutTrials) {
                             "assert r['axes'][0]['min'] == 0.0001, r['axes']\n";
   EXPECT_TRUE(PythonCheck(page, check)) << page;
   EXPECT_EQ(page.find("Best trial"), std::string::npos);
+}
+
+// A study whose best trial was evaluated on the test split: three metrics and a 3x3 confusion
+// matrix whose class names need escaping. Rows hold 100, 10 and 5 samples, so the row-normalised
+// shade of the 5 correct "<b>x</b>" is darker than that of the 50 correct "-1".
+StudyContents StudyWithTestResults() {
+  StudyContents study = TestStudy();
+  study.extra_attributes.clear();
+  study.extra_attributes["best_trial_id"] = int64_t{0};
+  study.extra_attributes["test_loss"] = 0.4;
+  study.extra_attributes["test_accuracy"] = 0.63;
+  study.extra_attributes["test_macro_f1"] = 0.71;
+  study.tables.push_back(
+      {"confusion", 3, 3, {50, 30, 20, 1, 8, 1, 0, 0, 5}, {"-1", "0", "<b>x</b>"}});
+  return study;
+}
+
+// The part of `page` from `from` to the next `to` (empty when `from` is not there).
+std::string Between(const std::string& page, const std::string& from, const std::string& to) {
+  const size_t start = page.find(from);
+  if (start == std::string::npos) return "";
+  const size_t end = page.find(to, start);
+  return page.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// The heatmap's count cells in page order.
+struct Cell {
+  bool diagonal;
+  std::string style;
+  std::string text;
+};
+std::vector<Cell> CountCells(const std::string& html) {
+  static const std::regex cell(
+      R"re(<td( class="diagonal")? style="([^"]*)" title="[^"]*">([^<]*)</td>)re");
+  std::vector<Cell> cells;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), cell); it != std::sregex_iterator();
+       ++it) {
+    cells.push_back({(*it)[1].matched, (*it)[2].str(), (*it)[3].str()});
+  }
+  return cells;
+}
+
+TEST(HtmlReportTest, TestSplitSectionShowsTheBestTrialsMetrics) {
+  const std::string page = FormatHtmlReport(StudyWithTestResults());
+  EXPECT_EQ(Count(page, "<section id=\"test\">"), 1u) << page;
+  const std::string section = Between(page, "<section id=\"test\">", "<h2>Hyperparameters");
+  EXPECT_NE(section.find("<p class=\"guide\">How trial 0, the best by val_accuracy, does on"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("<caption>Test metrics of trial 0</caption>"), std::string::npos)
+      << section;
+  // Every test_* attribute by name (in the study's attribute order), nothing else.
+  const std::string metrics = Between(section, "<table class=\"test-metrics\">", "</table>");
+  EXPECT_NE(metrics.find("<tr><td>test_accuracy</td><td>0.63</td></tr>\n"
+                         "<tr><td>test_loss</td><td>0.4</td></tr>\n"
+                         "<tr><td>test_macro_f1</td><td>0.71</td></tr>\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("best_trial_id"), std::string::npos) << metrics;
+  // After the summary, before the plots.
+  EXPECT_LT(page.find("<p class=\"summary\">Started"), page.find("<section id=\"test\">"));
+
+  // A metric of any name, without a recorded best trial: the section names "the best trial".
+  StudyContents study = TestStudy();
+  study.extra_attributes = {{"test_rmse", 1.25}};
+  const std::string other = FormatHtmlReport(study);
+  EXPECT_NE(other.find("<caption>Test metrics of the best trial</caption>"), std::string::npos)
+      << other;
+  EXPECT_NE(other.find("<tr><td>test_rmse</td><td>1.25</td></tr>"), std::string::npos) << other;
+  EXPECT_EQ(other.find("<section id=\"confusion\">"), std::string::npos) << other;
+}
+
+TEST(HtmlReportTest, ConfusionMatrixIsARowNormalisedHeatmapWithEscapedClassNames) {
+  const std::string page = FormatHtmlReport(StudyWithTestResults());
+  EXPECT_EQ(Count(page, "<section id=\"confusion\">"), 1u) << page;
+  EXPECT_LT(page.find("<section id=\"test\">"), page.find("<section id=\"confusion\">"));
+  const std::string matrix = Between(page, "<section id=\"confusion\">", "</section>");
+  EXPECT_NE(matrix.find("<h3>Confusion matrix (test_confusion)</h3>"), std::string::npos) << matrix;
+  // Axis names, and the class names on both axes, escaped.
+  EXPECT_NE(matrix.find(">predicted</th>"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("<span>true</span>"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("<th scope=\"col\">-1</th><th scope=\"col\">0</th>"
+                        "<th scope=\"col\">&lt;b&gt;x&lt;/b&gt;</th>"),
+            std::string::npos)
+      << matrix;
+  EXPECT_NE(matrix.find("<th scope=\"row\">&lt;b&gt;x&lt;/b&gt;</th>"), std::string::npos)
+      << matrix;
+  EXPECT_EQ(page.find("<b>x</b>"), std::string::npos) << page;
+  // The counts row by row (rows = true class), the diagonal marked, the row totals beside.
+  const std::vector<Cell> cells = CountCells(matrix);
+  ASSERT_EQ(cells.size(), 9u) << matrix;
+  const std::vector<std::string> counts = {"50", "30", "20", "1", "8", "1", "0", "0", "5"};
+  for (size_t i = 0; i < cells.size(); ++i) {
+    EXPECT_EQ(cells[i].text, counts[i]) << i;
+    EXPECT_EQ(cells[i].diagonal, i % 4 == 0) << i;
+  }
+  EXPECT_NE(matrix.find("<td class=\"total\">100</td></tr>"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find("<td class=\"total\">5</td></tr>"), std::string::npos) << matrix;
+  // Shades follow the share of the row, not the count: 50 of 100 half way, 5 of 5 the darkest
+  // (with white text), 0 white.
+  EXPECT_NE(cells[0].style.find("rgb(132,152,181)"), std::string::npos) << cells[0].style;
+  EXPECT_NE(cells[8].style.find("rgb(8,48,107)"), std::string::npos) << cells[8].style;
+  EXPECT_NE(cells[8].style.find("color: white"), std::string::npos) << cells[8].style;
+  EXPECT_NE(cells[6].style.find("rgb(255,255,255)"), std::string::npos) << cells[6].style;
+  EXPECT_EQ(cells[6].style.find("color: white"), std::string::npos) << cells[6].style;
+  EXPECT_NE(matrix.find("title=\"true &lt;b&gt;x&lt;/b&gt;, predicted &lt;b&gt;x&lt;/b&gt;: 5 "
+                        "(100.0% of true &lt;b&gt;x&lt;/b&gt;)\""),
+            std::string::npos)
+      << matrix;
+}
+
+TEST(HtmlReportTest, OtherTestTablesAreDrawnAsPlainMatrices) {
+  StudyContents study = TestStudy();
+  study.extra_attributes.clear();
+  study.tables.push_back({"trials", 1, 2, {0.5, 2}, {}});  // no labels: numbered
+  const std::string page = FormatHtmlReport(study);
+  // Tables alone make the section, without a metrics table. The table's section id keeps the
+  // test_ prefix, so it cannot take the id of the element the script draws the trials into.
+  EXPECT_EQ(Count(page, "<section id=\"test\">"), 1u) << page;
+  EXPECT_EQ(page.find("class=\"test-metrics\""), std::string::npos) << page;
+  EXPECT_EQ(Count(page, "id=\"trials\""), 1u) << page;
+  const std::string table = Between(page, "<section id=\"test_trials\">", "</section>");
+  EXPECT_NE(table.find("<h3>test_trials</h3>"), std::string::npos) << page;
+  EXPECT_NE(table.find("<tr><td></td><th scope=\"col\">0</th><th scope=\"col\">1</th></tr>\n"
+                       "<tr><th scope=\"row\">0</th><td>0.5</td><td>2</td></tr>"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("predicted"), std::string::npos) << table;
+}
+
+TEST(HtmlReportTest, NoTestSectionWithoutTestResults) {
+  StudyContents study = TestStudy();
+  study.extra_attributes.clear();
+  study.extra_attributes["best_trial_id"] = int64_t{0};
+  study.extra_attributes["best_model"] = std::string("models/trial_0.pt");
+  const std::string page = FormatHtmlReport(study);
+  EXPECT_EQ(page.find("<section"), std::string::npos) << page;
+  EXPECT_EQ(page.find("Test split"), std::string::npos) << page;
+  EXPECT_EQ(page.find("predicted"), std::string::npos) << page;
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string check =
+      std::string(kLoadStudy) + "assert r['test_metrics'] == {} and r['test_tables'] == [], r\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
+}
+
+TEST(HtmlReportTest, EmbedsTheTestResultsAsTheJsonReportWritesThem) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  const StudyContents study = StudyWithTestResults();
+  ReportOptions options;
+  options.format = ReportFormat::kJson;
+  std::string json_hex;  // `hpo report --format json`, handed to Python as hex
+  for (unsigned char c : FormatReport(study, options)) {
+    char digits[3];
+    std::snprintf(digits, sizeof(digits), "%02x", c);
+    json_hex += digits;
+  }
+  const std::string check =
+      std::string(kLoadStudy) + "j = json.loads(bytes.fromhex('" + json_hex + "').decode())\n" +
+      "assert r['test_metrics'] == {'test_accuracy': 0.63, 'test_loss': 0.4,"
+      " 'test_macro_f1': 0.71}, r['test_metrics']\n"
+      "assert r['test_tables'] == [{'name': 'test_confusion', 'labels': ['-1', '0', '<b>x</b>'],"
+      " 'rows': [[50, 30, 20], [1, 8, 1], [0, 0, 5]]}], r['test_tables']\n"
+      "assert r['test_metrics'] == j['test_metrics'], j\n"
+      "assert r['test_tables'] == j['test_tables'], j\n";
+  EXPECT_TRUE(PythonCheck(FormatHtmlReport(study), check));
 }
 
 }  // namespace

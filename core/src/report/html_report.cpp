@@ -1,6 +1,8 @@
-// FormatHtmlReport: the study's trials as JSON inside a page that draws them (report.js).
+// FormatHtmlReport: the study's trials as JSON inside a page that draws them (report.js), and the
+// best trial's test-split results as plain HTML (no script needed to read them).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <set>
@@ -23,9 +25,13 @@ using report_internal::Goal;
 using report_internal::JsonNumber;
 using report_internal::JsonString;
 using report_internal::JsonValue;
+using report_internal::kBestTrialAttribute;
+using report_internal::kTestMetricPrefix;
 using report_internal::Leaderboard;
 using report_internal::StatusCounts;
 using report_internal::TestMetrics;
+using report_internal::TestMetricsJson;
+using report_internal::TestTablesJson;
 
 enum class AxisScale { kLinear, kLog, kCategorical };
 
@@ -211,7 +217,8 @@ std::string StudyJson(const StudyContents& study, const TaskCatalog& catalog) {
   for (size_t i = 0; i < board.size(); ++i) {
     out += (i == 0 ? "\n  " : ",\n  ") + TrialJson(study, *board[i]);
   }
-  out += "]}";
+  out += "],\n\"test_metrics\": " + TestMetricsJson(study) +
+         ",\n\"test_tables\": " + TestTablesJson(study) + "}";
   std::string escaped;
   for (char c : out) {
     if (c == '<') {
@@ -273,6 +280,138 @@ std::string Summary(const StudyContents& study) {
   return out;
 }
 
+// ---- the test split ----
+
+// Whom the test results belong to: "trial N" when the sweep recorded its best trial (it evaluates
+// that one), else "the best trial" (the text report names no trial then either).
+std::string TestTrialWords(const StudyContents& study) {
+  const std::optional<int64_t> best = BestTrialId(study, Leaderboard(study));
+  if (FindExtra(study, kBestTrialAttribute) != nullptr && best.has_value()) {
+    return "trial " + std::to_string(*best);
+  }
+  return "the best trial";
+}
+
+std::string CellText(double value) {
+  return std::isfinite(value) ? FormatParamValue(ParamValue(value)) : "-";
+}
+
+// An id attribute for a table's section: letters, digits, '-' and '_' kept, anything else '_'.
+std::string SectionId(const std::string& text) {
+  std::string id;
+  for (char c : text) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_';
+    id += keep ? c : '_';
+  }
+  return id;
+}
+
+// A cell's shade for its share of its row in [0, 1]: white to dark blue, with white text once the
+// background is dark enough that black would not read.
+std::string ShareStyle(double share) {
+  const double s = std::clamp(share, 0.0, 1.0);
+  const auto mix = [s](int from, int to) {
+    return static_cast<int>(std::lround(from + (to - from) * s));
+  };
+  char style[96];
+  std::snprintf(style, sizeof(style), "background: rgb(%d,%d,%d)%s", mix(255, 8), mix(255, 48),
+                mix(255, 107), s >= 0.5 ? "; color: white" : "");
+  return style;
+}
+
+// One test table as an HTML table with its labels as row and column heads (numbered where the task
+// gave none). A confusion matrix (rows = true class, columns = predicted class) is a heatmap: each
+// count shaded by its share of its row, the diagonal (correct predictions) outlined, the row totals
+// beside it.
+std::string MatrixHtml(const MetricTable& table, bool confusion) {
+  const auto label = [&table](int64_t i) {
+    return HtmlText(static_cast<size_t>(i) < table.labels.size()
+                        ? table.labels[static_cast<size_t>(i)]
+                        : std::to_string(i));
+  };
+  const auto value = [&table](int64_t r, int64_t c) {
+    const size_t at = static_cast<size_t>(r * table.columns + c);
+    return at < table.values.size() ? table.values[at] : std::numeric_limits<double>::quiet_NaN();
+  };
+  std::string out = "<div class=\"scroll\"><table class=\"matrix\">\n";
+  if (confusion) {
+    out += "<tr><td colspan=\"2\" rowspan=\"2\"></td><th class=\"axis-name\" colspan=\"" +
+           std::to_string(table.columns) + "\">predicted</th><td></td></tr>\n";
+  }
+  out += "<tr>" + std::string(confusion ? "" : "<td></td>");
+  for (int64_t c = 0; c < table.columns; ++c) out += "<th scope=\"col\">" + label(c) + "</th>";
+  out += confusion ? "<th scope=\"col\" class=\"total\">total</th></tr>\n" : "</tr>\n";
+  for (int64_t r = 0; r < table.rows; ++r) {
+    out += "<tr>";
+    if (confusion && r == 0) {
+      out += "<th class=\"axis-name true\" rowspan=\"" + std::to_string(table.rows) +
+             "\"><span>true</span></th>";
+    }
+    out += "<th scope=\"row\">" + label(r) + "</th>";
+    double total = 0.0;
+    for (int64_t c = 0; c < table.columns; ++c) {
+      if (std::isfinite(value(r, c))) total += value(r, c);
+    }
+    for (int64_t c = 0; c < table.columns; ++c) {
+      const double count = value(r, c);
+      if (!confusion) {
+        out += "<td>" + CellText(count) + "</td>";
+        continue;
+      }
+      const double share = total > 0.0 && std::isfinite(count) ? count / total : 0.0;
+      char percent[32];
+      std::snprintf(percent, sizeof(percent), "%.1f%%", 100.0 * share);
+      out += "<td" + std::string(r == c ? " class=\"diagonal\"" : "") + " style=\"" +
+             ShareStyle(share) + "\" title=\"true " + label(r) + ", predicted " + label(c) + ": " +
+             CellText(count) + " (" + percent + " of true " + label(r) + ")\">" + CellText(count) +
+             "</td>";
+    }
+    if (confusion) out += "<td class=\"total\">" + CellText(total) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table></div>\n";
+}
+
+// The best trial's results on the held-out test split: its test_* metrics, then each table the
+// task reported (a confusion matrix as a heatmap). Empty when the study has neither.
+std::string TestSection(const StudyContents& study) {
+  const std::vector<std::pair<std::string, double>> metrics = TestMetrics(study);
+  if (metrics.empty() && study.tables.empty()) return "";
+  const std::string trial = TestTrialWords(study);
+  std::string out = "<section id=\"test\">\n<h2>Test split</h2>\n";
+  out += "<p class=\"guide\">How " + HtmlText(trial) + ", the best by " +
+         HtmlText(study.attributes.metric_name) +
+         ", does on the held-out test split, which no trial saw during the search.</p>\n";
+  if (!metrics.empty()) {
+    out += "<table class=\"test-metrics\"><caption>Test metrics of " + HtmlText(trial) +
+           "</caption>\n<tr><th scope=\"col\">metric</th><th scope=\"col\">value</th></tr>\n";
+    for (const auto& [name, value] : metrics) {
+      out += "<tr><td>" + HtmlText(name) + "</td><td>" + HtmlText(CellText(value)) + "</td></tr>\n";
+    }
+    out += "</table>\n";
+  }
+  for (const MetricTable& table : study.tables) {
+    // The confusion matrix's section is #confusion; any other table's #test_NAME, so that no
+    // table's name can take the id of an element the script draws into (#trials, #curves, ...).
+    const bool confusion = table.name == "confusion";
+    const std::string name = kTestMetricPrefix + table.name;
+    out += "<section id=\"" + (confusion ? "confusion" : SectionId(name)) + "\">\n";
+    if (confusion) {
+      out += "<h3>Confusion matrix (" + HtmlText(name) + ")</h3>\n";
+      out +=
+          "<p class=\"guide\">Rows: the true class; columns: the predicted class. Each cell "
+          "counts the test samples of its row's class predicted as its column's; its shade is "
+          "that count's share of the row (white 0%, dark blue 100%). The outlined diagonal "
+          "holds the correct predictions.</p>\n";
+    } else {
+      out += "<h3>" + HtmlText(name) + "</h3>\n";
+    }
+    out += MatrixHtml(table, confusion) + "</section>\n";
+  }
+  return out + "</section>\n";
+}
+
 }  // namespace
 
 std::string FormatHtmlReport(const StudyContents& study) {
@@ -285,6 +424,7 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
   page += "<title>" + HtmlText(title) + "</title>\n<style>\n";
   page += report_internal::kReportCss;
   page += "</style>\n</head>\n<body>\n<h1>" + HtmlText(title) + "</h1>\n" + Summary(study);
+  page += TestSection(study);
   page += "<noscript><p>The plots and the table need JavaScript.</p></noscript>\n";
   page += "<h2>Hyperparameters and " + HtmlText(study.attributes.metric_name) + "</h2>\n";
   page += "<p id=\"selection\"></p>\n<div class=\"scroll\"><svg id=\"parallel\"></svg></div>\n";
