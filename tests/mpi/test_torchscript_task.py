@@ -12,7 +12,7 @@ import sys
 import tempfile
 import unittest
 
-from hpo_test_support import MPI_ENV, parse_command_line
+from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
 
 HPO = None  # set from the command line
 PYTHON = "/usr/bin/python3"
@@ -93,12 +93,10 @@ class TorchScriptCase(unittest.TestCase):
             f.write(text)
         output = os.path.join(self.tmp, "out-" + name)
         shutil.rmtree(output, ignore_errors=True)
-        done = subprocess.run(["mpirun", "--oversubscribe", "-np", str(np_count), HPO, "sweep",
-                               "--config", path, "--output", output],
-                              capture_output=True, text=True, timeout=300,
-                              start_new_session=True, cwd=self.tmp,
-                              env=dict(os.environ, **MPI_ENV))
-        return done.returncode, done.stdout + done.stderr, output
+        done = run_in_own_session(["mpirun", "--oversubscribe", "-np", str(np_count), HPO,
+                                   "sweep", "--config", path, "--output", output],
+                                  timeout=300, cwd=self.tmp, env=dict(os.environ, **MPI_ENV))
+        return done.returncode, done.describe(), output
 
 
 class Training(TorchScriptCase):

@@ -85,6 +85,9 @@ std::shared_ptr<const TaskDescription> MakeTaskDescription(
 // FormatParamValue writes them, strings as they are), so that an architecture parameter selects
 // among exported files: models/net_w{width}.pt.
 inline constexpr const char* kTorchScriptTaskName = "torchscript";
+// task: text_classification: a Transformer encoder classifier on labelled TSV or CSV files (the
+// `text:` section; README, "Your own text").
+inline constexpr const char* kTextClassificationTaskName = "text_classification";
 // The placeholders of `pattern`, in order (each once). BadInput for an unclosed '{' or an empty
 // name.
 Status ModelPathPlaceholders(const std::string& pattern, std::vector<std::string>* names);
@@ -113,7 +116,8 @@ class TaskCatalog {
 // The name of the command-trial task: a sweep with W&B's `program` or `command` and no `task:`.
 inline constexpr const char* kCommandTaskName = "command";
 
-// fashion_mnist, synthetic (the built-in libtorch classifiers) and command.
+// fashion_mnist, synthetic (the built-in libtorch classifiers), torchscript, text_classification
+// and command.
 const TaskCatalog& BuiltinTaskCatalog();
 
 // The optimizer's hyperparameters every libtorch task (hpo/model_task.hpp) takes, read by the DDP

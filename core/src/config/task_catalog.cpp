@@ -6,6 +6,8 @@
 #include <memory>
 #include <utility>
 
+#include "text/text_options.hpp"
+
 namespace hpo {
 
 namespace {
@@ -202,6 +204,60 @@ class TorchScriptTask final : public TaskDescription {
   std::vector<HyperparameterInfo> hyperparameters_;
 };
 
+// task: text_classification: a Transformer encoder classifier trained from scratch on labelled
+// text files (`text:`, read by ReadTextCorpusSpec), tokenized with a vocabulary of the training
+// split. Architecture hyperparameters beside the trainer's.
+class TextClassificationDescription final : public TaskDescription {
+ public:
+  TextClassificationDescription() : hyperparameters_(TrainerHyperparameters()) {
+    hyperparameters_.push_back(
+        Numeric("layers", ParamType::kInt, int64_t{2}, {1, 48, false, false}, "encoder layers"));
+    hyperparameters_.push_back(Numeric("heads", ParamType::kInt, int64_t{4}, {1, 64, false, false},
+                                       "attention heads (d_model must be a multiple)"));
+    hyperparameters_.push_back(Numeric("d_model", ParamType::kInt, int64_t{128},
+                                       {1, 4096, false, false}, "embedding and encoder width"));
+    hyperparameters_.push_back(Numeric("ff_dim", ParamType::kInt, int64_t{256},
+                                       {1, 65536, false, false},
+                                       "hidden width of each feed-forward block"));
+    hyperparameters_.push_back(Numeric("dropout", ParamType::kFloat, 0.1, {0.0, 1.0, false, true},
+                                       "dropout on embeddings, attention and residuals"));
+    hyperparameters_.push_back(
+        Numeric("max_seq_length", ParamType::kInt, int64_t{128}, {1, 8192, false, false},
+                "tokens the encoder sees per text (with cls pooling, [CLS] is one)"));
+    hyperparameters_.push_back(
+        Choice("pooling", "mean", {"mean", "cls"}, "mean over the tokens, or the [CLS] token"));
+  }
+  const std::string& name() const override { return name_; }
+  const std::vector<HyperparameterInfo>& hyperparameters() const override {
+    return hyperparameters_;
+  }
+  std::vector<std::string> option_keys() const override { return {kTextSectionKey}; }
+  std::vector<std::string> MetricNames(const SweepConfig&) const override {
+    return ModelTaskMetricNames({"val_loss", "val_accuracy", "val_macro_f1"});
+  }
+  Status CheckOptions(const SweepConfig& config) const override {
+    TextCorpusSpec spec;
+    HPO_RETURN_IF_ERROR(ReadTextCorpusSpec(config, &spec));
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {"train", spec.train},
+        {"validation", spec.validation},
+        {"test", spec.test},
+        {"vocabulary", spec.vocabulary_file}};
+    for (const auto& [key, path] : files) {
+      std::error_code error;
+      if (!path.empty() && !std::filesystem::is_regular_file(path, error)) {
+        return config.task_options.Error(std::string(kTextSectionKey) + "." + key,
+                                         path + " does not exist");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string name_ = kTextClassificationTaskName;
+  std::vector<HyperparameterInfo> hyperparameters_;
+};
+
 // The user's own program (W&B `program`/`command`): any hyperparameter, and the metrics are the
 // sweep metric, then `metrics:`, then the names of `metric_definitions`, each once.
 class CommandTask final : public TaskDescription {
@@ -263,6 +319,7 @@ const TaskCatalog& BuiltinTaskCatalog() {
     catalog.Add(std::make_shared<ClassifierTask>("synthetic"));
     catalog.Add(std::make_shared<CommandTask>());
     catalog.Add(std::make_shared<TorchScriptTask>());
+    catalog.Add(std::make_shared<TextClassificationDescription>());
     return catalog;
   }();
   return kCatalog;

@@ -4,6 +4,7 @@
 #include "hpo/model_task.hpp"
 #include "hpo/task_runner.hpp"
 #include "hpo/train/torchscript_task.hpp"
+#include "train/text_classification_task.hpp"
 
 namespace hpo {
 
@@ -26,6 +27,8 @@ const TaskRegistry& BuiltinTaskRegistry() {
     AddModelTask(&registry, catalog.Share("fashion_mnist"), MakeBuiltinClassifier);
     AddModelTask(&registry, catalog.Share("synthetic"), MakeBuiltinClassifier);
     AddModelTask(&registry, catalog.Share(kTorchScriptTaskName), TorchScriptTask::Make);
+    AddModelTask(&registry, catalog.Share(kTextClassificationTaskName),
+                 TextClassificationTask::Make);
     registry.Add(catalog.Share(kCommandTaskName), MakeCommandRunner);
     return registry;
   }();
