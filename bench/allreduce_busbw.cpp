@@ -25,8 +25,8 @@
 
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
-#include "hpo/train/gradient_buckets.hpp"
+#include "mpi/mpi_collectives.hpp"
+#include "train/gradient_buckets.hpp"
 
 namespace {
 

@@ -27,9 +27,9 @@
 
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
-#include "hpo/train/gradient_buckets.hpp"
-#include "hpo/train/models.hpp"
+#include "mpi/mpi_collectives.hpp"
+#include "train/gradient_buckets.hpp"
+#include "train/models.hpp"
 
 namespace {
 

@@ -23,13 +23,13 @@
 
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
 #include "hpo/task_catalog.hpp"
-#include "hpo/train/batch_prefetcher.hpp"
-#include "hpo/train/builtin_classifier.hpp"
-#include "hpo/train/distributed_sampler.hpp"
-#include "hpo/train/task_data.hpp"
-#include "hpo/train/trainer.hpp"
+#include "mpi/mpi_collectives.hpp"
+#include "train/batch_prefetcher.hpp"
+#include "train/builtin_classifier.hpp"
+#include "train/distributed_sampler.hpp"
+#include "train/task_data.hpp"
+#include "train/trainer.hpp"
 
 namespace {
 

@@ -17,14 +17,14 @@
 
 #include <unistd.h>
 
+#include "coord/coordinator.hpp"
 #include "harness.hpp"
 #include "hpo/config.hpp"
-#include "hpo/coordinator.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/control_plane.hpp"
 #include "hpo/mpi/group_layout.hpp"
-#include "hpo/study_file.hpp"
 #include "hpo/task_catalog.hpp"
+#include "mpi/control_plane.hpp"
+#include "study/study_file.hpp"
 
 namespace {
 

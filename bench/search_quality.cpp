@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
+#include "common/seeding.hpp"
 #include "harness.hpp"
 #include "hpo/config.hpp"
-#include "hpo/scheduler.hpp"
-#include "hpo/searcher.hpp"
-#include "hpo/seeding.hpp"
+#include "sched/scheduler.hpp"
+#include "search/searcher.hpp"
 
 namespace {
 

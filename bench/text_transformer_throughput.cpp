@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "hpo/train/text_transformer.hpp"
+#include "train/text_transformer.hpp"
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include "harness.hpp"
 #include "hpo/config.hpp"
-#include "hpo/searcher.hpp"
+#include "search/searcher.hpp"
 
 namespace {
 

@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <string>
 
-#include "hpo/gpu/cuda_device.hpp"
-#include "hpo/gpu/nccl_collectives.hpp"
+#include "gpu/cuda_device.hpp"
+#include "gpu/nccl_collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_catalog.hpp"
-#include "hpo/train/builtin_classifier.hpp"
-#include "hpo/train/trainer.hpp"
+#include "train/builtin_classifier.hpp"
+#include "train/trainer.hpp"
 
 namespace hpo {
 namespace {

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpo/gpu/cuda_device.hpp"
-#include "hpo/gpu/nccl_collectives.hpp"
+#include "gpu/cuda_device.hpp"
+#include "gpu/nccl_collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
 
 namespace hpo {

@@ -7,10 +7,10 @@
 
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
-#include "hpo/train/builtin_classifier.hpp"
-#include "hpo/train/task_data.hpp"
-#include "hpo/train/trainer.hpp"
+#include "mpi/mpi_collectives.hpp"
+#include "train/builtin_classifier.hpp"
+#include "train/task_data.hpp"
+#include "train/trainer.hpp"
 
 namespace hpo {
 namespace {

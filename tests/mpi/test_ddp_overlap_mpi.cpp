@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
-#include "hpo/train/gradient_buckets.hpp"
+#include "mpi/mpi_collectives.hpp"
+#include "train/gradient_buckets.hpp"
 
 namespace hpo {
 namespace {

@@ -6,12 +6,12 @@
 #include <string>
 #include <thread>
 
-#include "hpo/coordinator.hpp"
+#include "coord/coordinator.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/control_plane.hpp"
 #include "hpo/mpi/group_layout.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
 #include "hpo/task_catalog.hpp"
+#include "mpi/control_plane.hpp"
+#include "mpi/mpi_collectives.hpp"
 
 namespace hpo {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "hpo/config.hpp"
 #include "hpo/param.hpp"
-#include "hpo/sampling.hpp"
-#include "hpo/searcher.hpp"
+#include "search/sampling.hpp"
+#include "search/searcher.hpp"
 
 namespace hpo::test_support {
 

@@ -19,7 +19,7 @@
 
 #include "../../core/src/search/gaussian_process.hpp"
 #include "hpo/config.hpp"
-#include "hpo/searcher.hpp"
+#include "search/searcher.hpp"
 #include "searcher_test_support.hpp"
 
 namespace hpo {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <ostream>
@@ -679,7 +680,9 @@ const BadConfig kBadConfigs[] = {
     {"UnknownTask",
      "task: cifar10\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",
-     "test.yaml:1: task: must be one of fashion_mnist, synthetic, torchscript, got 'cifar10'"},
+     "test.yaml:1: task: must be one of fashion_mnist, synthetic, text_classification, "
+     "torchscript, "
+     "got 'cifar10'"},
     {"MissingSweep", "task: synthetic\nepochs: 2\n", "test.yaml:1: sweep: missing required key"},
     {"MissingMetricName",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    goal: minimize\n"
@@ -1065,14 +1068,25 @@ std::vector<std::string> ShippedConfigFiles() {
   return files;
 }
 
+// The shipped configs are run from the checkout's root, where their data paths point.
+// data/spam-assassin is fetched by install-deps.sh, which only warns when the download fails: a
+// config reading it is checked only where it is there.
 TEST(ConfigTest, EveryShippedConfigParses) {
   const std::vector<std::string> files = ShippedConfigFiles();
   if (files.empty()) GTEST_SKIP() << "no *.yaml under " HPO_SOURCE_DIR "/configs yet";
+  const std::filesystem::path previous = std::filesystem::current_path();
+  std::filesystem::current_path(HPO_SOURCE_DIR);
+  const bool corpus_fetched = std::filesystem::exists("data/spam-assassin/test.tsv");
   for (const std::string& file : files) {
     SweepConfig config;
     const Status status = LoadConfigFile(file, &config);
+    if (!corpus_fetched && status.message().find("data/spam-assassin/") != std::string::npos) {
+      std::printf("not checked without the fetched corpus: %s\n", status.message().c_str());
+      continue;
+    }
     EXPECT_TRUE(status.ok()) << status.message();
   }
+  std::filesystem::current_path(previous);
 }
 
 }  // namespace

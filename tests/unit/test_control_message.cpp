@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "hpo/control_message.hpp"
+#include "coord/control_message.hpp"
 
 namespace hpo {
 namespace {

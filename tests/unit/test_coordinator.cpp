@@ -5,11 +5,11 @@
 #include <memory>
 #include <sstream>
 
-#include "hpo/coordinator.hpp"
-#include "hpo/scheduler.hpp"
-#include "hpo/searcher.hpp"
-#include "hpo/seeding.hpp"
+#include "common/seeding.hpp"
+#include "coord/coordinator.hpp"
 #include "hpo/task_catalog.hpp"
+#include "sched/scheduler.hpp"
+#include "search/searcher.hpp"
 
 namespace hpo {
 namespace {

@@ -18,9 +18,9 @@
 
 #include <gtest/gtest.h>
 
-#include "hpo/report.hpp"
-#include "hpo/study_file.hpp"
 #include "hpo/task_catalog.hpp"
+#include "report/report.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "hpo/config.hpp"
-#include "hpo/render.hpp"
+#include "render/render.hpp"
 
 namespace hpo {
 namespace {

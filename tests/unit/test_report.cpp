@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hpo/report.hpp"
+#include "report/report.hpp"
 
 namespace hpo {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hpo/config.hpp"
-#include "hpo/sampling.hpp"
+#include "search/sampling.hpp"
 
 namespace hpo {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hpo/config.hpp"
-#include "hpo/scheduler.hpp"
+#include "sched/scheduler.hpp"
 
 namespace hpo {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hpo/config.hpp"
-#include "hpo/searcher.hpp"
+#include "search/searcher.hpp"
 
 namespace hpo {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "../../core/src/search/sobol.hpp"
 #include "hpo/config.hpp"
-#include "hpo/searcher.hpp"
+#include "search/searcher.hpp"
 #include "searcher_test_support.hpp"
 
 namespace hpo {

@@ -19,7 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hpo/study_file.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo {
 namespace {

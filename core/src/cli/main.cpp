@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "hpo/file_io.hpp"
+#include "common/file_io.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/render.hpp"
-#include "hpo/report.hpp"
-#include "hpo/study_file.hpp"
-#include "hpo/sweep.hpp"
 #include "hpo/task_runner.hpp"
+#include "render/render.hpp"
+#include "report/report.hpp"
+#include "runtime/sweep.hpp"
+#include "study/study_file.hpp"
 
 namespace po = boost::program_options;
 

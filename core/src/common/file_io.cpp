@@ -1,5 +1,5 @@
 // ReadWholeFile and WriteFileAtomically over POSIX calls (EINTR retried).
-#include "hpo/file_io.hpp"
+#include "common/file_io.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

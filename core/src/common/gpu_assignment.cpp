@@ -1,4 +1,4 @@
-#include "hpo/gpu_assignment.hpp"
+#include "common/gpu_assignment.hpp"
 
 #include <string>
 

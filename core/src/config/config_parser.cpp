@@ -14,7 +14,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
-#include "hpo/file_io.hpp"
+#include "common/file_io.hpp"
 #include "hpo/task_catalog.hpp"
 #include "parameter_parser.hpp"
 #include "section_parsers.hpp"

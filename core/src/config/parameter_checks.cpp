@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "hpo/sampling.hpp"
 #include "hpo/task_catalog.hpp"
+#include "search/sampling.hpp"
 
 namespace hpo::config_internal {
 

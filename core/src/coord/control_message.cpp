@@ -1,8 +1,8 @@
-#include "hpo/control_message.hpp"
+#include "coord/control_message.hpp"
 
 #include <string>
 
-#include "hpo/bytes.hpp"
+#include "common/bytes.hpp"
 
 namespace hpo {
 

@@ -1,4 +1,4 @@
-#include "hpo/coordinator.hpp"
+#include "coord/coordinator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "hpo/bytes.hpp"
-#include "hpo/seeding.hpp"
+#include "common/bytes.hpp"
+#include "common/seeding.hpp"
 #include "hpo/task_catalog.hpp"
 
 namespace hpo {

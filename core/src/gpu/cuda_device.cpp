@@ -1,9 +1,9 @@
-#include "hpo/gpu/cuda_device.hpp"
+#include "gpu/cuda_device.hpp"
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 
-#include "hpo/gpu_assignment.hpp"
+#include "common/gpu_assignment.hpp"
 
 namespace hpo {
 

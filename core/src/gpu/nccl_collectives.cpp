@@ -1,4 +1,4 @@
-#include "hpo/gpu/nccl_collectives.hpp"
+#include "gpu/nccl_collectives.hpp"
 
 #include <c10/cuda/CUDAFunctions.h>
 

@@ -1,4 +1,4 @@
-#include "hpo/mpi/control_plane.hpp"
+#include "mpi/control_plane.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "hpo/mpi/mpi_collectives.hpp"
+#include "mpi/mpi_collectives.hpp"
 
 #include <algorithm>
 #include <climits>

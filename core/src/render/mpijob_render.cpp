@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpo/render.hpp"
+#include "render/render.hpp"
 #include "render_names.hpp"
 
 namespace hpo {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "hpo/render.hpp"
+#include "render/render.hpp"
 
 namespace hpo {
 

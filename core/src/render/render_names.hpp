@@ -33,7 +33,7 @@ struct NodeOptionNames {
 
 // The ranks one node runs, on `gpus` GPUs: `requested` when > 0, else gpus x trials_per_gpu, or
 // ranks_per_trial without GPUs. With GPUs, BadInput naming both options unless the ranks use the
-// GPUs as AssignGpu places them (the rule in hpo/render.hpp); *ranks is then unchanged.
+// GPUs as AssignGpu places them (the rule in render/render.hpp); *ranks is then unchanged.
 Status ResolveRanksPerNode(const SweepConfig& config, int64_t requested, int64_t gpus,
                            const NodeOptionNames& names, int64_t* ranks);
 

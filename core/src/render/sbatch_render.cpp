@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "hpo/render.hpp"
+#include "render/render.hpp"
 #include "render_names.hpp"
 
 namespace hpo {

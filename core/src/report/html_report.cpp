@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "hpo/config.hpp"
-#include "hpo/report.hpp"
 #include "hpo/task_catalog.hpp"
+#include "report/report.hpp"
 #include "report_internal.hpp"
 
 namespace hpo {

@@ -1,4 +1,4 @@
-#include "hpo/report.hpp"
+#include "report/report.hpp"
 
 #include <algorithm>
 #include <cmath>

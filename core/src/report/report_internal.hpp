@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpo/study_file.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo::report_internal {
 

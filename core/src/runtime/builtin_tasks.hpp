@@ -12,7 +12,7 @@
 
 namespace hpo {
 
-// fashion_mnist and synthetic (hpo/train/builtin_classifier.hpp): a ModelTask factory, registered
+// fashion_mnist and synthetic (train/builtin_classifier.hpp): a ModelTask factory, registered
 // with AddModelTask like a user's task.
 Status MakeBuiltinClassifier(const SweepConfig& config, std::unique_ptr<ModelTask>* task);
 

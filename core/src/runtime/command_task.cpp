@@ -32,7 +32,7 @@
 #include "command/child_process.hpp"
 #include "command/command_line.hpp"
 #include "command/metric_reader.hpp"
-#include "hpo/mpi/control_plane.hpp"
+#include "mpi/control_plane.hpp"
 #include "preemption.hpp"
 
 extern char** environ;

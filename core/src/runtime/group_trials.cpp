@@ -2,8 +2,8 @@
 
 #include <exception>
 
-#include "hpo/control_message.hpp"
-#include "hpo/mpi/control_plane.hpp"
+#include "coord/control_message.hpp"
+#include "mpi/control_plane.hpp"
 #include "preemption.hpp"
 
 namespace hpo {

@@ -8,13 +8,13 @@
 
 #include "builtin_tasks.hpp"
 #include "hpo/model_task.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
-#include "hpo/train/builtin_classifier.hpp"
-#include "hpo/train/trainer.hpp"
+#include "mpi/mpi_collectives.hpp"
+#include "train/builtin_classifier.hpp"
+#include "train/trainer.hpp"
 #if HPO_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 
-#include "hpo/gpu/nccl_collectives.hpp"
+#include "gpu/nccl_collectives.hpp"
 #endif
 
 namespace hpo {

@@ -11,20 +11,20 @@
 #include <thread>
 
 #include "builtin_tasks.hpp"
+#include "coord/coordinator.hpp"
 #include "group_trials.hpp"
 #include "hpo/config.hpp"
-#include "hpo/coordinator.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/control_plane.hpp"
 #include "hpo/mpi/group_layout.hpp"
-#include "hpo/scheduler.hpp"
-#include "hpo/searcher.hpp"
-#include "hpo/study_file.hpp"
-#include "hpo/sweep.hpp"
 #include "hpo/task_runner.hpp"
+#include "mpi/control_plane.hpp"
 #include "preemption.hpp"
+#include "runtime/sweep.hpp"
+#include "sched/scheduler.hpp"
+#include "search/searcher.hpp"
+#include "study/study_file.hpp"
 #if HPO_WITH_CUDA
-#include "hpo/gpu/cuda_device.hpp"
+#include "gpu/cuda_device.hpp"
 #endif
 
 namespace hpo {

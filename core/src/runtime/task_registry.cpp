@@ -3,8 +3,8 @@
 #include "builtin_tasks.hpp"
 #include "hpo/model_task.hpp"
 #include "hpo/task_runner.hpp"
-#include "hpo/train/torchscript_task.hpp"
 #include "train/text_classification_task.hpp"
+#include "train/torchscript_task.hpp"
 
 namespace hpo {
 

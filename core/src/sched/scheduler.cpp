@@ -1,6 +1,6 @@
 // HyperbandRungs, MakeScheduler and the Scheduler it builds: ASHA and/or the median rule
 // (stopping_rules.hpp) behind one interface, with their state saved as one byte string.
-#include "hpo/scheduler.hpp"
+#include "sched/scheduler.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpo/bytes.hpp"
+#include "common/bytes.hpp"
 #include "stopping_rules.hpp"
 
 namespace hpo {

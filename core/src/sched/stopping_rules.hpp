@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "hpo/bytes.hpp"
+#include "common/bytes.hpp"
 #include "hpo/config.hpp"
-#include "hpo/scheduler.hpp"
 #include "hpo/status.hpp"
+#include "sched/scheduler.hpp"
 
 namespace hpo::sched_internal {
 

@@ -6,9 +6,9 @@
 #include <random>
 #include <utility>
 
+#include "common/seeding.hpp"
 #include "gaussian.hpp"
 #include "gaussian_process.hpp"
-#include "hpo/seeding.hpp"
 #include "parzen_estimator.hpp"
 #include "searchers.hpp"
 #include "sobol.hpp"

@@ -3,8 +3,8 @@
 #include <random>
 #include <utility>
 
-#include "hpo/sampling.hpp"
-#include "hpo/seeding.hpp"
+#include "common/seeding.hpp"
+#include "search/sampling.hpp"
 
 namespace hpo {
 

@@ -7,7 +7,7 @@
 // Where W&B can round a bounded q_* draw outside [min, max] (e.g. q_uniform min 0.1, q 1 -> 0),
 // this version moves it to the nearest multiple of q inside the bounds instead, so every value
 // stays in the range the config parser checked against the hyperparameter.
-#include "hpo/sampling.hpp"
+#include "search/sampling.hpp"
 
 #include <algorithm>
 #include <cmath>

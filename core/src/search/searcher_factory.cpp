@@ -1,4 +1,4 @@
-#include "hpo/searcher.hpp"
+#include "search/searcher.hpp"
 
 #include <memory>
 

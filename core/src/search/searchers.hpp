@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "hpo/config.hpp"
-#include "hpo/searcher.hpp"
 #include "model_space.hpp"
+#include "search/searcher.hpp"
 #include "sobol.hpp"
 #include "trial_history.hpp"
 

@@ -4,11 +4,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/bytes.hpp"
+#include "common/seeding.hpp"
 #include "gaussian.hpp"
-#include "hpo/bytes.hpp"
-#include "hpo/sampling.hpp"
-#include "hpo/seeding.hpp"
 #include "model_space.hpp"
+#include "search/sampling.hpp"
 #include "searchers.hpp"
 
 namespace hpo {

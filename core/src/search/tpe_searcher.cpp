@@ -4,7 +4,7 @@
 #include <random>
 #include <utility>
 
-#include "hpo/seeding.hpp"
+#include "common/seeding.hpp"
 #include "parzen_estimator.hpp"
 #include "searchers.hpp"
 

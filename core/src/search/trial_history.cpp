@@ -5,7 +5,7 @@
 #include <limits>
 #include <utility>
 
-#include "hpo/bytes.hpp"
+#include "common/bytes.hpp"
 
 namespace hpo {
 

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "hdf5_handles.hpp"
-#include "hpo/study_file.hpp"
+#include "study/study_file.hpp"
 #include "study_schema.hpp"
 
 namespace hpo {

@@ -9,7 +9,7 @@
 
 #include "hdf5_handles.hpp"
 #include "hpo/status.hpp"
-#include "hpo/study_file.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo::study_internal {
 

@@ -25,9 +25,9 @@
 #include <set>
 #include <utility>
 
+#include "common/file_io.hpp"
 #include "hdf5_handles.hpp"
-#include "hpo/file_io.hpp"
-#include "hpo/study_file.hpp"
+#include "study/study_file.hpp"
 #include "study_schema.hpp"
 
 namespace hpo {

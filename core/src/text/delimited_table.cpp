@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "hpo/file_io.hpp"
+#include "common/file_io.hpp"
 
 namespace hpo {
 namespace {

@@ -4,7 +4,7 @@
 #include <array>
 #include <utility>
 
-#include "hpo/file_io.hpp"
+#include "common/file_io.hpp"
 #include "tokenizer.hpp"
 
 namespace hpo {

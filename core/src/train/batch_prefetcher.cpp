@@ -1,4 +1,4 @@
-#include "hpo/train/batch_prefetcher.hpp"
+#include "train/batch_prefetcher.hpp"
 
 #include <stdexcept>
 #include <utility>

@@ -1,9 +1,9 @@
-#include "hpo/train/builtin_classifier.hpp"
+#include "train/builtin_classifier.hpp"
 
 #include <utility>
 
 #include "hpo/task_catalog.hpp"
-#include "hpo/train/models.hpp"
+#include "train/models.hpp"
 
 namespace hpo {
 namespace {

@@ -1,4 +1,4 @@
-#include "hpo/train/distributed_sampler.hpp"
+#include "train/distributed_sampler.hpp"
 
 #include <algorithm>
 #include <numeric>

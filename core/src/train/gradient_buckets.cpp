@@ -1,4 +1,4 @@
-#include "hpo/train/gradient_buckets.hpp"
+#include "train/gradient_buckets.hpp"
 
 #include <algorithm>
 #include <chrono>

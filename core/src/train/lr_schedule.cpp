@@ -1,4 +1,4 @@
-#include "hpo/train/lr_schedule.hpp"
+#include "train/lr_schedule.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "hpo/train/models.hpp"
+#include "train/models.hpp"
 
 #include <cstring>
 #include <vector>

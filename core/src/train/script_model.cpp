@@ -1,4 +1,4 @@
-#include "hpo/train/script_model.hpp"
+#include "train/script_model.hpp"
 
 #include <filesystem>
 #include <map>

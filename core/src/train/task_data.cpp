@@ -1,4 +1,4 @@
-#include "hpo/train/task_data.hpp"
+#include "train/task_data.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hpo/train/distributed_sampler.hpp"
-#include "hpo/train/idx_reader.hpp"
+#include "train/distributed_sampler.hpp"
+#include "train/idx_reader.hpp"
 
 namespace hpo {
 namespace {

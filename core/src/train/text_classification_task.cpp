@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "hpo/task_catalog.hpp"
-#include "hpo/train/text_transformer.hpp"
 #include "text/text_options.hpp"
+#include "train/text_transformer.hpp"
 
 namespace hpo {
 namespace {

@@ -1,4 +1,4 @@
-#include "hpo/train/text_transformer.hpp"
+#include "train/text_transformer.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>

@@ -1,11 +1,11 @@
-#include "hpo/train/torchscript_task.hpp"
+#include "train/torchscript_task.hpp"
 
 #include <sstream>
 #include <utility>
 
 #include "data/array_dataset.hpp"
 #include "hpo/task_catalog.hpp"
-#include "hpo/train/script_model.hpp"
+#include "train/script_model.hpp"
 
 namespace hpo {
 namespace {

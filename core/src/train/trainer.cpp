@@ -1,4 +1,4 @@
-#include "hpo/train/trainer.hpp"
+#include "train/trainer.hpp"
 
 #include <dlfcn.h>
 
@@ -18,12 +18,12 @@
 #include <variant>
 #include <vector>
 
-#include "hpo/seeding.hpp"
-#include "hpo/train/batch_prefetcher.hpp"
-#include "hpo/train/distributed_sampler.hpp"
-#include "hpo/train/gradient_buckets.hpp"
-#include "hpo/train/lr_schedule.hpp"
-#include "hpo/train/models.hpp"
+#include "common/seeding.hpp"
+#include "train/batch_prefetcher.hpp"
+#include "train/distributed_sampler.hpp"
+#include "train/gradient_buckets.hpp"
+#include "train/lr_schedule.hpp"
+#include "train/models.hpp"
 
 namespace hpo {
 namespace {

@@ -1,4 +1,4 @@
-#include "hpo/train/gradient_buckets.hpp"
+#include "train/gradient_buckets.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpo/train/models.hpp"
 #include "thread_collectives.hpp"
+#include "train/models.hpp"
 
 namespace hpo {
 namespace {

@@ -1,4 +1,4 @@
-#include "hpo/train/idx_reader.hpp"
+#include "train/idx_reader.hpp"
 
 #include <gtest/gtest.h>
 

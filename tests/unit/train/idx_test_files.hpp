@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hpo/train/idx_reader.hpp"
+#include "train/idx_reader.hpp"
 
 namespace hpo::testing {
 

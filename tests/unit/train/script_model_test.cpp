@@ -1,4 +1,4 @@
-#include "hpo/train/script_model.hpp"
+#include "train/script_model.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -14,7 +14,7 @@
 
 #include "hpo/epoch_gate.hpp"
 #include "hpo/task_catalog.hpp"
-#include "hpo/train/trainer.hpp"
+#include "train/trainer.hpp"
 
 namespace hpo {
 namespace {

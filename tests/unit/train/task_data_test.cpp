@@ -1,4 +1,4 @@
-#include "hpo/train/task_data.hpp"
+#include "train/task_data.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

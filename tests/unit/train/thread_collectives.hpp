@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "hpo/collectives.hpp"
+#include "train/collectives.hpp"
 
 namespace hpo::testing {
 

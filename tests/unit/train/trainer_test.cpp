@@ -1,4 +1,4 @@
-#include "hpo/train/trainer.hpp"
+#include "train/trainer.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "hpo/task_catalog.hpp"
-#include "hpo/train/builtin_classifier.hpp"
 #include "thread_collectives.hpp"
+#include "train/builtin_classifier.hpp"
 
 namespace hpo {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "hpo/collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
+#include "train/collectives.hpp"
 
 namespace hpo {
 

@@ -10,8 +10,8 @@
 //            fixed-length strings, the class names) when the task names them.
 //   root attributes (fixed-length strings or scalars): config, metric_name, metric_goal,
 //            world_size, start_time, version, and any extra attribute set later (e.g.
-//            best_trial_id, test_accuracy, and the sweep's state for resume: searcher_state,
-//            scheduler_state, running_trials).
+//            best_trial_id, the task's test_* metrics, and the sweep's state for resume:
+//            searcher_state, scheduler_state, running_trials).
 // Only fixed-length strings, so h5py + pandas.DataFrame and pandas.read_hdf (PyTables generic
 // table) both read it. Written by rank 0 only; not thread-safe.
 #pragma once

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "hpo/collectives.hpp"
 #include "hpo/config.hpp"
 #include "hpo/epoch_gate.hpp"
 #include "hpo/model_task.hpp"
 #include "hpo/status.hpp"
 #include "hpo/task_catalog.hpp"
 #include "hpo/trial.hpp"
+#include "train/collectives.hpp"
 
 namespace hpo {
 

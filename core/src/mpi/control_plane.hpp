@@ -13,8 +13,8 @@
 #include <functional>
 #include <vector>
 
-#include "hpo/control_message.hpp"
-#include "hpo/coordinator.hpp"
+#include "coord/control_message.hpp"
+#include "coord/coordinator.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
 

@@ -27,8 +27,8 @@
 #include <optional>
 #include <vector>
 
-#include "hpo/collectives.hpp"
 #include "hpo/reduced_float.hpp"
+#include "train/collectives.hpp"
 
 namespace hpo {
 

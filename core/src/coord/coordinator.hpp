@@ -27,12 +27,12 @@
 #include <string>
 #include <vector>
 
+#include "coord/control_message.hpp"
 #include "hpo/config.hpp"
-#include "hpo/control_message.hpp"
-#include "hpo/scheduler.hpp"
-#include "hpo/searcher.hpp"
 #include "hpo/status.hpp"
-#include "hpo/study_file.hpp"
+#include "sched/scheduler.hpp"
+#include "search/searcher.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo {
 

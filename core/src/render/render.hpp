@@ -6,7 +6,7 @@
 // the caller writes no file unless rendering succeeded. Knows neither MPI nor torch; thread-safe.
 //
 // Ranks per node (an MPIJob worker's slots, a Slurm node's tasks), for G > 0 GPUs per node and the
-// config's trials_per_gpu K (AssignGpu in hpo/gpu_assignment.hpp maps ranks to GPUs at start):
+// config's trials_per_gpu K (AssignGpu in common/gpu_assignment.hpp maps ranks to GPUs at start):
 //   K == 1: one rank per GPU by default (G); a given count must be a multiple of G.
 //   K > 1:  node-local ranks K*g .. K*g+K-1 share GPU g; G*K ranks by default; a given count must
 //           be at most G*K (more would need more GPUs than the node has) and a multiple of K, so

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "hpo/collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "hpo/mpi/mpi_collectives.hpp"
+#include "mpi/mpi_collectives.hpp"
+#include "train/collectives.hpp"
 
 namespace hpo {
 

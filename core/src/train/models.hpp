@@ -8,9 +8,9 @@
 
 #include <string>
 
-#include "hpo/collectives.hpp"
 #include "hpo/config.hpp"
 #include "hpo/model_task.hpp"
+#include "train/collectives.hpp"
 
 namespace hpo {
 

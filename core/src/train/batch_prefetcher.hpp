@@ -18,7 +18,7 @@
 #include <torch/torch.h>
 
 #include "hpo/model_task.hpp"
-#include "hpo/train/distributed_sampler.hpp"
+#include "train/distributed_sampler.hpp"
 
 namespace hpo {
 

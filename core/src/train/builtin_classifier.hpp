@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "hpo/model_task.hpp"
-#include "hpo/train/task_data.hpp"
-#include "hpo/train/trainer.hpp"
+#include "train/task_data.hpp"
+#include "train/trainer.hpp"
 
 namespace hpo {
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "hpo/status.hpp"
-#include "hpo/study_file.hpp"
 #include "hpo/task_catalog.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo {
 
@@ -19,10 +19,11 @@ struct ReportOptions {
 
 // The leaderboard: trials with an objective, best first by the study's goal (ties by trial id),
 // then trials without one (failed). Table: a header block (study metric, goal, trial counts by
-// status, best trial and its test accuracy when the study has a `test_accuracy` attribute) and
-// aligned columns rank, trial, status, objective, each hyperparameter, epochs, duration_s.
-// CSV: a header row and one row per trial, RFC 4180 quoting. JSON: an object with "metric",
-// "goal", "best_trial_id", "test_accuracy" (or null) and "trials" (array of objects).
+// status, best trial, the best trial's test_* attributes and /test_* tables, whatever the task
+// named them) and aligned columns rank, trial, status, objective, each hyperparameter, epochs,
+// duration_s. CSV: a header row and one row per trial, RFC 4180 quoting. JSON: an object with
+// "metric", "goal", "best_trial_id", "test_metrics" (name -> value), "test_tables" and "trials"
+// (array of objects).
 std::string FormatReport(const StudyContents& study, const ReportOptions& options);
 
 // The study as one self-contained HTML page (`hpo report --html FILE`): a summary, an interactive

@@ -1,5 +1,5 @@
 // The GPU a rank trains on, in the CUDA build (HPO_CUDA=ON) only. The rule is AssignGpu's
-// (hpo/gpu_assignment.hpp); this applies it to the node's visible devices. Not thread-safe: call
+// (common/gpu_assignment.hpp); this applies it to the node's visible devices. Not thread-safe: call
 // once per process, before any CUDA work.
 #pragma once
 
