@@ -14,8 +14,10 @@ CAP_NET_ADMIN, no `ip` or `unshare`), for the test to exit with SKIP (77).
 """
 
 import atexit
+import glob
 import ipaddress
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,6 +57,51 @@ def unavailable():
     finally:
         _ip("netns", "del", probe, check=False)
     return None
+
+
+def _leftover_files(tag):
+    """Under /tmp: the bed's folder (TAG-*) and Open MPI's session folders, which are named after
+    the host (ompi.TAGh0...); tag "hpotb[0-9]*" gives those of every bed."""
+    tmp = tempfile.gettempdir()
+    return (glob.glob(os.path.join(tmp, tag + "-*")) +
+            glob.glob(os.path.join(tmp, "ompi.%sh[0-9]*" % tag)))
+
+
+def _kill_and_delete(ns):
+    """Kills every process in namespace `ns` (kill -9), then deletes it with its links."""
+    for _ in range(3):
+        pids = _ip("netns", "pids", ns, check=False).stdout.split()
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+    _ip("netns", "del", ns, check=False)
+
+
+def reap_stale():
+    """Removes what a test bed of a process no longer alive left behind (a test killed with
+    SIGKILL, e.g. by ctest's time-out, cannot clean up after itself)."""
+    listing = _ip("netns", "list", check=False).stdout.split("\n")
+    names = [line.split()[0] for line in listing if line.strip()]
+    if os.path.isdir("/etc/netns"):
+        names += os.listdir("/etc/netns")
+    for name in set(names):
+        match = re.fullmatch(r"hpotb(\d+)(sw|h\d+|probe)", name)
+        if not match or os.path.exists("/proc/" + match.group(1)):
+            continue
+        _kill_and_delete(name)
+        shutil.rmtree("/etc/netns/" + name, ignore_errors=True)
+    for path in _leftover_files("hpotb[0-9]*"):
+        match = re.match(r"(?:ompi\.)?hpotb(\d+)", os.path.basename(path))
+        if match and not os.path.exists("/proc/" + match.group(1)):
+            shutil.rmtree(path, ignore_errors=True)
+    try:
+        os.rmdir("/etc/netns")  # only when empty: a folder with no files does nothing
+    except OSError:
+        pass
 
 
 def _free_subnet():
@@ -106,6 +153,7 @@ class TestBed:
         return False
 
     def _build(self):
+        reap_stale()
         self.workdir = tempfile.mkdtemp(prefix=self.tag + "-")
         self.subnet = _free_subnet()
         hosts = list(self.subnet.hosts())
@@ -161,16 +209,7 @@ class TestBed:
         """Kills every process in the namespaces, removes them (their veths and the bridge go
         with them) and the files. Safe to call more than once."""
         for ns in reversed(self.made):
-            for _ in range(3):
-                pids = _ip("netns", "pids", ns, check=False).stdout.split()
-                if not pids:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except (ProcessLookupError, ValueError):
-                        pass
-            _ip("netns", "del", ns, check=False)
+            _kill_and_delete(ns)
         self.made = []
         for folder in reversed(self.etc_made):
             if folder != "/etc/netns":
@@ -182,7 +221,8 @@ class TestBed:
                     pass
         self.etc_made = []
         if self.workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            for path in _leftover_files(self.tag):  # Open MPI's, when its processes were killed
+                shutil.rmtree(path, ignore_errors=True)
             self.workdir = None
         if self in _LIVE:
             _LIVE.remove(self)
@@ -229,8 +269,10 @@ def _close_all():
 
 
 def _on_sigterm(signum, frame):
+    # Clean up, then die of the signal (an exception here would only fail the current test).
     _close_all()
-    sys.exit(128 + signum)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 atexit.register(_close_all)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A command trial for the multi-host tests: each rank writes where it runs and what hpo gave it
-(hostname, its addresses, the torchrun variables, what MASTER_ADDR resolves to here) to
+(hostname, its addresses, its MPI rank's world and node-local rank, the torchrun variables, what MASTER_ADDR resolves to here) to
 HPO_TRIAL_DIR/host-rank-R.json, then, with `--dist True`, joins the group's torch.distributed world
 (gloo, init_method env://) and allreduces rank + 1; rank 0 prints the sum as the metric `total`."""
 
@@ -23,9 +23,20 @@ def main():
         master_resolves_to = socket.gethostbyname(master)
     except OSError as error:
         master_resolves_to = "unresolved: %s" % error
+    # hpo strips OMPI_* from the program's environment; the rank that started it (the parent)
+    # still has Open MPI's own numbering, for tests to check hpo's against.
+    launcher = {}
+    try:
+        with open("/proc/%d/environ" % os.getppid(), "rb") as f:
+            for entry in f.read().split(b"\0"):
+                key, _, value = entry.decode(errors="replace").partition("=")
+                if key in ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"):
+                    launcher[key] = value
+    except OSError:
+        pass
     addresses = subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
     report = {"hostname": socket.gethostname(), "addresses": addresses,
-              "master_resolves_to": master_resolves_to,
+              "master_resolves_to": master_resolves_to, "launcher": launcher,
               "env": {k: v for k, v in os.environ.items()
                       if k in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK",
                                "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
