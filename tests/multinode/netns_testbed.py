@@ -32,7 +32,10 @@ _LIVE = []  # beds not closed yet, for atexit and SIGTERM
 
 
 def _ip(*args, check=True):
-    return subprocess.run(["ip"] + list(args), capture_output=True, text=True, check=check)
+    done = subprocess.run(["ip"] + list(args), capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise RuntimeError("ip %s: %s" % (" ".join(args), done.stderr.strip()))
+    return done
 
 
 def unavailable():
@@ -40,20 +43,24 @@ def unavailable():
     for tool in ("ip", "unshare"):
         if shutil.which(tool) is None:
             return "`%s` is not installed (iproute2 / util-linux)" % tool
-    if os.geteuid() != 0:
-        with open("/proc/self/status") as f:
-            caps = dict(line.split(":", 1) for line in f if ":" in line)
-        if not int(caps.get("CapEff", "0").strip(), 16) & (1 << 12):
-            return "not root and no CAP_NET_ADMIN: cannot make network namespaces"
+    with open("/proc/self/status") as f:
+        caps = dict(line.split(":", 1) for line in f if ":" in line)
+    effective = int(caps.get("CapEff", "0").strip(), 16)
+    for bit, name in ((12, "CAP_NET_ADMIN"), (21, "CAP_SYS_ADMIN")):
+        if not effective & (1 << bit):
+            return "no %s (run as root, or grant it): cannot make network namespaces" % name
     probe = "hpotb%dprobe" % os.getpid()
     made = _ip("netns", "add", probe, check=False)
     if made.returncode != 0:
         return "`ip netns add` failed: " + made.stderr.strip()
     try:
-        uts = subprocess.run(["ip", "netns", "exec", probe, "unshare", "--uts", "hostname", "x"],
-                             capture_output=True, text=True)
-        if uts.returncode != 0:
-            return "`unshare --uts` in a namespace failed: " + uts.stderr.strip()
+        for step in (["-n", probe, "link", "set", "lo", "up"],
+                     ["-n", probe, "link", "add", "p0", "type", "veth", "peer", "name", "p1"],
+                     ["-n", probe, "link", "add", "br0", "type", "bridge"],
+                     ["netns", "exec", probe, "unshare", "--uts", "hostname", "x"]):
+            done = _ip(*step, check=False)
+            if done.returncode != 0:
+                return "`ip %s` failed: %s" % (" ".join(step), done.stderr.strip())
     finally:
         _ip("netns", "del", probe, check=False)
     return None
