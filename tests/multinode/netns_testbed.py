@@ -128,11 +128,13 @@ class TestBed:
     resolve_names=True writes /etc/netns/NS/hosts for every host (`ip netns exec` mounts it over
     /etc/hosts there), so each host name resolves to its subnet address on every host, as a
     cluster's DNS would do; by default names resolve nowhere and only addresses work.
+    own_hostnames=False leaves every host the machine's hostname (as containers that keep their
+    node's name would): Open MPI still sees one node per namespace, names no longer tell them apart.
 
     Attributes: names (host names, also each namespace's name), addresses (each host's IP on the
     subnet), subnet, hostfile, agent, workdir (a temporary folder for the test's files)."""
 
-    def __init__(self, hosts=2, slots=2, resolve_names=False):
+    def __init__(self, hosts=2, slots=2, resolve_names=False, own_hostnames=True):
         self.tag = "hpotb%d" % os.getpid()
         self.slots = list(slots) if isinstance(slots, (list, tuple)) else [slots] * hosts
         assert len(self.slots) == hosts
@@ -142,6 +144,7 @@ class TestBed:
         self.addresses = []
         self.workdir = None
         self.resolve_names = resolve_names
+        self.own_hostnames = own_hostnames
         self.made = []  # namespaces made so far, removed in reverse
         self.etc_made = []  # /etc/netns folders made, removed on close
 
@@ -202,15 +205,19 @@ class TestBed:
                     "case \"$host\" in\n%s"
                     "  *) echo \"agent: unknown host $host\" >&2; exit 1 ;;\n"
                     "esac\n"
-                    "exec ip netns exec \"$ns\" unshare --uts sh -c "
-                    "'hostname \"$0\" && exec sh -c \"$1\"' \"$ns\" \"$*\"\n" % cases)
+                    "exec %s\n" % (cases, (
+                        "ip netns exec \"$ns\" unshare --uts sh -c "
+                        "'hostname \"$0\" && exec sh -c \"$1\"' \"$ns\" \"$*\""
+                        if self.own_hostnames else "ip netns exec \"$ns\" sh -c \"$*\"")))
         os.chmod(self.agent, 0o755)
 
-    @staticmethod
-    def enter(ns, hostname):
-        """argv prefix that runs a command in namespace `ns` under its own hostname."""
+    def enter(self, ns):
+        """argv prefix that runs a command in namespace `ns`, under the hostname `ns` unless the
+        bed keeps the machine's."""
+        if not self.own_hostnames:
+            return ["ip", "netns", "exec", ns]
         return ["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c",
-                'hostname "$0" && exec "$@"', hostname]
+                'hostname "$0" && exec "$@"', ns]
 
     def close(self):
         """Kills every process in the namespaces, removes them (their veths and the bridge go
@@ -237,7 +244,7 @@ class TestBed:
     # --- running ----------------------------------------------------------------------------
     def exec_argv(self, host, argv):
         """argv that runs `argv` on host index `host`."""
-        return self.enter(self.names[host], self.names[host]) + list(argv)
+        return self.enter(self.names[host]) + list(argv)
 
     def mpirun_argv(self, command, np, extra_mca=()):
         """The whole argv: mpirun started on host 0 (a host like the others), its daemons on the
