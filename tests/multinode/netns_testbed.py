@@ -272,9 +272,24 @@ class TestBed:
 
     def mpirun(self, command, np, timeout, cwd=None, extra_mca=()):
         """Runs the command under mpirun across the hosts in a session of its own (killed with
-        everything it started after `timeout` seconds); returns hpo_test_support's RunResult."""
-        return run_in_own_session(self.mpirun_argv(command, np, extra_mca), timeout=timeout,
+        everything it started after `timeout` seconds); returns hpo_test_support's RunResult. On
+        a time-out, what was still running on each host (daemons started through the agent are
+        in sessions of their own) is added to its `ps` listing and killed too."""
+        done = run_in_own_session(self.mpirun_argv(command, np, extra_mca), timeout=timeout,
                                   cwd=cwd or self.workdir, env=self.environment())
+        if done.returncode is None:
+            for ns in self.names:
+                pids = _ip("netns", "pids", ns, check=False).stdout.split()
+                if pids:
+                    listing = subprocess.run(["ps", "-o", "pid,stat,wchan:24,etime,args", "-p",
+                                              ",".join(pids)], capture_output=True, text=True)
+                    done.killed += "left on %s:\n%s" % (ns, listing.stdout)
+                for pid in pids:
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except (ProcessLookupError, ValueError):
+                        pass
+        return done
 
 
 def _close_all():
