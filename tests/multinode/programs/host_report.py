@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A command trial for the multi-host tests: each rank writes where it runs and what hpo gave it
 (hostname, its addresses, its MPI rank's world and node-local rank, the torchrun variables, what
-MASTER_ADDR resolves to here) to HPO_TRIAL_DIR/host-rank-R.json, then, with `--dist True`, joins the group's torch.distributed world
-(gloo, init_method env://) and allreduces rank + 1; rank 0 prints the sum as the metric `total`."""
+MASTER_ADDR resolves to here) to HPO_TRIAL_DIR/host-rank-R.json, then, with `--dist True`, joins
+the group's torch.distributed world (gloo, init_method env://) and allreduces rank + 1; rank 0
+prints the sum as the metric `total`."""
 
 import argparse
 import json
