@@ -217,7 +217,7 @@ class CommandTrialsAcrossHosts(AcrossHosts):
 
 
 class MasterAddrWithoutNameService(AcrossHosts):
-    """Not registered with ctest: fails with hpo as it is (see README.md, "Known gaps")."""
+    """Hosts that know each other by address only."""
 
     def test_master_addr_is_the_leaders_address_where_names_do_not_resolve(self):
         """2 hosts x 1 rank, no name service for the hosts (as on clusters whose nodes know each
@@ -235,7 +235,7 @@ class MasterAddrWithoutNameService(AcrossHosts):
 
 
 class HostsSharingAHostName(AcrossHosts):
-    """Not registered with ctest: fails with hpo as it is (see README.md, "Known gaps")."""
+    """Hosts that Open MPI runs as separate nodes but that share one host name."""
 
     def test_local_ranks_follow_mpis_nodes_not_host_names(self):
         """2 hosts x 1 rank that keep the machine's hostname (containers that keep their node's

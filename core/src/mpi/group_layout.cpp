@@ -27,6 +27,7 @@ Status ComputeGroupLayout(const Communicator& world, int ranks_per_trial, GroupL
   Communicator leaders = world.Split(layout->node_local_rank == 0 ? 0 : MPI_UNDEFINED, world_rank);
   int node_index = leaders.valid() ? leaders.rank() : 0;
   HPO_MPI_CHECK(MPI_Bcast(&node_index, 1, MPI_INT, 0, node.get()));
+  layout->node_index = node_index;
 
   std::array<int, 2> mine = {node_index, layout->node_local_rank};
   std::vector<int> all(2 * static_cast<size_t>(world_size));

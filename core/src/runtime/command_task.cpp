@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +33,7 @@
 #include "command/child_process.hpp"
 #include "command/command_line.hpp"
 #include "command/metric_reader.hpp"
+#include "common/network_interfaces.hpp"
 #include "mpi/control_plane.hpp"
 #include "preemption.hpp"
 
@@ -142,41 +144,92 @@ std::optional<std::string> TryReceive(const Communicator& group, int tag, int* s
   return ReceiveText(group, status.MPI_SOURCE, tag);
 }
 
-// The rank's place among the group's hosts: torchrun's LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK
-// (the host's index in the group) and GROUP_WORLD_SIZE, and the leader's address.
+// The rank's place among the group's hosts (MPI's nodes, as the group layout counts them):
+// torchrun's LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK (the host's index in the group) and
+// GROUP_WORLD_SIZE, the leader's address and, when the group spans hosts, the interface this rank
+// reaches the leader through (for gloo, which otherwise binds to what the host name resolves to).
 struct GroupHosts {
   int local_rank = 0;
   int local_world_size = 1;
   int group_rank = 0;
   int group_world_size = 1;
   std::string master_addr = "127.0.0.1";
+  std::string socket_interface;
 };
 
-GroupHosts LearnGroupHosts(const Communicator& group) {
-  char name[kHostNameBytes] = {0};
-  gethostname(name, sizeof(name) - 1);
-  std::vector<char> names(static_cast<size_t>(kHostNameBytes) * group.size());
-  HPO_MPI_CHECK(MPI_Allgather(name, kHostNameBytes, MPI_CHAR, names.data(), kHostNameBytes,
-                              MPI_CHAR, group.get()));
-  std::vector<std::string> hosts;
-  for (int r = 0; r < group.size(); ++r) hosts.emplace_back(&names[r * kHostNameBytes]);
+// Collective over the group. A group on several hosts meets at the leader's address on the subnet
+// most of its ranks share with the leader (the leader's first address when none shares one).
+GroupHosts LearnGroupHosts(const GroupLayout& layout) {
+  const Communicator& group = layout.group_comm;
+  std::vector<int> nodes(static_cast<size_t>(group.size()));
+  HPO_MPI_CHECK(
+      MPI_Allgather(&layout.node_index, 1, MPI_INT, nodes.data(), 1, MPI_INT, group.get()));
   GroupHosts result;
-  std::vector<std::string> distinct;
+  std::vector<int> distinct;
   result.local_world_size = 0;
   for (int r = 0; r < group.size(); ++r) {
-    if (std::find(distinct.begin(), distinct.end(), hosts[r]) == distinct.end()) {
-      distinct.push_back(hosts[r]);
+    if (std::find(distinct.begin(), distinct.end(), nodes[r]) == distinct.end()) {
+      distinct.push_back(nodes[r]);
     }
-    if (hosts[r] == hosts[group.rank()]) {
+    if (nodes[r] == nodes[group.rank()]) {
       if (r < group.rank()) ++result.local_rank;
       ++result.local_world_size;
     }
   }
   result.group_rank = static_cast<int>(
-      std::find(distinct.begin(), distinct.end(), hosts[group.rank()]) - distinct.begin());
+      std::find(distinct.begin(), distinct.end(), nodes[group.rank()]) - distinct.begin());
   result.group_world_size = static_cast<int>(distinct.size());
-  if (distinct.size() > 1) result.master_addr = hosts[0];
+  if (distinct.size() == 1) return result;
+
+  const std::vector<InterfaceAddress> mine = LocalIpv4Addresses();
+  std::string text = group.rank() == 0 ? EncodeAddresses(mine) : std::string();
+  uint64_t size = text.size();
+  HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, group.get()));
+  text.resize(size);
+  HPO_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, group.get()));
+  std::vector<InterfaceAddress> leader;
+  if (!DecodeAddresses(text, &leader)) {
+    AbortJob(ExitCode::kFailure, "command trials: the group leader's addresses did not decode");
+  }
+  // Every rank but the leader votes for the leader address it shares a subnet with.
+  const int vote = group.rank() == 0 ? -1 : FindSharedSubnet(leader, mine, nullptr);
+  std::vector<int> votes(static_cast<size_t>(group.size()));
+  HPO_MPI_CHECK(MPI_Allgather(&vote, 1, MPI_INT, votes.data(), 1, MPI_INT, group.get()));
+  int chosen = -1;
+  size_t chosen_votes = 0;
+  for (int candidate = 0; candidate < static_cast<int>(leader.size()); ++candidate) {
+    const size_t count = static_cast<size_t>(std::count(votes.begin(), votes.end(), candidate));
+    if (count > chosen_votes) {
+      chosen = candidate;
+      chosen_votes = count;
+    }
+  }
+  if (chosen < 0 && !leader.empty()) chosen = 0;
+  if (chosen < 0) {
+    // The leader has no address but loopback: its host name is all there is.
+    char name[kHostNameBytes] = {0};
+    gethostname(name, sizeof(name) - 1);
+    std::string host = group.rank() == 0 ? std::string(name) : std::string();
+    uint64_t length = host.size();
+    HPO_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, group.get()));
+    host.resize(length);
+    HPO_MPI_CHECK(MPI_Bcast(host.data(), static_cast<int>(length), MPI_CHAR, 0, group.get()));
+    result.master_addr = host;
+    return result;
+  }
+  result.master_addr = FormatIpv4(leader[static_cast<size_t>(chosen)].address);
+  if (group.rank() == 0) {
+    result.socket_interface = leader[static_cast<size_t>(chosen)].interface;
+  } else {
+    FindSharedSubnet({leader[static_cast<size_t>(chosen)]}, mine, &result.socket_interface);
+  }
   return result;
+}
+
+bool HasVariable(const std::vector<std::string>& environment, const std::string& name) {
+  const std::string prefix = name + "=";
+  return std::any_of(environment.begin(), environment.end(),
+                     [&](const std::string& entry) { return entry.rfind(prefix, 0) == 0; });
 }
 
 bool IsMpiLauncherVariable(const std::string& entry) {
@@ -244,7 +297,7 @@ class CommandRunner final : public TaskRunner {
       : config_(config), layout_(layout) {}
 
   Status Prepare() {
-    hosts_ = LearnGroupHosts(layout_.group_comm);
+    hosts_ = LearnGroupHosts(layout_);
     for (const ParameterSpec& spec : config_.sweep.parameters) {
       if (spec.boolean) boolean_parameters_.insert(spec.name);
     }
@@ -341,6 +394,9 @@ class CommandRunner final : public TaskRunner {
       environment.push_back(prefix + value);
     };
     set("MASTER_ADDR", hosts_.master_addr);
+    if (!hosts_.socket_interface.empty() && !HasVariable(environment, "GLOO_SOCKET_IFNAME")) {
+      set("GLOO_SOCKET_IFNAME", hosts_.socket_interface);
+    }
     set("MASTER_PORT", std::to_string(port));
     set("RANK", std::to_string(rank));
     set("WORLD_SIZE", std::to_string(world));

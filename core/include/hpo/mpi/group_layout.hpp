@@ -17,6 +17,7 @@ struct GroupLayout {
   int rank_in_group = 0;  // 0 is the group's leader
   int node_local_rank = 0;
   int ranks_on_node = 0;
+  int node_index = 0;  // this rank's node, numbered in world-rank order of the nodes' first ranks
   std::vector<int> group_of_world_rank;  // every world rank's group (known on every rank)
   Communicator group_comm;               // this rank's group
 };
