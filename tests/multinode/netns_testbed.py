@@ -246,11 +246,22 @@ class TestBed:
         """argv that runs `argv` on host index `host`."""
         return self.enter(self.names[host]) + list(argv)
 
-    def mpirun_argv(self, command, np, extra_mca=()):
+    def hostfile_for(self, hosts):
+        """A hostfile of the given host indices only (a job on fewer hosts, e.g. after one is
+        lost)."""
+        path = os.path.join(self.workdir, "hostfile-" + "-".join(str(h) for h in hosts))
+        with open(path, "w") as f:
+            for h in hosts:
+                f.write("%s slots=%d\n" % (self.addresses[h], self.slots[h]))
+        return path
+
+    def mpirun_argv(self, command, np, extra_mca=(), hosts=None, launcher="mpirun"):
         """The whole argv: mpirun started on host 0 (a host like the others), its daemons on the
-        other hosts through the agent, TCP only over the test subnet."""
+        other hosts through the agent, TCP only over the test subnet. `hosts`: the host indices
+        to use (default: all); `launcher`: what runs mpirun's arguments (e.g. hpo-mpirun)."""
         subnet = str(self.subnet)
-        mpirun = ["mpirun", "--oversubscribe", "--hostfile", self.hostfile, "-np", str(np),
+        hostfile = self.hostfile if hosts is None else self.hostfile_for(hosts)
+        mpirun = [launcher, "--oversubscribe", "--hostfile", hostfile, "-np", str(np),
                   "--mca", "plm_rsh_agent", self.agent,
                   "--mca", "plm_rsh_no_tree_spawn", "1",
                   "--mca", "oob_tcp_if_include", subnet,
@@ -270,12 +281,46 @@ class TestBed:
                 del env[key]
         return env
 
-    def mpirun(self, command, np, timeout, cwd=None, extra_mca=()):
+    def start(self, command, np, cwd=None, hosts=None, launcher="mpirun", env=None):
+        """Starts the command under mpirun (or `launcher`) across the hosts, in a session of its
+        own, and returns the Popen (stdout and stderr together, text) without waiting: for tests
+        that act on the hosts while the job runs. `env`: variables added to the environment. The
+        caller waits for it; close() kills what is left."""
+        return subprocess.Popen(self.mpirun_argv(command, np, hosts=hosts, launcher=launcher),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                cwd=cwd or self.workdir, env=dict(self.environment(), **(env or {})),
+                                start_new_session=True)
+
+    def cut(self, host):
+        """Loses host index `host` as a broken link does: its port on the bridge goes down, so
+        its processes keep running but nothing reaches them or comes from them."""
+        _ip("-n", self.switch, "link", "set", "p%d" % host, "down")
+
+    def kill_all(self, host):
+        """Loses host index `host` as a crashed node does: kill -9 of every process on it."""
+        for pid in _ip("netns", "pids", self.names[host], check=False).stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+
+    def processes(self, host):
+        """The command lines of the processes running on host index `host`."""
+        lines = []
+        for pid in _ip("netns", "pids", self.names[host], check=False).stdout.split():
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    lines.append(f.read().replace(b"\0", b" ").decode(errors="replace").strip())
+            except OSError:
+                pass
+        return lines
+
+    def mpirun(self, command, np, timeout, cwd=None, extra_mca=(), hosts=None):
         """Runs the command under mpirun across the hosts in a session of its own (killed with
         everything it started after `timeout` seconds); returns hpo_test_support's RunResult. On
         a time-out, what was still running on each host (daemons started through the agent are
         in sessions of their own) is added to its `ps` listing and killed too."""
-        done = run_in_own_session(self.mpirun_argv(command, np, extra_mca), timeout=timeout,
+        done = run_in_own_session(self.mpirun_argv(command, np, extra_mca, hosts), timeout=timeout,
                                   cwd=cwd or self.workdir, env=self.environment())
         if done.returncode is None:
             for ns in self.names:

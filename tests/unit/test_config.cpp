@@ -945,6 +945,11 @@ const BadConfig kBadConfigs[] = {
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "time_budget_s: .inf\n",
      "test.yaml:11: time_budget_s: must be a finite number, got '.inf'"},
+    {"PeerTimeoutZero",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "peer_timeout_s: 0\n",
+     "test.yaml:11: peer_timeout_s: must be > 0, got 0"},
     {"MaxFailedTrialsNegative",
      "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"

@@ -144,6 +144,10 @@ struct ExecutionSpec {
   // Use only the first N training samples (after the validation split); 0 means all.
   int64_t train_samples = 0;
   SyntheticOptions synthetic;
+  // A rank that rank 0 has not heard from for this many seconds is lost (its host is down or cut
+  // off), and so is rank 0 for a rank that has not heard from it: the job then ends with
+  // ExitCode::kPeerLost, the study saved (`peer_timeout_s`, > 0).
+  double peer_timeout_s = 60.0;
 };
 
 // Key `search:` beside `sweep:`: how the searchers work (W&B has no keys for this).

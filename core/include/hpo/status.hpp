@@ -14,6 +14,7 @@ enum class ExitCode : int {
   kFailure = 1,      // anything else: a bug, an MPI or I/O failure
   kBadInput = 2,     // bad config, command line, data file or study file
   kInterrupted = 3,  // the study was interrupted but saved; resume it
+  kPeerLost = 4,     // a rank went silent (its host lost) and the job ended; the study is saved
 };
 
 class Status {

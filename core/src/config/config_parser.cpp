@@ -142,6 +142,14 @@ Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
     }
   }
   execution->seed = static_cast<uint64_t>(seed);
+  if (const Field* timeout = top.Find("peer_timeout_s")) {
+    HPO_RETURN_IF_ERROR(
+        config_internal::ReadFiniteNumber(errors, *timeout, &execution->peer_timeout_s));
+    if (execution->peer_timeout_s <= 0.0) {
+      return errors.At(
+          *timeout, "must be > 0, got " + config_internal::FormatNumber(execution->peer_timeout_s));
+    }
+  }
   if (execution->trials_per_gpu > 1 && execution->ranks_per_trial != 1) {
     return errors.At(*top.Find("trials_per_gpu"),
                      "trials_per_gpu > 1 places one-rank trial groups on a shared GPU and needs "
@@ -429,6 +437,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "interpreter",
                                     "trial_timeout_s",
                                     "terminate_grace_s",
+                                    "peer_timeout_s",
                                     "cuda_visible_devices"};
   const std::vector<std::string> option_keys = TaskOptionKeys(top, catalog);
   known.insert(known.end(), option_keys.begin(), option_keys.end());

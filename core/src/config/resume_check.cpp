@@ -27,7 +27,8 @@ const std::set<std::string>& ResumableKeys() {
                                              "ddp",
                                              "run_cap",
                                              "trial_timeout_s",
-                                             "terminate_grace_s"};
+                                             "terminate_grace_s",
+                                             "peer_timeout_s"};
   return keys;
 }
 

@@ -106,6 +106,8 @@ class Coordinator {
   // The best finished trial by the sweep's goal, if any trial produced an objective.
   const std::optional<TrialResult>& best_trial() const { return best_; }
   int64_t trials_finished() const { return trials_finished_; }
+  // The trial `group` is running, or -1 when it runs none.
+  int64_t RunningTrial(int group) const { return running_[static_cast<size_t>(group)]; }
   // How many trials the sweep will run at most: min(run_cap, size of the search space).
   int64_t planned_trials() const { return planned_trials_; }
   // Why the sweep stopped dispatching before run_cap and the search space ran out (time budget,

@@ -1,10 +1,19 @@
 #include "hpo/mpi/communicator.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 namespace hpo {
+
+namespace {
+
+// How long AbortJob waits for MPI_Abort before the process exits by itself.
+constexpr int kAbortFallbackSeconds = 10;
+
+}  // namespace
 
 void FailMpiCall(int error_code, const char* call, const char* file, int line) {
   char text[MPI_MAX_ERROR_STRING] = {0};
@@ -24,7 +33,15 @@ void AbortJob(ExitCode code, const std::string& message) {
   } else {
     std::fprintf(stderr, "hpo: error: %s\n", message.c_str());
   }
+  // For scripts/hpo-mpirun, which ends an mpirun that cannot finish the abort (a lost host).
+  std::fprintf(stderr, "hpo: ending the job with exit code %d\n", static_cast<int>(code));
   std::fflush(stderr);
+  // MPI_Abort asks mpirun to end every rank; where mpirun cannot be reached (this rank's host is
+  // cut off from it) the call may never return, so the process ends on its own after a while.
+  std::thread([code] {
+    std::this_thread::sleep_for(std::chrono::seconds(kAbortFallbackSeconds));
+    std::_Exit(static_cast<int>(code));
+  }).detach();
   MPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
   std::_Exit(static_cast<int>(code));
 }

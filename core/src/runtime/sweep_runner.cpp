@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
+#include "mpi/peer_watch.hpp"
 #include "preemption.hpp"
 #include "runtime/sweep.hpp"
 #include "sched/scheduler.hpp"
@@ -235,6 +238,62 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
   std::cout << "study: " << fs::absolute(study_path).string() << std::endl;
 }
 
+// Rank 0's side of a lost host: the watch thread raises it; the coordinator thread, between two
+// messages, publishes the study (whose running_trials keep every trial that was running, for
+// --resume) and ends the job naming the trials that ran on the lost ranks. Once the coordinator
+// has finished (every result published), the watch thread ends the job itself.
+class LostPeerAlarm {
+ public:
+  void Raise(const LostPeers& lost) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lost_ = lost;
+    raised_ = true;
+  }
+  bool raised() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return raised_;
+  }
+  LostPeers lost() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return lost_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  bool raised_ = false;
+  LostPeers lost_;
+};
+
+std::string LostPeerMessage(const LostPeers& lost, const std::string& study_path) {
+  return "lost contact with " + lost.Describe() +
+         ": their host is down or cut off from rank 0 on " + lost.observer_host +
+         ". The study is saved in " + study_path +
+         "; the trials that were running continue from their last checkpoints with --resume";
+}
+
+// On rank 0's coordinator thread: publishes the study and ends the job.
+[[noreturn]] void EndForLostPeers(const LostPeers& lost, const GroupLayout& layout,
+                                  Coordinator& coordinator, const std::string& study_path) {
+  std::vector<int64_t> trials;
+  for (int rank : lost.ranks) {
+    const int64_t trial =
+        coordinator.RunningTrial(layout.group_of_world_rank[static_cast<size_t>(rank)]);
+    if (trial >= 0 && std::find(trials.begin(), trials.end(), trial) == trials.end()) {
+      trials.push_back(trial);
+    }
+  }
+  std::string running = trials.empty() ? "no trial was running there" : "trial";
+  if (trials.size() > 1) running += "s";
+  for (size_t i = 0; i < trials.size(); ++i) {
+    running += (i == 0 ? " " : ", ") + std::to_string(trials[i]);
+  }
+  if (!trials.empty()) running += trials.size() > 1 ? " were running there" : " was running there";
+  const Status published = coordinator.Publish();
+  std::string message = LostPeerMessage(lost, study_path) + " (" + running + ")";
+  if (!published.ok()) message += "; publishing the study failed: " + published.message();
+  AbortJob(ExitCode::kPeerLost, message);
+}
+
 }  // namespace
 
 Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
@@ -300,6 +359,22 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
 
   const Communicator control = world.Duplicate();
+  LostPeerAlarm alarm;
+  std::atomic<bool> serving{root};
+  PeerWatch peers(world, config.execution.peer_timeout_s, [&](const LostPeers& lost) {
+    if (!root) {
+      AbortJob(ExitCode::kPeerLost,
+               "no word from rank 0 on " + lost.hosts[0] + " for " +
+                   std::to_string(static_cast<int64_t>(lost.silent_s)) +
+                   " s (peer_timeout_s): its host is down or cut off; this rank ends, the study "
+                   "is rank 0's");
+    }
+    alarm.Raise(lost);
+    for (int waited_ms = 0; serving.load() && waited_ms < 5000; waited_ms += 10) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    AbortJob(ExitCode::kPeerLost, LostPeerMessage(lost, study_path));
+  });
   std::thread coordinator_thread;
   if (root) {
     std::cout << "hpo-mpi " << HPO_VERSION << ": " << world.size() << " ranks in "
@@ -318,7 +393,9 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
           coordinator->Interrupt("rank 0 received signal " +
                                  std::to_string(PreemptionWatch::SignalNumber()));
         }
+        if (alarm.raised()) EndForLostPeers(alarm.lost(), layout, *coordinator, study_path);
       });
+      serving = false;
     });
   }
 

@@ -26,8 +26,10 @@ namespace hpo {
   } while (false)
 
 // Ends the whole job after a fatal error on this rank: prints `message` to stderr (prefixed with
-// the world rank when the world has more than one rank) and calls MPI_Abort with `code`, which
-// mpirun passes on as its exit status. Callable from any thread once MPI is initialised.
+// the world rank when the world has more than one rank), then "hpo: ending the job with exit
+// code N" (scripts/hpo-mpirun reads it), and calls MPI_Abort with `code`, which
+// mpirun passes on as its exit status. Callable from any thread once MPI is initialised. Where
+// MPI_Abort does not end the process within 10 s (mpirun cut off), the process exits by itself.
 [[noreturn]] void AbortJob(ExitCode code, const std::string& message);
 
 // The process's MPI lifetime. Exactly one per process, created first on the main thread.

@@ -1,0 +1,165 @@
+#include "mpi/peer_watch.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace hpo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kHeartbeatTag = 201;
+constexpr int kAnswerTag = 202;
+constexpr std::chrono::milliseconds kNap(20);
+
+double SecondsBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// A heartbeat or an answer: one int, sent without waiting. The request is freed at once: a
+// message to a rank that is gone stays queued in MPI (a few bytes per period) and is never waited
+// for.
+void SendBeat(int destination, int tag, const Communicator& comm) {
+  static const int kBeat = 1;
+  MPI_Request request = MPI_REQUEST_NULL;
+  HPO_MPI_CHECK(MPI_Isend(&kBeat, 1, MPI_INT, destination, tag, comm.get(), &request));
+  HPO_MPI_CHECK(MPI_Request_free(&request));
+}
+
+// Receives every waiting message with `tag` from `source` (MPI_ANY_SOURCE: anyone); calls
+// heard(source rank) for each.
+template <typename Heard>
+void DrainBeats(int source, int tag, const Communicator& comm, Heard heard) {
+  for (;;) {
+    int found = 0;
+    MPI_Status status;
+    HPO_MPI_CHECK(MPI_Iprobe(source, tag, comm.get(), &found, &status));
+    if (!found) return;
+    int beat = 0;
+    HPO_MPI_CHECK(
+        MPI_Recv(&beat, 1, MPI_INT, status.MPI_SOURCE, tag, comm.get(), MPI_STATUS_IGNORE));
+    heard(status.MPI_SOURCE);
+  }
+}
+
+std::vector<std::string> GatherHostNames(const Communicator& comm) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+  int length = 0;
+  HPO_MPI_CHECK(MPI_Get_processor_name(name, &length));
+  std::vector<char> all(static_cast<size_t>(comm.size()) * MPI_MAX_PROCESSOR_NAME, '\0');
+  HPO_MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                              MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm.get()));
+  std::vector<std::string> hosts;
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    const char* entry = all.data() + static_cast<size_t>(rank) * MPI_MAX_PROCESSOR_NAME;
+    hosts.emplace_back(entry, strnlen(entry, MPI_MAX_PROCESSOR_NAME));
+  }
+  return hosts;
+}
+
+}  // namespace
+
+std::string LostPeers::Describe() const {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  // Ranks grouped by host, in rank order within each host.
+  std::vector<std::pair<std::string, std::vector<int>>> by_host;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    auto entry = std::find_if(by_host.begin(), by_host.end(),
+                              [&](const auto& host) { return host.first == hosts[i]; });
+    if (entry == by_host.end()) {
+      by_host.push_back({hosts[i], {}});
+      entry = by_host.end() - 1;
+    }
+    entry->second.push_back(ranks[i]);
+  }
+  for (size_t h = 0; h < by_host.size(); ++h) {
+    if (h > 0) text += "; ";
+    for (size_t r = 0; r < by_host[h].second.size(); ++r) {
+      text += (r > 0 ? ", " : "") + std::to_string(by_host[h].second[r]);
+    }
+    text += " on " + by_host[h].first;
+  }
+  char silent[64];
+  std::snprintf(silent, sizeof(silent), " (silent for %.1f s)", silent_s);
+  return text + silent;
+}
+
+PeerWatch::PeerWatch(const Communicator& world, double timeout_s,
+                     std::function<void(const LostPeers&)> on_lost)
+    : comm_(world.Duplicate()), timeout_s_(timeout_s), on_lost_(std::move(on_lost)) {
+  hosts_ = GatherHostNames(comm_);
+  if (comm_.size() == 1) return;
+  thread_ = std::thread([this] {
+    if (comm_.rank() == 0) {
+      WatchFromRoot();
+    } else {
+      WatchRoot();
+    }
+  });
+}
+
+PeerWatch::~PeerWatch() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void PeerWatch::WatchFromRoot() {
+  const auto period = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(1.0, timeout_s_ / 5.0)));
+  const int size = comm_.size();
+  std::vector<Clock::time_point> last_heard(static_cast<size_t>(size), Clock::now());
+  Clock::time_point next_beat = Clock::now();
+  while (!Stopping()) {
+    const Clock::time_point now = Clock::now();
+    if (now >= next_beat) {
+      for (int rank = 1; rank < size; ++rank) SendBeat(rank, kHeartbeatTag, comm_);
+      next_beat = now + period;
+    }
+    DrainBeats(MPI_ANY_SOURCE, kAnswerTag, comm_,
+               [&](int rank) { last_heard[static_cast<size_t>(rank)] = Clock::now(); });
+    LostPeers lost;
+    const Clock::time_point checked = Clock::now();
+    for (int rank = 1; rank < size; ++rank) {
+      const double silent = SecondsBetween(last_heard[static_cast<size_t>(rank)], checked);
+      if (silent < timeout_s_) continue;
+      lost.ranks.push_back(rank);
+      lost.hosts.push_back(hosts_[static_cast<size_t>(rank)]);
+      lost.silent_s = std::max(lost.silent_s, silent);
+    }
+    if (!lost.ranks.empty()) {
+      lost.observer = 0;
+      lost.observer_host = hosts_[0];
+      on_lost_(lost);
+      return;
+    }
+    std::this_thread::sleep_for(kNap);
+  }
+}
+
+void PeerWatch::WatchRoot() {
+  Clock::time_point last_heard = Clock::now();
+  while (!Stopping()) {
+    DrainBeats(0, kHeartbeatTag, comm_, [&](int) {
+      last_heard = Clock::now();
+      SendBeat(0, kAnswerTag, comm_);
+    });
+    const double silent = SecondsBetween(last_heard, Clock::now());
+    if (silent >= timeout_s_) {
+      LostPeers lost;
+      lost.observer = comm_.rank();
+      lost.observer_host = hosts_[static_cast<size_t>(comm_.rank())];
+      lost.silent_s = silent;
+      lost.ranks = {0};
+      lost.hosts = {hosts_[0]};
+      on_lost_(lost);
+      return;
+    }
+    std::this_thread::sleep_for(kNap);
+  }
+}
+
+}  // namespace hpo

@@ -1,0 +1,66 @@
+// Liveness of the world's ranks: a lost host (link down, node gone, every process on it killed)
+// must end the job in bounded time instead of leaving the other ranks waiting forever in a
+// collective or for a reply.
+//
+// Every rank runs one thread over its own duplicate of the world communicator. Rank 0 sends every
+// other rank a heartbeat each period (timeout / 5, at most 1 s) and every rank answers each one.
+// Rank 0 declares lost every rank it has not heard from for `timeout_s`; any other rank declares
+// rank 0 lost when its heartbeats stop for `timeout_s`. The thread then calls `on_lost` once, on
+// itself, with the lost ranks and their hosts, and stops watching. Heartbeats travel on the
+// thread's own communicator, so a rank busy in training (or blocked in a collective) still
+// answers; the thread naps between probes (no spinning core).
+//
+// Cost: 2 (world size - 1) messages per period on rank 0, 2 per period on every other rank; the
+// world's host names are gathered once, in the constructor.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hpo/mpi/communicator.hpp"
+
+namespace hpo {
+
+// Which ranks went silent, as rank `observer` (on `observer_host`) saw it.
+struct LostPeers {
+  int observer = 0;
+  std::string observer_host;
+  double silent_s = 0.0;  // how long the first of them has been silent
+  std::vector<int> ranks;
+  std::vector<std::string> hosts;  // one per rank in `ranks`
+  // "rank 3 on node-b (silent for 10.2 s)" or "ranks 2, 3 on node-b (silent for ...)".
+  std::string Describe() const;
+};
+
+class PeerWatch {
+ public:
+  // Collective over `world`: duplicates it and gathers every rank's host name (from MPI's
+  // processor name), then starts the thread. A world of one rank watches nothing.
+  PeerWatch(const Communicator& world, double timeout_s,
+            std::function<void(const LostPeers&)> on_lost);
+  // Stops the thread (not collective: the ranks stop within one nap of each other at the end of
+  // a sweep, far under the timeout, so no rank mistakes another's stop for a loss).
+  ~PeerWatch();
+  PeerWatch(const PeerWatch&) = delete;
+  PeerWatch& operator=(const PeerWatch&) = delete;
+
+  // The host name of each world rank.
+  const std::vector<std::string>& hosts() const { return hosts_; }
+
+ private:
+  void WatchFromRoot();
+  void WatchRoot();
+  bool Stopping() const { return stopping_.load(std::memory_order_relaxed); }
+
+  Communicator comm_;
+  double timeout_s_;
+  std::function<void(const LostPeers&)> on_lost_;
+  std::vector<std::string> hosts_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace hpo

@@ -1,0 +1,162 @@
+"""A host lost in the middle of a sweep (netns_testbed.py: network namespaces as hosts): the job
+ends in bounded time with a message naming the lost host and ranks, nothing finished is lost, and
+--resume on the hosts that are left finishes the sweep. Run by ctest as:
+python3 test_lost_host.py --hpo PATH [-k SUITE]; exits 77 (skip) where network namespaces cannot be
+made.
+
+Host 0 holds ranks 0 and 1, host 1 rank 2; one rank per trial, so three groups. The host is lost
+after two trials have finished, while trials run on every group. The job runs under
+scripts/hpo-mpirun, which ends an mpirun left waiting on the lost host's daemon.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "mpi"))
+from hpo_test_support import parse_command_line  # noqa: E402
+import netns_testbed  # noqa: E402
+from netns_testbed import TestBed  # noqa: E402
+
+HPO = None  # set from the command line
+WRAPPER = os.path.join(HERE, "..", "..", "scripts", "hpo-mpirun")
+ABORT_GRACE_S = 10  # HPO_MPIRUN_ABORT_GRACE_S
+PEER_TIMEOUT_S = 5
+TRIALS = 12
+# Bounds on a busy 2-core machine: the job must end within the peer timeout, the wrapper's grace
+# and this much, and the ranks cut off from rank 0 within the peer timeout plus the second.
+EXIT_MARGIN_S = ABORT_GRACE_S + 30
+CUT_OFF_MARGIN_S = 40
+EXIT_PEER_LOST = 4
+
+
+def config():
+    """A grid of TRIALS synthetic trials of a few seconds each, checkpointing every epoch."""
+    return ("sweep:\n"
+            "  method: grid\n"
+            "  metric: {name: val_loss, goal: minimize}\n"
+            "  parameters:\n"
+            "    lr: {values: [%s]}\n"
+            "    width: {value: 64}\n"
+            "    optimizer: {value: sgd}\n"
+            "task: synthetic\n"
+            "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
+            " classes: 4, noise: 0.5}\n"
+            "epochs: 30\n"
+            "checkpoint: {interval: 1}\n"
+            "ranks_per_trial: 1\n"
+            "peer_timeout_s: %d\n"
+            "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(TRIALS)),
+                            PEER_TIMEOUT_S)
+
+
+def read_study(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        trials = {int(row["trial_id"]): row["status"].decode() for row in f["trials"][:]}
+    return trials
+
+
+class LostHost(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-lost-host-")
+        self.config = os.path.join(self.tmp, "sweep.yaml")
+        with open(self.config, "w") as f:
+            f.write(config())
+        self.output = os.path.join(self.tmp, "out")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def lose_host_mid_sweep(self, bed, lose):
+        """Starts the sweep, calls lose(bed) once two trials have finished, and returns (exit
+        code, output, seconds from the loss to the job's exit)."""
+        job = bed.start([HPO, "sweep", "--config", self.config, "--output", self.output], np=3,
+                        cwd=self.tmp, launcher=os.path.abspath(WRAPPER),
+                        env={"HPO_MPIRUN_ABORT_GRACE_S": str(ABORT_GRACE_S)})
+        lines = []
+        finished = threading.Event()
+
+        def read():
+            for line in job.stdout:
+                lines.append(line)
+                if sum(1 for seen in lines if seen.startswith("trial ")) >= 2:
+                    finished.set()
+            finished.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            self.assertTrue(finished.wait(300), "no two trials finished:\n" + "".join(lines))
+            self.assertIsNone(job.poll(), "the sweep ended before the host was lost:\n" +
+                              "".join(lines))
+            lost_at = time.monotonic()
+            lose(bed)
+            try:
+                job.wait(PEER_TIMEOUT_S + EXIT_MARGIN_S + 60)
+            except Exception:
+                pass
+            ended_after = time.monotonic() - lost_at
+        finally:
+            if job.poll() is None:
+                os.killpg(job.pid, 9)
+                job.wait()
+            reader.join(10)
+            job.stdout.close()
+        return job.returncode, "".join(lines), ended_after
+
+    def assert_cut_off_ranks_end(self, bed):
+        """The ranks on host 1, which cannot hear rank 0, end by themselves (no rank left
+        spinning or waiting)."""
+        deadline = time.monotonic() + PEER_TIMEOUT_S + CUT_OFF_MARGIN_S
+        while time.monotonic() < deadline:
+            left = [p for p in bed.processes(1) if "sweep --config" in p]
+            if not left:
+                return
+            time.sleep(0.5)
+        self.fail("ranks still running on the lost host: %s" % left)
+
+    def resume_on_host_0(self, bed, finished_before):
+        done = bed.mpirun([HPO, "sweep", "--config", self.config, "--output", self.output,
+                           "--resume"], np=2, timeout=300, cwd=self.tmp, hosts=[0])
+        self.assertEqual(done.returncode, 0, done.describe())
+        trials = read_study(os.path.join(self.output, "study.h5"))
+        self.assertEqual(len(trials), TRIALS, trials)
+        self.assertTrue(all(status == "completed" for status in trials.values()), trials)
+        for trial in finished_before:
+            self.assertEqual(trials[trial], "completed")
+
+    def test_a_cut_link_ends_the_job_in_bounded_time_and_resume_finishes(self):
+        with TestBed(hosts=2, slots=[2, 1]) as bed:
+            code, output, ended_after = self.lose_host_mid_sweep(bed, lambda b: b.cut(1))
+            self.assertEqual(code, EXIT_PEER_LOST, output)
+            self.assertIn("lost contact with rank 2 on %s" % bed.names[1], output)
+            self.assertLess(ended_after, PEER_TIMEOUT_S + EXIT_MARGIN_S, output)
+            self.assert_cut_off_ranks_end(bed)
+            finished_before = read_study(os.path.join(self.output, "study.h5"))
+            self.assertGreaterEqual(len(finished_before), 2, output)
+            self.resume_on_host_0(bed, finished_before)
+
+    def test_a_host_whose_processes_die_ends_the_job_and_resume_finishes(self):
+        with TestBed(hosts=2, slots=[2, 1]) as bed:
+            code, output, ended_after = self.lose_host_mid_sweep(bed, lambda b: b.kill_all(1))
+            self.assertNotEqual(code, 0, output)
+            self.assertLess(ended_after, PEER_TIMEOUT_S + EXIT_MARGIN_S, output)
+            finished_before = read_study(os.path.join(self.output, "study.h5"))
+            self.assertGreaterEqual(len(finished_before), 2, output)
+            self.resume_on_host_0(bed, finished_before)
+
+
+if __name__ == "__main__":
+    HPO, argv = parse_command_line()
+    sys.dont_write_bytecode = True
+    reason = netns_testbed.unavailable()
+    if reason:
+        print("SKIP: multi-host tests need network namespaces: " + reason)
+        sys.exit(netns_testbed.SKIP)
+    unittest.main(argv=argv, verbosity=2)
