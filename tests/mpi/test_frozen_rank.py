@@ -1,0 +1,139 @@
+"""A rank that stops answering (SIGSTOP: a hung node, a process frozen by its host) on one
+machine: rank 0's heartbeat (peer_timeout_s) ends the job with exit code 4 and a message naming
+the rank, the study keeps every finished trial, and --resume without the frozen rank finishes the
+sweep. Run by ctest as: python3 test_frozen_rank.py --hpo PATH.
+
+The multi-host cases (a cut link, a host whose processes die) are tests/multinode/test_lost_host.py.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
+
+HPO = None  # set from the command line
+PEER_TIMEOUT_S = 3
+TRIALS = 9
+EXIT_PEER_LOST = 4
+EXIT_MARGIN_S = 45  # a busy 2-core machine: beyond the peer timeout, to the job's exit
+
+CONFIG = ("sweep:\n"
+          "  method: grid\n"
+          "  metric: {name: val_loss, goal: minimize}\n"
+          "  parameters:\n"
+          "    lr: {values: [%s]}\n"
+          "    width: {value: 64}\n"
+          "    optimizer: {value: sgd}\n"
+          "task: synthetic\n"
+          "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
+          " classes: 4, noise: 0.5}\n"
+          "epochs: 30\n"
+          "checkpoint: {interval: 1}\n"
+          "ranks_per_trial: 1\n"
+          "peer_timeout_s: %d\n"
+          "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(TRIALS)),
+                          PEER_TIMEOUT_S)
+
+
+def world_rank_of(pid):
+    """The MPI world rank of process `pid` (from its environment), or None."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for entry in f.read().split(b"\0"):
+                if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(entry.split(b"=", 1)[1])
+    except OSError:
+        pass
+    return None
+
+
+def session_processes(session):
+    """(pid, command line) of the live processes of a session (exited ones not yet reaped by
+    init are left out)."""
+    listing = subprocess.run(["ps", "-s", str(session), "-o", "pid=,args="], capture_output=True,
+                             text=True).stdout
+    return [(int(line.split(None, 1)[0]), line.split(None, 1)[1])
+            for line in listing.splitlines() if line.strip() and "<defunct>" not in line]
+
+
+def read_trials(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        return {int(row["trial_id"]): row["status"].decode() for row in f["trials"][:]}
+
+
+class FrozenRank(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-frozen-rank-")
+        self.config = os.path.join(self.tmp, "sweep.yaml")
+        with open(self.config, "w") as f:
+            f.write(CONFIG)
+        self.output = os.path.join(self.tmp, "out")
+        self.env = dict(os.environ, **MPI_ENV)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_a_frozen_rank_ends_the_job_and_resume_finishes(self):
+        job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "3", HPO, "sweep", "--config",
+                                self.config, "--output", self.output],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=self.env, start_new_session=True)
+        lines = []
+        first_trial = threading.Event()
+
+        def read():
+            for line in job.stdout:
+                lines.append(line)
+                if line.startswith("trial "):
+                    first_trial.set()
+            first_trial.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            self.assertTrue(first_trial.wait(300), "no trial finished:\n" + "".join(lines))
+            self.assertIsNone(job.poll(), "the sweep ended too soon:\n" + "".join(lines))
+            ranks = {world_rank_of(pid): pid for pid, args in session_processes(job.pid)
+                     if "sweep --config" in args and not args.startswith("mpirun")}
+            self.assertIn(2, ranks, ranks)
+            os.kill(ranks[2], signal.SIGSTOP)
+            frozen_at = time.monotonic()
+            try:
+                job.wait(PEER_TIMEOUT_S + EXIT_MARGIN_S + 60)
+            except subprocess.TimeoutExpired:
+                pass
+            ended_after = time.monotonic() - frozen_at
+        finally:
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGKILL)
+                job.wait()
+            reader.join(10)
+            job.stdout.close()
+        output = "".join(lines)
+        self.assertEqual(job.returncode, EXIT_PEER_LOST, output)
+        self.assertIn("lost contact with rank 2 on ", output)
+        self.assertLess(ended_after, PEER_TIMEOUT_S + EXIT_MARGIN_S, output)
+        self.assertEqual(session_processes(job.pid), [], "processes left after the job")
+        finished = read_trials(os.path.join(self.output, "study.h5"))
+        self.assertGreaterEqual(len(finished), 1, output)
+
+        done = run_in_own_session(["mpirun", "--oversubscribe", "-np", "2", HPO, "sweep",
+                                   "--config", self.config, "--output", self.output, "--resume"],
+                                  timeout=300, cwd=self.tmp, env=self.env)
+        self.assertEqual(done.returncode, 0, done.describe())
+        trials = read_trials(os.path.join(self.output, "study.h5"))
+        self.assertEqual(len(trials), TRIALS, trials)
+        self.assertTrue(all(status == "completed" for status in trials.values()), trials)
+
+
+if __name__ == "__main__":
+    HPO, argv = parse_command_line()
+    unittest.main(argv=argv, verbosity=2)
