@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -122,7 +123,8 @@ int main(int argc, char** argv) {
       done.result.trial_id = assignment.trial.trial_id;
       done.result.status = TrialStatus::kCompleted;
       done.result.params = assignment.trial.params;
-      done.result.curve = {{1, {1.0, 0.5, 0.5, 0.001}}};
+      // One epoch with a value for every metric the study has (the task's, in its order).
+      done.result.curve = {{1, std::vector<double>(config.metric_names.size(), 0.5)}};
       channel.Send(done);
     }
   }
