@@ -11,6 +11,7 @@ scripts/hpo-mpirun, which ends an mpirun left waiting on the lost host's daemon.
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -35,7 +36,7 @@ CUT_OFF_MARGIN_S = 40
 EXIT_PEER_LOST = 4
 
 
-def config():
+def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
     """A grid of TRIALS synthetic trials of a few seconds each, checkpointing every epoch."""
     return ("sweep:\n"
             "  method: grid\n"
@@ -48,11 +49,11 @@ def config():
             "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
             " classes: 4, noise: 0.5}\n"
             "epochs: 30\n"
-            "checkpoint: {interval: 1}\n"
+            "checkpoint: {interval: 1, grace_period_s: %d}\n"
             "ranks_per_trial: 1\n"
             "peer_timeout_s: %d\n"
             "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(TRIALS)),
-                            PEER_TIMEOUT_S)
+                            grace_period_s, peer_timeout_s)
 
 
 def read_study(path):
@@ -62,13 +63,18 @@ def read_study(path):
     return trials
 
 
-class LostHost(unittest.TestCase):
+class LostHostCase(unittest.TestCase):
+    """Runs the sweep on a bed, loses a host, resumes."""
+
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="hpo-lost-host-")
         self.config = os.path.join(self.tmp, "sweep.yaml")
-        with open(self.config, "w") as f:
-            f.write(config())
+        self.write_config(config())
         self.output = os.path.join(self.tmp, "out")
+
+    def write_config(self, text):
+        with open(self.config, "w") as f:
+            f.write(text)
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -76,7 +82,8 @@ class LostHost(unittest.TestCase):
     def lose_host_mid_sweep(self, bed, lose):
         """Starts the sweep, calls lose(bed) once two trials have finished, and returns (exit
         code, output, seconds from the loss to the job's exit)."""
-        job = bed.start([HPO, "sweep", "--config", self.config, "--output", self.output], np=3,
+        job = self.job = bed.start([HPO, "sweep", "--config", self.config, "--output",
+                                    self.output], np=3,
                         cwd=self.tmp, launcher=os.path.abspath(WRAPPER),
                         env={"HPO_MPIRUN_ABORT_GRACE_S": str(ABORT_GRACE_S)})
         lines = []
@@ -131,6 +138,9 @@ class LostHost(unittest.TestCase):
         for trial in finished_before:
             self.assertEqual(trials[trial], "completed")
 
+
+
+class LostHost(LostHostCase):
     def test_a_cut_link_ends_the_job_in_bounded_time_and_resume_finishes(self):
         with TestBed(hosts=2, slots=[2, 1]) as bed:
             code, output, ended_after = self.lose_host_mid_sweep(bed, lambda b: b.cut(1))
@@ -147,6 +157,27 @@ class LostHost(unittest.TestCase):
             code, output, ended_after = self.lose_host_mid_sweep(bed, lambda b: b.kill_all(1))
             self.assertNotEqual(code, 0, output)
             self.assertLess(ended_after, PEER_TIMEOUT_S + EXIT_MARGIN_S, output)
+            finished_before = read_study(os.path.join(self.output, "study.h5"))
+            self.assertGreaterEqual(len(finished_before), 2, output)
+            self.resume_on_host_0(bed, finished_before)
+
+
+class PreemptedWithAHostCutOff(LostHostCase):
+    def test_sigterm_ends_the_job_within_the_grace_period_though_a_group_cannot_checkpoint(self):
+        """SIGTERM to the launcher right after host 1 is cut off, with a peer timeout far longer
+        than the grace period: the group on host 1 never checkpoints, so the job ends when
+        checkpoint.grace_period_s runs out (exit 3, the study saved), not after the timeout."""
+        grace_s = 3
+        self.write_config(config(peer_timeout_s=600, grace_period_s=grace_s))
+
+        def cut_and_preempt(bed):
+            bed.cut(1)
+            os.kill(self.job.pid, signal.SIGTERM)  # the launcher: hpo-mpirun
+
+        with TestBed(hosts=2, slots=[2, 1]) as bed:
+            code, output, ended_after = self.lose_host_mid_sweep(bed, cut_and_preempt)
+            self.assertEqual(code, 3, output)
+            self.assertLess(ended_after, grace_s + EXIT_MARGIN_S, output)
             finished_before = read_study(os.path.join(self.output, "study.h5"))
             self.assertGreaterEqual(len(finished_before), 2, output)
             self.resume_on_host_0(bed, finished_before)
