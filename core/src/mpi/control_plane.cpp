@@ -124,6 +124,14 @@ void BroadcastNapping(void* data, int count, MPI_Datatype type, int root,
   WaitPolitely(&request);
 }
 
+std::string BroadcastString(const Communicator& comm, std::string text) {
+  uint64_t size = text.size();
+  HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm.get()));
+  text.resize(size);
+  HPO_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm.get()));
+  return text;
+}
+
 void BroadcastMessage(const Communicator& group, int root, ControlMessage* message) {
   if (group.size() == 1) return;
   std::vector<uint8_t> bytes;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "coord/control_message.hpp"
@@ -42,6 +43,9 @@ class LeaderChannel {
 // between tests instead of spinning, leaving the core to the ranks and programs they wait for.
 void BroadcastNapping(void* data, int count, MPI_Datatype type, int root,
                       const Communicator& group);
+
+// Collective over `comm`: every rank returns rank 0's `text` (the others' is ignored).
+std::string BroadcastString(const Communicator& comm, std::string text);
 
 // Collective over `group`: the root's `message` is copied into every other rank's `message`.
 // Waiting ranks nap (BroadcastNapping).

@@ -182,11 +182,8 @@ GroupHosts LearnGroupHosts(const GroupLayout& layout) {
   if (distinct.size() == 1) return result;
 
   const std::vector<InterfaceAddress> mine = LocalIpv4Addresses();
-  std::string text = group.rank() == 0 ? EncodeAddresses(mine) : std::string();
-  uint64_t size = text.size();
-  HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, group.get()));
-  text.resize(size);
-  HPO_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, group.get()));
+  const std::string text =
+      BroadcastString(group, group.rank() == 0 ? EncodeAddresses(mine) : std::string());
   std::vector<InterfaceAddress> leader;
   if (!DecodeAddresses(text, &leader)) {
     AbortJob(ExitCode::kFailure, "command trials: the group leader's addresses did not decode");
@@ -209,12 +206,7 @@ GroupHosts LearnGroupHosts(const GroupLayout& layout) {
     // The leader has no address but loopback: its host name is all there is.
     char name[kHostNameBytes] = {0};
     gethostname(name, sizeof(name) - 1);
-    std::string host = group.rank() == 0 ? std::string(name) : std::string();
-    uint64_t length = host.size();
-    HPO_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, group.get()));
-    host.resize(length);
-    HPO_MPI_CHECK(MPI_Bcast(host.data(), static_cast<int>(length), MPI_CHAR, 0, group.get()));
-    result.master_addr = host;
+    result.master_addr = BroadcastString(group, name);
     return result;
   }
   result.master_addr = FormatIpv4(leader[static_cast<size_t>(chosen)].address);

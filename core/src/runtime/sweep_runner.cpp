@@ -52,15 +52,6 @@ std::string UtcTimestamp() {
   return buffer;
 }
 
-// Collective: every rank returns the root's string.
-std::string BroadcastString(const Communicator& world, std::string text) {
-  uint64_t size = text.size();
-  HPO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, world.get()));
-  text.resize(size);
-  HPO_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, world.get()));
-  return text;
-}
-
 // Collective: every rank returns the root's status.
 Status BroadcastStatus(const Communicator& world, const Status& status) {
   int code = static_cast<int>(status.code());
@@ -247,21 +238,16 @@ class LostPeerAlarm {
   void Raise(const LostPeers& lost) {
     std::lock_guard<std::mutex> lock(mutex_);
     lost_ = lost;
-    raised_ = true;
   }
-  bool raised() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return raised_;
-  }
-  LostPeers lost() const {
+  // Empty until raised.
+  std::optional<LostPeers> lost() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return lost_;
   }
 
  private:
   mutable std::mutex mutex_;
-  bool raised_ = false;
-  LostPeers lost_;
+  std::optional<LostPeers> lost_;
 };
 
 std::string LostPeerMessage(const LostPeers& lost, const std::string& study_path) {
@@ -393,7 +379,9 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
           coordinator->Interrupt("rank 0 received signal " +
                                  std::to_string(PreemptionWatch::SignalNumber()));
         }
-        if (alarm.raised()) EndForLostPeers(alarm.lost(), layout, *coordinator, study_path);
+        if (const std::optional<LostPeers> lost = alarm.lost()) {
+          EndForLostPeers(*lost, layout, *coordinator, study_path);
+        }
       });
       serving = false;
     });
