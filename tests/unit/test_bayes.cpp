@@ -268,6 +268,24 @@ TEST_P(BayesSearcherTest, SameSeedAndObservationsGiveTheSameSuggestions) {
   EXPECT_FALSE(SameAssignment(*other_seed->Suggest(0), a.suggestions[0]));
 }
 
+TEST_P(BayesSearcherTest, ASuggestionComputedAsideIsTheSuggestionAtItsStart) {
+  const SweepConfig config = SquareConfig(SearchMethod::kBayes, GetParam(), 5);
+  std::unique_ptr<Searcher> aside = MakeOrDie(config);
+  std::unique_ptr<Searcher> direct = MakeOrDie(config);
+  const RunResult history = RunSequentially(*aside, Bowl, 0, 20);
+  RunSequentially(*direct, Bowl, 0, 20);
+  const Searcher::SuggestionComputation computation = aside->StartSuggestion(20);
+  ASSERT_TRUE(computation) << "a model suggestion is computed aside";
+  // The searcher goes on being used while the computation waits: it must not see this.
+  aside->Observe(21, history.suggestions[0], TrialStatus::kCompleted, -50.0);
+  aside->ObserveEpoch(22, history.suggestions[1], 1, -60.0);
+  aside->Observe(3, history.suggestions[3], TrialStatus::kCompleted, -100.0);
+  const Assignment computed = *aside->FinishSuggestion(20, computation());
+  EXPECT_TRUE(SameAssignment(computed, *direct->Suggest(20)));
+  // A start-up trial computes nothing.
+  EXPECT_FALSE(MakeOrDie(config)->StartSuggestion(0));
+}
+
 TEST_P(BayesSearcherTest, RestoredStateContinuesTheIdenticalSequence) {
   SweepConfig config = SquareConfig(SearchMethod::kBayes, GetParam(), 3);
   config.sweep.early_terminate.enabled = true;

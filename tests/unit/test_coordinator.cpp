@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "common/seeding.hpp"
 #include "coord/coordinator.hpp"
@@ -44,6 +48,41 @@ class ScriptedSearcher final : public Searcher {
 
  private:
   std::optional<int64_t> space_;
+};
+
+// Trials 0 and 1 are cheap suggestions; later ones are computed off the coordinator's thread and
+// wait until `release` is set. Each suggests {"lr": number of observations when it started}, so a
+// suggestion shows which snapshot it was computed from.
+class SlowSearcher final : public Searcher {
+ public:
+  std::optional<Assignment> Suggest(int64_t trial_id) override {
+    const SuggestionComputation computation = StartSuggestion(trial_id);
+    return FinishSuggestion(trial_id, computation ? computation() : std::nullopt);
+  }
+  SuggestionComputation StartSuggestion(int64_t trial_id) override {
+    if (trial_id < 2) return {};
+    const double seen = static_cast<double>(observed);
+    return [gate = gate_, seen, this]() -> std::optional<Assignment> {
+      ++computing;
+      gate.wait();
+      return Assignment{{"lr", seen}};
+    };
+  }
+  std::optional<Assignment> FinishSuggestion(int64_t, std::optional<Assignment> computed) override {
+    return computed ? computed : Assignment{{"lr", -1.0}};
+  }
+  void Observe(int64_t, const Assignment&, TrialStatus, double) override { ++observed; }
+  std::optional<int64_t> SpaceSize() const override { return std::nullopt; }
+  std::string SaveState() const override { return "slow"; }
+  Status RestoreState(const std::string&) override { return Status::Ok(); }
+
+  int observed = 0;
+  std::atomic<int> computing{0};
+  // Set by the test to let every computation finish.
+  std::promise<void> release;
+
+ private:
+  std::shared_future<void> gate_ = release.get_future().share();
 };
 
 // Records staged rows and, per publish, how many rows it covered; a publish can take
@@ -636,6 +675,94 @@ TEST(CoordinatorResumeTest, ADamagedStateIsBadInput) {
   EXPECT_NE(
       sweep.MakeCoordinator()->Restore(contents).message().find("no attribute searcher_state"),
       std::string::npos);
+}
+
+// Replies TakeReplies gives within `seconds` (waiting on progress, not a fixed time) until
+// `count` have arrived.
+std::vector<std::pair<int, ControlMessage>> AwaitReplies(Coordinator& coordinator, size_t count,
+                                                         double seconds = 60.0) {
+  std::vector<std::pair<int, ControlMessage>> replies;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (replies.size() < count && std::chrono::steady_clock::now() < deadline) {
+    for (auto& reply : coordinator.TakeReplies()) replies.push_back(std::move(reply));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return replies;
+}
+
+TEST_F(CoordinatorTest, OtherGroupsAreAnsweredWhileASuggestionIsComputed) {
+  config_.sweep.run_cap = 4;
+  auto slow = std::make_unique<SlowSearcher>();
+  SlowSearcher* searcher = slow.get();
+  CoordinatorDeps deps;
+  deps.searcher = std::move(slow);
+  deps.study = &study_;
+  deps.clock = [this] { return now_; };
+  Coordinator coordinator(config_, 2, std::move(deps));
+  EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
+  EXPECT_EQ(Request(coordinator, 1).trial.trial_id, 1);
+  ASSERT_TRUE(Finish(coordinator, 0, 0, 0.5).ok());
+
+  // Trial 2's suggestion is computed on another thread: group 0 has no answer yet.
+  ControlMessage request;
+  std::optional<ControlMessage> reply;
+  ASSERT_TRUE(coordinator.Handle(0, request, &reply).ok());
+  EXPECT_FALSE(reply.has_value());
+  EXPECT_EQ(coordinator.requests_waiting(), 1u);
+  // Meanwhile group 1 is answered at once: its epoch report, its result, and its request waits
+  // in line behind group 0's.
+  EXPECT_TRUE(Report(coordinator, 1, 1, 1, 0.6).keep_going);
+  ASSERT_TRUE(Finish(coordinator, 1, 1, 0.7).ok());
+  EXPECT_EQ(study_.rows.size(), 2u);
+  ASSERT_TRUE(coordinator.Handle(1, request, &reply).ok());
+  EXPECT_FALSE(reply.has_value());
+  EXPECT_TRUE(coordinator.TakeReplies().empty());
+  EXPECT_EQ(coordinator.requests_waiting(), 2u);
+  // A group that asks twice without an answer is a protocol error.
+  EXPECT_FALSE(coordinator.Handle(1, request, &reply).ok());
+
+  searcher->release.set_value();
+  const auto replies = AwaitReplies(coordinator, 2);
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0].first, 0);
+  EXPECT_EQ(replies[0].second.trial.trial_id, 2);
+  // Computed from the snapshot taken at group 0's request: one observation, not two.
+  EXPECT_EQ(std::get<double>(*FindParam(replies[0].second.trial.params, "lr")), 1.0);
+  EXPECT_EQ(replies[1].first, 1);
+  EXPECT_EQ(replies[1].second.trial.trial_id, 3);
+  EXPECT_EQ(std::get<double>(*FindParam(replies[1].second.trial.params, "lr")), 2.0);
+  EXPECT_EQ(searcher->computing.load(), 2);
+  EXPECT_EQ(coordinator.requests_waiting(), 0u);
+}
+
+TEST_F(CoordinatorTest, AnInterruptionWhileASuggestionIsComputedAnswersNoMoreTrials) {
+  auto slow = std::make_unique<SlowSearcher>();
+  SlowSearcher* searcher = slow.get();
+  CoordinatorDeps deps;
+  deps.searcher = std::move(slow);
+  deps.study = &study_;
+  deps.clock = [this] { return now_; };
+  Coordinator coordinator(config_, 2, std::move(deps));
+  EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
+  EXPECT_EQ(Request(coordinator, 1).trial.trial_id, 1);
+  ASSERT_TRUE(Finish(coordinator, 0, 0, 0.5).ok());
+  ControlMessage request;
+  std::optional<ControlMessage> reply;
+  ASSERT_TRUE(coordinator.Handle(0, request, &reply).ok());
+  EXPECT_FALSE(reply.has_value());
+  ASSERT_TRUE(Finish(coordinator, 1, 1, 0.7).ok());
+  request.interrupt = true;
+  ASSERT_TRUE(coordinator.Handle(1, request, &reply).ok());
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->kind, MessageKind::kNoMoreTrials);
+  EXPECT_FALSE(coordinator.Finished());
+  searcher->release.set_value();
+  const auto replies = AwaitReplies(coordinator, 1);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].first, 0);
+  EXPECT_EQ(replies[0].second.kind, MessageKind::kNoMoreTrials);
+  EXPECT_TRUE(coordinator.Finished());
+  EXPECT_EQ(coordinator.trials_unfinished(), 0u);
 }
 
 TEST_F(CoordinatorTest, AnInterruptionEndsDispatchAndRunningTrialsCheckpoint) {

@@ -1,11 +1,16 @@
 #include "coord/coordinator.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <ostream>
 #include <sstream>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/bytes.hpp"
 #include "common/seeding.hpp"
@@ -100,6 +105,13 @@ Status StateAttribute(const StudyContents& study, const std::string& name, std::
   return Status::Ok();
 }
 
+// Runs a suggestion's computation on the worker thread at a lower scheduling priority (nice 10),
+// so that on a busy node the coordinator's message loop, and rank 0's own training, come first.
+std::optional<Assignment> ComputeAtLowPriority(const Searcher::SuggestionComputation& computation) {
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  return computation();
+}
+
 std::string FormatObjective(double value) {
   if (std::isnan(value)) return "-";
   char buffer[32];
@@ -188,52 +200,119 @@ void Coordinator::Interrupt(const std::string& reason) {
   }
 }
 
-std::optional<TrialSpec> Coordinator::NextTrial() {
-  if (!requeued_.empty()) {
-    TrialSpec trial = std::move(requeued_.front());
-    requeued_.pop_front();
-    return trial;
-  }
-  if (search_exhausted_ || next_trial_id_ >= planned_trials_) {
-    return std::nullopt;
-  }
-  std::optional<Assignment> params = deps_.searcher->Suggest(next_trial_id_);
-  if (!params) return std::nullopt;
+TrialSpec Coordinator::NewTrial(int64_t trial_id, Assignment params) const {
   TrialSpec trial;
-  trial.trial_id = next_trial_id_++;
+  trial.trial_id = trial_id;
   trial.seed =
       DeriveSeed(config_.execution.seed, kTrainingPurpose, static_cast<uint64_t>(trial.trial_id));
-  trial.params = std::move(*params);
+  trial.params = std::move(params);
   return trial;
 }
 
 Status Coordinator::HandleRequest(int group, bool interrupt, std::optional<ControlMessage>* reply) {
-  if (running_[group] != -1) {
-    return Status::Failure("group " + std::to_string(group) + " asked for a trial while trial " +
-                           std::to_string(running_[group]) + " is still running");
+  const bool waiting =
+      (suggestion_ && suggestion_->group == group) ||
+      std::find(waiting_groups_.begin(), waiting_groups_.end(), group) != waiting_groups_.end();
+  if (running_[group] != -1 || waiting) {
+    return Status::Failure(
+        "group " + std::to_string(group) + " asked for a trial while " +
+        (waiting ? std::string("its last request is unanswered")
+                 : "trial " + std::to_string(running_[group]) + " is still running"));
   }
   if (interrupt) Interrupt("group " + std::to_string(group) + " received a preemption signal");
-  ControlMessage answer;
   const std::optional<double>& time_budget = config_.budget.time_budget_s;
   if (time_budget && deps_.clock() - start_time_ >= *time_budget) {
     EndSweep("the time budget of " + FormatDuration(*time_budget) + " is used up");
   }
-  std::optional<TrialSpec> trial;
-  if (!interrupted_ && end_reason_.empty()) trial = NextTrial();
-  if (!trial) {
+  waiting_groups_.push_back(group);
+  AnswerWaitingGroups();
+  const auto answered = std::find_if(replies_.begin(), replies_.end(),
+                                     [group](const auto& entry) { return entry.first == group; });
+  if (answered != replies_.end()) {
+    *reply = std::move(answered->second);
+    replies_.erase(answered);
+  }
+  return Status::Ok();
+}
+
+std::vector<std::pair<int, ControlMessage>> Coordinator::TakeReplies() {
+  CollectSuggestion();
+  AnswerWaitingGroups();
+  return std::exchange(replies_, {});
+}
+
+void Coordinator::CollectSuggestion() {
+  if (!suggestion_ ||
+      suggestion_->computed.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    return;
+  }
+  std::optional<Assignment> computed = suggestion_->computed.get();
+  const int group = suggestion_->group;
+  const int64_t trial_id = suggestion_->trial_id;
+  suggestion_.reset();
+  if (!interrupted_ && end_reason_.empty()) {
+    std::optional<Assignment> params =
+        deps_.searcher->FinishSuggestion(trial_id, std::move(computed));
+    if (params) {
+      next_trial_id_ = trial_id + 1;
+      Assign(group, NewTrial(trial_id, std::move(*params)));
+      return;
+    }
+    search_exhausted_ = true;
+  }
+  waiting_groups_.push_front(group);
+}
+
+void Coordinator::AnswerWaitingGroups() {
+  while (!waiting_groups_.empty()) {
+    const int group = waiting_groups_.front();
+    std::optional<TrialSpec> trial;
+    if (!interrupted_ && end_reason_.empty()) {
+      if (!requeued_.empty()) {
+        trial = std::move(requeued_.front());
+        requeued_.pop_front();
+      } else if (suggestion_) {
+        return;  // the next suggestion starts once this one is done
+      } else if (!search_exhausted_ && next_trial_id_ < planned_trials_) {
+        Searcher::SuggestionComputation computation =
+            deps_.searcher->StartSuggestion(next_trial_id_);
+        if (computation) {
+          suggestion_.emplace(SuggestionInFlight{
+              group, next_trial_id_,
+              std::async(std::launch::async, ComputeAtLowPriority, std::move(computation))});
+          waiting_groups_.pop_front();
+          continue;
+        }
+        std::optional<Assignment> params =
+            deps_.searcher->FinishSuggestion(next_trial_id_, std::nullopt);
+        if (params) {
+          trial = NewTrial(next_trial_id_++, std::move(*params));
+        } else {
+          search_exhausted_ = true;
+        }
+      }
+    }
+    waiting_groups_.pop_front();
+    if (trial) {
+      Assign(group, std::move(*trial));
+      continue;
+    }
     if (requeued_.empty()) search_exhausted_ = true;
+    ControlMessage answer;
     answer.kind = MessageKind::kNoMoreTrials;
     ++groups_done_;
-    *reply = std::move(answer);
-    return Status::Ok();
+    replies_.emplace_back(group, std::move(answer));
   }
-  running_[group] = trial->trial_id;
-  running_params_[group] = trial->params;
-  unfinished_[trial->trial_id] = *trial;
+}
+
+void Coordinator::Assign(int group, TrialSpec trial) {
+  running_[group] = trial.trial_id;
+  running_params_[group] = trial.params;
+  unfinished_[trial.trial_id] = trial;
+  ControlMessage answer;
   answer.kind = MessageKind::kTrial;
-  answer.trial = std::move(*trial);
-  *reply = std::move(answer);
-  return Status::Ok();
+  answer.trial = std::move(trial);
+  replies_.emplace_back(group, std::move(answer));
 }
 
 Status Coordinator::HandleEpochReport(int group, const ControlMessage& report,

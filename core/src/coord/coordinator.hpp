@@ -13,18 +13,28 @@
 // point, whose checkpoint is then used; TPE may suggest another, and a checkpoint of other
 // hyperparameters is ignored). It knows neither MPI nor torch: the runtime feeds it the leaders'
 // messages and sends its replies (Horovod's controller/execution split), so it is unit-tested
-// with fakes. Not thread-safe: one thread (rank 0's coordinator thread) calls it.
+// with fakes.
+//
+// A model-based suggestion (TPE, GP) can take a while, so it is computed on a worker thread of
+// the coordinator's own (Searcher::StartSuggestion), from a snapshot of the searcher's data taken
+// when the request is handled: meanwhile epoch reports, results and other requests are answered,
+// and the suggestion is the same whatever the timing, for a given order of messages. A request
+// that cannot be answered at once is answered later through TakeReplies. One suggestion is
+// computed at a time; requests behind it wait in order, except that requeued trials go to them
+// at once. Not thread-safe: one thread (rank 0's coordinator thread) calls it.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <iosfwd>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coord/control_message.hpp"
@@ -78,9 +88,18 @@ class Coordinator {
   size_t trials_unfinished() const { return unfinished_.size(); }
 
   // Handles one message from the leader of `group` and sets `reply` to what must be sent back
-  // (nullopt for kTrialResult). Failure when the study file cannot be written or the message makes
-  // no sense in the conversation (e.g. a result for a trial the group was not running).
+  // (nullopt for kTrialResult, and for a kRequestTrial that waits on a suggestion being computed:
+  // TakeReplies gives its answer later). Failure when the study file cannot be written or the
+  // message makes no sense in the conversation (e.g. a result for a trial the group was not
+  // running).
   Status Handle(int group, const ControlMessage& message, std::optional<ControlMessage>* reply);
+
+  // Answers to earlier requests that have become ready (a suggestion was computed, or the sweep
+  // ended while they waited), as (group, reply), in the order they were decided. The runtime calls
+  // it between messages; it never blocks.
+  std::vector<std::pair<int, ControlMessage>> TakeReplies();
+  // Groups whose request has not been answered yet.
+  size_t requests_waiting() const { return waiting_groups_.size() + (suggestion_ ? 1 : 0); }
 
   // True once every group has been told kNoMoreTrials (and so has sent all its results).
   bool Finished() const { return groups_done_ == num_groups_; }
@@ -118,8 +137,16 @@ class Coordinator {
 
  private:
   Status HandleRequest(int group, bool interrupt, std::optional<ControlMessage>* reply);
-  // The next trial to run: a requeued one (resumed or retried) first, then a new suggestion.
-  std::optional<TrialSpec> NextTrial();
+  // Answers the waiting groups in order as far as possible: a requeued trial (resumed or retried)
+  // first, then a new suggestion (cheap ones at once, others started on the worker thread, whose
+  // group is answered once it is done), else kNoMoreTrials. Answers go to replies_.
+  void AnswerWaitingGroups();
+  // Finishes the suggestion being computed when it is done (its group is answered, or goes back
+  // to the front of the queue when the sweep ended meanwhile).
+  void CollectSuggestion();
+  // Sends trial `trial` to `group` (through replies_) and marks it running there.
+  void Assign(int group, TrialSpec trial);
+  TrialSpec NewTrial(int64_t trial_id, Assignment params) const;
   Status HandleEpochReport(int group, const ControlMessage& report,
                            std::optional<ControlMessage>* reply);
   Status HandleResult(int group, const TrialResult& result);
@@ -153,6 +180,14 @@ class Coordinator {
   std::vector<Assignment> running_params_;   // per group: its trial's hyperparameters
   std::map<int64_t, TrialSpec> unfinished_;  // dispatched, no final result yet
   std::deque<TrialSpec> requeued_;           // to dispatch before new suggestions
+  std::deque<int> waiting_groups_;           // requests not answered yet, oldest first
+  struct SuggestionInFlight {
+    int group;
+    int64_t trial_id;
+    std::future<std::optional<Assignment>> computed;
+  };
+  std::optional<SuggestionInFlight> suggestion_;         // on the worker thread
+  std::vector<std::pair<int, ControlMessage>> replies_;  // decided, not yet taken
   bool interrupted_ = false;
   std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why
   int64_t target_trial_ = -1;                    // the first trial that reached the metric target

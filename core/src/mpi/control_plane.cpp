@@ -71,8 +71,15 @@ void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
   };
   Micros nap = kShortestNap;
   int empty_probes = 0;
+  std::vector<int> leader_of_group(group_of_world_rank.size(), -1);
+  const auto send_later_replies = [&] {
+    for (const auto& [group, reply] : coordinator.TakeReplies()) {
+      SendBytes(EncodeMessage(reply), leader_of_group[group], kFromCoordinatorTag, control);
+    }
+  };
   while (!coordinator.Finished()) {
     poll();
+    send_later_replies();
     int found = 0;
     MPI_Message handle = MPI_MESSAGE_NULL;
     MPI_Status status;
@@ -89,9 +96,11 @@ void ServeCoordinator(Coordinator& coordinator, const Communicator& control,
     nap = kShortestNap;
     empty_probes = 0;
     const int source = status.MPI_SOURCE;
+    const int group = group_of_world_rank[source];
+    leader_of_group[group] = source;
     const ControlMessage message = DecodeOrAbort(ReceiveMatched(&handle, status));
     std::optional<ControlMessage> reply;
-    Status handled = coordinator.Handle(group_of_world_rank[source], message, &reply);
+    Status handled = coordinator.Handle(group, message, &reply);
     if (!handled.ok()) AbortJob(handled.exit_code(), handled.message());
     if (reply) SendBytes(EncodeMessage(*reply), source, kFromCoordinatorTag, control);
     publish(coordinator.PublishIfDue(/*idle=*/false));

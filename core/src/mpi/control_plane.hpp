@@ -1,7 +1,9 @@
 // The control plane over MPI: a duplicated world communicator that carries ControlMessages between
 // group leaders and rank 0's coordinator, and the group-wide broadcast of what the leader heard.
 //   ServeCoordinator  rank 0, on its coordinator thread: receives and answers until the coordinator
-//                     is finished, publishing the study between messages when the coordinator's
+//                     is finished (answers the coordinator decides later, such as a suggestion
+//                     computed off its thread, are sent between messages as they become ready),
+//                     publishing the study between messages when the coordinator's
 //                     group commit allows it (preferably while no message waits) and once more at
 //                     the end. Polls with MPI_Improbe and a short back-off sleep, so it costs
 //                     rank 0's training almost no CPU.

@@ -1,3 +1,4 @@
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -34,13 +35,42 @@ std::string ModelBasedSearcher::Fingerprint() const {
 }
 
 std::optional<Assignment> ModelBasedSearcher::Suggest(int64_t trial_id) {
-  if (trial_id < 0) return std::nullopt;
-  std::optional<Assignment> params;
+  const SuggestionComputation computation = StartSuggestion(trial_id);
+  return FinishSuggestion(trial_id, computation ? computation() : std::nullopt);
+}
+
+Searcher::SuggestionComputation ModelBasedSearcher::StartSuggestion(int64_t trial_id) {
   std::vector<DataPoint> observed;
   std::vector<DataPoint> pending;
-  if (trial_id >= startup_trials_ && history_.CollectData(trial_id, &observed, &pending)) {
-    params = ModelSuggestion(trial_id, std::move(observed), std::move(pending));
+  if (trial_id < 0 || trial_id < startup_trials_ ||
+      !history_.CollectData(trial_id, &observed, &pending)) {
+    return {};
   }
+  // The data points point into the history, which later calls change: copy their coordinates.
+  struct Snapshot {
+    std::vector<DataPoint> observed;
+    std::vector<DataPoint> pending;
+    std::vector<std::vector<double>> coordinates;
+  };
+  auto snapshot = std::make_shared<Snapshot>();
+  snapshot->coordinates.reserve(observed.size() + pending.size());
+  for (std::vector<DataPoint>* points : {&observed, &pending}) {
+    for (DataPoint& point : *points) {
+      snapshot->coordinates.push_back(*point.coordinates);
+      point.coordinates = &snapshot->coordinates.back();
+    }
+  }
+  snapshot->observed = std::move(observed);
+  snapshot->pending = std::move(pending);
+  return [this, trial_id, snapshot]() {
+    return ModelSuggestion(trial_id, snapshot->observed, snapshot->pending);
+  };
+}
+
+std::optional<Assignment> ModelBasedSearcher::FinishSuggestion(int64_t trial_id,
+                                                               std::optional<Assignment> computed) {
+  if (trial_id < 0) return std::nullopt;
+  std::optional<Assignment> params = std::move(computed);
   if (!params) params = startup_searcher_.Suggest(trial_id);
   history_.RecordSuggestion(trial_id, *params);
   return params;

@@ -1,8 +1,10 @@
 // Searchers propose trials' hyperparameters. They live on rank 0 only, inside the coordinator, and
-// know nothing of MPI or torch. Not thread-safe: the coordinator calls them from one thread.
+// know nothing of MPI or torch. Not thread-safe: the coordinator calls them from one thread, except
+// for the computations StartSuggestion hands out (see there).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +23,24 @@ class Searcher {
   // The hyperparameters of trial `trial_id` (ids arrive as 0, 1, 2, ...), or nullopt when the
   // search space is exhausted (grid). The same config and seed give the same sequence.
   virtual std::optional<Assignment> Suggest(int64_t trial_id) = 0;
+
+  // Suggest in two steps, so that an expensive model (TPE, GP) is computed off the coordinator's
+  // thread. StartSuggestion snapshots everything trial `trial_id`'s suggestion depends on and
+  // returns its computation, which may run once on any thread while the searcher goes on being
+  // used (Observe, ObserveEpoch, SaveState); FinishSuggestion, given what the computation
+  // returned, records and returns the suggestion: the same as Suggest at StartSuggestion's moment.
+  // An empty function means the suggestion is cheap: call FinishSuggestion(trial_id, nullopt).
+  // Between the two, no other suggestion is started. The default is Suggest alone.
+  using SuggestionComputation = std::function<std::optional<Assignment>()>;
+  virtual SuggestionComputation StartSuggestion(int64_t trial_id) {
+    (void)trial_id;
+    return {};
+  }
+  virtual std::optional<Assignment> FinishSuggestion(int64_t trial_id,
+                                                     std::optional<Assignment> computed) {
+    (void)computed;
+    return Suggest(trial_id);
+  }
 
   // Tells the searcher how a trial it suggested ended. `objective` is NaN for failed trials.
   virtual void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,

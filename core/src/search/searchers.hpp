@@ -73,6 +73,8 @@ class RandomSearcher final : public Searcher {
 //  * Otherwise the model (ModelSuggestion) proposes trial k from TrialHistory's data
 //    (trial_history.hpp): final objectives, or with early termination (BOHB-style) the reports at
 //    the highest epoch enough trials reached, and the pending trials for its constant liar.
+// StartSuggestion copies the model's data (so the computation reads nothing the searcher changes
+// later) and returns ModelSuggestion on the copy; start-up trials compute nothing.
 // SaveState holds TrialHistory's records (params, status, objective, per-epoch objectives;
 // pending ones too) after a tag and a fingerprint of the model and the parameters ("bayes/MODEL
 // name:distribution ..."); RestoreState rejects a state from another model or config or not
@@ -80,6 +82,9 @@ class RandomSearcher final : public Searcher {
 class ModelBasedSearcher : public Searcher {
  public:
   std::optional<Assignment> Suggest(int64_t trial_id) final;
+  SuggestionComputation StartSuggestion(int64_t trial_id) final;
+  std::optional<Assignment> FinishSuggestion(int64_t trial_id,
+                                             std::optional<Assignment> computed) final;
   void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                double objective) final;
   void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
@@ -100,6 +105,8 @@ class ModelBasedSearcher : public Searcher {
 
   // The model's suggestion for `trial_id` from `observed` and `pending` (both non-empty or
   // pending empty; in TrialHistory's order), or nullopt to fall back to random search's trial.
+  // Called from any thread: it may read only what construction fixed (parameters, dimensions,
+  // seed, settings), never the history's records.
   virtual std::optional<Assignment> ModelSuggestion(int64_t trial_id,
                                                     std::vector<DataPoint> observed,
                                                     std::vector<DataPoint> pending) const = 0;
