@@ -5,9 +5,9 @@
 // (a) Branin (2-D, x1 in [-5, 10], x2 in [0, 15], minimum 0.397887) and Hartmann-6 (6-D, [0, 1]^6,
 //     minimum -3.32237): TPE (multivariate, the default, and independent) and GP (method bayes,
 //     default search options but the model), random and Sobol each run 100 sequential trials per
-//     seed (bench/optuna_quality.py runs Optuna's TPE on the same functions); one line per function, method and budget
-//     (50, 100 trials) with the median over seeds of the best value found. Check: every best value
-//     is finite and not below the known global minimum (minus 1e-9).
+//     seed (bench/optuna_quality.py runs Optuna's TPE on the same functions); one line per
+//     function, method and budget (50, 100 trials) with the median over seeds of the best value
+//     found. Check: every best value is finite and not below the known global minimum (minus 1e-9).
 // (b) Multi-fidelity: a synthetic learning-curve task, loss(e) = f(x) + (1 - f(x)) exp(-e / tau(x))
 //     + N(0, 0.005) over 27 epochs, with three hyperparameters (lr log-uniform in [1e-4, 1e-1],
 //     width int in [8, 128], dropout in [0, 0.5]): f is 0.05 at (lr 10^-2.05, width 92, dropout
@@ -17,8 +17,8 @@
 //     searcher sees pending trials). Reports the median over seeds of the epochs spent by all
 //     workers until some trial's loss reaches 0.065, with ASHA (early_terminate hyperband,
 //     min_iter 1, eta 3: rungs 1, 3, 9; the TPE searcher then fits BOHB-style) and without (every
-//     trial runs 27 epochs), for both TPE models, GP and random search. Check: every seed reached the target
-//     within 3000 trials.
+//     trial runs 27 epochs), for both TPE models, GP and random search. Check: every seed reached
+//     the target within 3000 trials.
 #include <cmath>
 #include <cstdint>
 #include <functional>

@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   const std::string only = argc > 2 ? "," + std::string(argv[2]) + "," : "";
   for (hpo::BayesModel model :
        {hpo::BayesModel::kTpe, hpo::BayesModel::kTpeIndependent, hpo::BayesModel::kGp}) {
-    if (!only.empty() && only.find("," + std::string(ModelName(model)) + ",") == std::string::npos) {
+    if (!only.empty() &&
+        only.find("," + std::string(ModelName(model)) + ",") == std::string::npos) {
       continue;
     }
     const bool gp = model == hpo::BayesModel::kGp;

@@ -219,8 +219,13 @@ double LogCellMass(double z, double h) {
   return std::log(StandardNormalMass(z - h, z + h));
 }
 
-// log of the standard normal mass of [a, b], a <= b, precise in both tails.
+// log of the standard normal mass of [a, b], a <= b, precise in both tails; 0 when the
+// interval holds all but under 1e-17 of the mass.
+constexpr double kWholeMassDistance = 8.5;
 double LogMass(double a, double b) {
+  if (a < -kWholeMassDistance && b > kWholeMassDistance) return 0.0;
+  if (a < -kWholeMassDistance) return std::log1p(-0.5 * std::erfc(b * kSqrtHalf));
+  if (b > kWholeMassDistance) return std::log1p(-0.5 * std::erfc(-a * kSqrtHalf));
   if (a > 0.0) return std::log(0.5 * (std::erfc(a * kSqrtHalf) - std::erfc(b * kSqrtHalf)));
   if (b < 0.0) return std::log(0.5 * (std::erfc(-b * kSqrtHalf) - std::erfc(-a * kSqrtHalf)));
   return std::log(StandardNormalMass(a, b));
@@ -231,7 +236,9 @@ double LogMass(double a, double b) {
 MultivariateParzenEstimator::MultivariateParzenEstimator(
     const std::vector<ModelDimension>& dimensions,
     const std::vector<const std::vector<double>*>& points, const Options& options)
-    : dimension_count_(dimensions.size()), sample_prior_(options.sample_prior) {
+    : dimension_count_(dimensions.size()),
+      sample_prior_(options.sample_prior),
+      bandwidths_(dimensions.size(), 0.0) {
   const size_t count = points.size();
   const size_t kernels = count + 1;
   size_t modelled = 0;
@@ -280,20 +287,31 @@ MultivariateParzenEstimator::MultivariateParzenEstimator(
       numeric.mus.reserve(kernels);
       for (const std::vector<double>* point : points) numeric.mus.push_back((*point)[d]);
       numeric.mus.push_back(dimension.prior_mu);
+      bandwidths_[d] = sigma;
       numeric.sigmas.assign(kernels, sigma);
       numeric.sigmas.back() = dimension.prior_sigma;
+      if (options.narrow != nullptr && options.narrow_bandwidths != nullptr) {
+        const double narrow_sigma = std::clamp((*options.narrow_bandwidths)[d], min_sigma, range);
+        for (size_t k = 0; k < count && k < options.narrow->size(); ++k) {
+          if ((*options.narrow)[k]) numeric.sigmas[k] = narrow_sigma;
+        }
+      }
       for (double s : numeric.sigmas) numeric.inverse_sigmas.push_back(1.0 / s);
       const double lower = dimension.low - 0.5 * dimension.step;
       const double upper = dimension.high + 0.5 * dimension.step;
+      // The observation kernels share one bandwidth (but the narrow ones): its log is taken once.
+      const double log_inverse = std::log(1.0 / sigma);
       for (size_t k = 0; k < kernels; ++k) {
         const double inverse = numeric.inverse_sigmas[k];
         const double mu = numeric.mus[k];
+        const double log_density =
+            (numeric.sigmas[k] == sigma ? log_inverse : std::log(inverse)) + kLogInverseSqrtTwoPi;
         log_constants_[k] -= LogMass((lower - mu) * inverse, (upper - mu) * inverse);
         if (dimension.step == 0.0) {
-          log_constants_[k] += std::log(inverse) + kLogInverseSqrtTwoPi;
+          log_constants_[k] += log_density;
         } else {
           numeric.half_cells.push_back(0.5 * dimension.step * inverse);
-          numeric.log_cells.push_back(std::log(dimension.step * inverse) + kLogInverseSqrtTwoPi);
+          numeric.log_cells.push_back(std::log(dimension.step) + log_density);
         }
       }
       numeric_.push_back(std::move(numeric));
@@ -305,10 +323,20 @@ MultivariateParzenEstimator::MultivariateParzenEstimator(
       categorical.categories = categories;
       // Each observation's row: smoothing * prior + 1 at its category, divided by smoothing + 1;
       // the prior kernel's row is the prior.
-      const double smoothing = options.prior_weight * static_cast<double>(categories) /
-                               static_cast<double>(count + 1);
+      const double smoothing =
+          options.prior_weight * static_cast<double>(categories) / static_cast<double>(count + 1);
       categorical.log_probabilities.resize(kernels * categories);
       categorical.cumulative.resize(kernels * categories);
+      std::vector<double> unobserved(categories);   // an observation kernel's row, off it
+      std::vector<double> observed_at(categories);  // and at the observed category
+      std::vector<double> log_unobserved(categories);
+      std::vector<double> log_observed_at(categories);
+      for (size_t j = 0; j < categories; ++j) {
+        unobserved[j] = smoothing * prior[j] / (smoothing + 1.0);
+        observed_at[j] = (smoothing * prior[j] + 1.0) / (smoothing + 1.0);
+        log_unobserved[j] = std::log(unobserved[j]);
+        log_observed_at[j] = std::log(observed_at[j]);
+      }
       for (size_t k = 0; k < kernels; ++k) {
         size_t observed = categories;  // none for the prior kernel
         if (k < count) {
@@ -316,10 +344,16 @@ MultivariateParzenEstimator::MultivariateParzenEstimator(
         }
         double running = 0.0;
         for (size_t j = 0; j < categories; ++j) {
-          const double probability =
-              k < count ? (smoothing * prior[j] + (j == observed ? 1.0 : 0.0)) / (smoothing + 1.0)
-                        : prior[j];
-          categorical.log_probabilities[k * categories + j] = std::log(probability);
+          double probability = prior[j];
+          double log_probability = 0.0;
+          if (k == count) {
+            log_probability = std::log(probability);
+          } else if (j == observed) {
+            probability = observed_at[j], log_probability = log_observed_at[j];
+          } else {
+            probability = unobserved[j], log_probability = log_unobserved[j];
+          }
+          categorical.log_probabilities[k * categories + j] = log_probability;
           running += probability;
           categorical.cumulative[k * categories + j] = running;
         }
@@ -336,9 +370,9 @@ void MultivariateParzenEstimator::Sample(std::mt19937_64& rng, std::vector<doubl
   const bool prior = sample_prior_ || kernels == 1;
   const double total = cumulative_weights_[prior ? kernels - 1 : kernels - 2];
   const double target = OpenUnitUniform(rng) * total;
-  const auto found = std::upper_bound(cumulative_weights_.begin(),
-                                      cumulative_weights_.begin() + (prior ? kernels : kernels - 1),
-                                      target);
+  const auto found =
+      std::upper_bound(cumulative_weights_.begin(),
+                       cumulative_weights_.begin() + (prior ? kernels : kernels - 1), target);
   const size_t kernel = std::min(static_cast<size_t>(found - cumulative_weights_.begin()),
                                  prior ? kernels - 1 : kernels - 2);
   for (const NumericDimension& numeric : numeric_) {

@@ -83,6 +83,11 @@ class MultivariateParzenEstimator {
     const std::vector<double>* weights = nullptr;
     // Whether Sample draws from the prior kernel too (it always counts in LogDensities).
     bool sample_prior = true;
+    // Observations (by index into points) whose kernels take `narrow_bandwidths` (one per
+    // dimension, e.g. another estimator's bandwidths()) instead of the rule above: pending trials
+    // under the constant liar, so that they push candidates away from themselves. Not owned.
+    const std::vector<bool>* narrow = nullptr;
+    const std::vector<double>* narrow_bandwidths = nullptr;
   };
 
   // `points`: the observations' full coordinate vectors (one entry per dimension, kFixed ones
@@ -102,6 +107,8 @@ class MultivariateParzenEstimator {
                     std::vector<double>* scratch) const;
 
   size_t kernel_count() const { return log_constants_.size(); }
+  // The observation kernels' bandwidth per dimension (0 for kFixed and categorical ones).
+  const std::vector<double>& bandwidths() const { return bandwidths_; }
 
  private:
   struct NumericDimension {
@@ -126,6 +133,7 @@ class MultivariateParzenEstimator {
 
   size_t dimension_count_ = 0;
   bool sample_prior_ = true;
+  std::vector<double> bandwidths_;
   std::vector<NumericDimension> numeric_;
   std::vector<CategoricalDimension> categorical_;
   // Per kernel: log of its normalised weight, less the log of its numeric masses inside the

@@ -73,7 +73,8 @@ std::vector<double> BestJointCandidate(const std::vector<ModelDimension>& dimens
                                        const std::vector<DataPointRef>& good,
                                        const std::vector<const std::vector<double>*>& good_points,
                                        const std::vector<const std::vector<double>*>& bad_points,
-                                       int64_t candidates, std::mt19937_64& rng) {
+                                       const std::vector<bool>& bad_pending, int64_t candidates,
+                                       std::mt19937_64& rng) {
   // The good kernels' weights: 1 / (rank + 1)^2 by loss (ties by trial id).
   std::vector<size_t> order(good.size());
   for (size_t i = 0; i < good.size(); ++i) order[i] = i;
@@ -92,7 +93,20 @@ std::vector<double> BestJointCandidate(const std::vector<ModelDimension>& dimens
   options.sample_prior = false;
   options.weights = &rank_weights;
   const MultivariateParzenEstimator good_model(dimensions, good_points, options);
-  options.weights = nullptr;
+  // Constant liar: a pending trial's kernel in g(x) takes l(x)'s (narrower) bandwidths and, in
+  // g(x), the share one trial of l(x) has there (its weight times g's total weight over l's),
+  // so that it cancels the peak of l(x) it was drawn from and concurrent suggestions spread out.
+  std::vector<double> bad_weights = TpeObservationWeights(bad_points.size());
+  double good_total = options.prior_weight;
+  double bad_total = options.prior_weight;
+  for (double weight : rank_weights) good_total += weight;
+  for (double weight : bad_weights) bad_total += weight;
+  for (size_t i = 0; i < bad_weights.size(); ++i) {
+    if (bad_pending[i]) bad_weights[i] *= bad_total / good_total;
+  }
+  options.weights = &bad_weights;
+  options.narrow = &bad_pending;
+  options.narrow_bandwidths = &good_model.bandwidths();
   const MultivariateParzenEstimator bad_model(dimensions, bad_points, options);
 
   const size_t count = static_cast<size_t>(candidates);
@@ -141,19 +155,38 @@ bool TpeSearcher::MultivariateOf(const SweepConfig& config) {
 std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
                                                        std::vector<DataPoint> observed,
                                                        std::vector<DataPoint> pending) const {
-  std::sort(observed.begin(), observed.end(), [](const DataPoint& a, const DataPoint& b) {
-    if (a.epoch != b.epoch) return a.epoch > b.epoch;
-    if (a.loss != b.loss) return a.loss < b.loss;
-    return a.trial_id < b.trial_id;
-  });
-  const size_t good_count = GoodCount(observed.size(), multivariate_);
-  std::vector<DataPoint> good(observed.begin(), observed.begin() + good_count);
-  std::vector<DataPoint> bad(observed.begin() + good_count, observed.end());
-  bad.insert(bad.end(), pending.begin(), pending.end());
   // Oldest first, so that the weights ramp down over the oldest trials (Optuna's order).
   const auto by_id = [](const DataPoint& a, const DataPoint& b) { return a.trial_id < b.trial_id; };
+  if (!std::is_sorted(observed.begin(), observed.end(), by_id)) {
+    std::sort(observed.begin(), observed.end(), by_id);
+  }
+  if (!std::is_sorted(pending.begin(), pending.end(), by_id)) {
+    std::sort(pending.begin(), pending.end(), by_id);
+  }
+  // The best good_count by rank (only those are ordered: O(n log good_count)).
+  const size_t good_count = GoodCount(observed.size(), multivariate_);
+  std::vector<DataPoint> good = observed;
+  std::partial_sort(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good_count),
+                    good.end(), [](const DataPoint& a, const DataPoint& b) {
+                      if (a.epoch != b.epoch) return a.epoch > b.epoch;
+                      if (a.loss != b.loss) return a.loss < b.loss;
+                      return a.trial_id < b.trial_id;
+                    });
+  good.resize(good_count);
   std::sort(good.begin(), good.end(), by_id);
-  std::sort(bad.begin(), bad.end(), by_id);
+  // The rest and the pending trials, merged in id order.
+  std::vector<DataPoint> rest;
+  rest.reserve(observed.size() - good_count);
+  size_t next_good = 0;
+  for (const DataPoint& point : observed) {
+    if (next_good < good.size() && good[next_good].trial_id == point.trial_id) {
+      ++next_good;
+    } else {
+      rest.push_back(point);
+    }
+  }
+  std::vector<DataPoint> bad(rest.size() + pending.size());
+  std::merge(rest.begin(), rest.end(), pending.begin(), pending.end(), bad.begin(), by_id);
   std::vector<const std::vector<double>*> good_points;
   std::vector<const std::vector<double>*> bad_points;
   for (const DataPoint& point : good) good_points.push_back(point.coordinates);
@@ -163,8 +196,15 @@ std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
   const std::vector<ParameterSpec>& parameters = history().parameters();
   Assignment assignment;
   if (multivariate_) {
-    const std::vector<double> chosen =
-        BestJointCandidate(history().dimensions(), good, good_points, bad_points, candidates_, rng);
+    std::vector<bool> bad_pending(bad.size());
+    size_t next_pending = 0;
+    for (size_t i = 0; i < bad.size(); ++i) {
+      bad_pending[i] =
+          next_pending < pending.size() && pending[next_pending].trial_id == bad[i].trial_id;
+      if (bad_pending[i]) ++next_pending;
+    }
+    const std::vector<double> chosen = BestJointCandidate(
+        history().dimensions(), good, good_points, bad_points, bad_pending, candidates_, rng);
     for (size_t i = 0; i < parameters.size(); ++i) {
       assignment.push_back(
           {parameters[i].name, DecodeValue(parameters[i], history().dimensions()[i], chosen[i])});
