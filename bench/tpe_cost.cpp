@@ -1,12 +1,16 @@
-// The cost of one suggestion of method bayes, TPE and GP:
-//   hpo_bench_tpe_cost [CALLS]      (default 200 for TPE; the GP gets CALLS / 20, at least 3)
+// The cost of one suggestion of method bayes, TPE (multivariate, the default, and independent)
+// and GP:
+//   hpo_bench_tpe_cost [CALLS [MODELS]]   (default 200 for TPE; the GP gets CALLS / 20, at least
+//                                          3; MODELS a comma-separated subset of tpe,
+//                                          tpe_independent, gp)
 // Four parameters (lr log_uniform_values, dropout uniform, width int_uniform, optimizer
-// categorical of 3), default search options (TPE: 24 candidates). For 100 and 1000 observed
-// trials, times CALLS calls of Suggest for the next trial id: asking again for a pending trial
-// refits the same model on the same data (the trial itself is left out of its own fit), so every
-// call costs one full suggestion at that many observations. TPE's observed trials are its own
-// suggestions; the GP's are random search's (suggesting 1000 trials with the GP itself would take
-// minutes and change nothing of the cost). Reports the median, mean and p99 in microseconds.
+// categorical of 3), default search options (TPE: 24 candidates). For 100, 1000 and (TPE only)
+// 10000 observed trials, times CALLS calls of Suggest for the next trial id: asking again for a
+// pending trial refits the same model on the same data (the trial itself is left out of its own
+// fit), so every call costs one full suggestion at that many observations. TPE's observed trials
+// are its own suggestions up to 1000; at 10000 and for the GP they are random search's
+// (suggesting 10000 trials with TPE itself, or 1000 with the GP, would take minutes and change
+// little of the cost). Reports the median, mean and p99 in microseconds.
 // Reference: Optuna's TPESampler takes about 2 ms per trial at 1000 trials. Check: every
 // suggestion is the same and inside the parameters' ranges.
 #include <algorithm>
@@ -69,24 +73,44 @@ bool InRange(const hpo::Assignment& params) {
   return lr >= 1e-5 && lr <= 1e-1 && dropout >= 0.0 && dropout <= 0.5 && width >= 8 && width <= 512;
 }
 
+const char* ModelName(hpo::BayesModel model) {
+  switch (model) {
+    case hpo::BayesModel::kTpe:
+      return "tpe";
+    case hpo::BayesModel::kTpeIndependent:
+      return "tpe_independent";
+    case hpo::BayesModel::kGp:
+      return "gp";
+  }
+  return "?";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int tpe_calls = argc > 1 ? std::stoi(argv[1]) : 200;
-  for (hpo::BayesModel model : {hpo::BayesModel::kTpe, hpo::BayesModel::kGp}) {
+  const std::string only = argc > 2 ? "," + std::string(argv[2]) + "," : "";
+  for (hpo::BayesModel model :
+       {hpo::BayesModel::kTpe, hpo::BayesModel::kTpeIndependent, hpo::BayesModel::kGp}) {
+    if (!only.empty() &&
+        only.find("," + std::string(ModelName(model)) + ",") == std::string::npos) {
+      continue;
+    }
     const bool gp = model == hpo::BayesModel::kGp;
     const int calls = gp ? std::max(3, tpe_calls / 20) : tpe_calls;
     hpo::SweepConfig config = CostConfig();
     config.search.model = model;
     hpo::SweepConfig random_config = config;
     random_config.sweep.method = hpo::SearchMethod::kRandom;
-    for (int64_t observations : {100, 1000}) {
+    for (int64_t observations : {100, 1000, 10000}) {
+      if (gp && observations > 1000) continue;
+      const bool own = !gp && observations <= 1000;
       std::unique_ptr<hpo::Searcher> searcher;
       std::unique_ptr<hpo::Searcher> random;
       if (!hpo::MakeSearcher(config, &searcher).ok()) return 1;
       if (!hpo::MakeSearcher(random_config, &random).ok()) return 1;
       for (int64_t trial = 0; trial < observations; ++trial) {
-        const hpo::Assignment params = *(gp ? random : searcher)->Suggest(trial);
+        const hpo::Assignment params = *(own ? searcher : random)->Suggest(trial);
         searcher->Observe(trial, params, hpo::TrialStatus::kCompleted, Objective(params));
       }
       const hpo::Assignment first = *searcher->Suggest(observations);
@@ -101,7 +125,7 @@ int main(int argc, char** argv) {
       }
       const hpo::bench::Summary summary = hpo::bench::Summarize(micros);
       hpo::bench::PrintResult("tpe_cost",
-                              {{"model", gp ? "gp" : "tpe"},
+                              {{"model", ModelName(model)},
                                {"observations", std::to_string(observations)},
                                {"params", "4"},
                                {"candidates", gp ? "-" : std::to_string(config.search.candidates)},

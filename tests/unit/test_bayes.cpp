@@ -473,7 +473,9 @@ sweep:
     width: {min: 8, max: 64}
 search:
   startup_trials: 4
-)" + std::string(GetParam() == BayesModel::kGp ? "  model: gp\n" : "  candidates: 16\n");
+)" + std::string(GetParam() == BayesModel::kGp                ? "  model: gp\n"
+                     : GetParam() == BayesModel::kTpeIndependent ? "  model: tpe_independent\n  candidates: 16\n"
+                                                                 : "  candidates: 16\n");
   SweepConfig config;
   const Status parsed = ParseConfig(text, "bayes.yaml", &config);
   EXPECT_EQ(config.search.model, GetParam());
@@ -497,9 +499,18 @@ TEST(TpeSearcherTest, RejectsNoCandidates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BayesSearcherTest,
-                         ::testing::Values(BayesModel::kTpe, BayesModel::kGp),
+                         ::testing::Values(BayesModel::kTpe, BayesModel::kTpeIndependent,
+                                           BayesModel::kGp),
                          [](const ::testing::TestParamInfo<BayesModel>& info) {
-                           return std::string(info.param == BayesModel::kGp ? "Gp" : "Tpe");
+                           switch (info.param) {
+                             case BayesModel::kTpe:
+                               return std::string("Tpe");
+                             case BayesModel::kTpeIndependent:
+                               return std::string("TpeIndependent");
+                             case BayesModel::kGp:
+                               break;
+                           }
+                           return std::string("Gp");
                          });
 
 TEST(GpSearcherTest, FindsTheOptimumSoonerThanTpe) {

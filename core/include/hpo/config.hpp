@@ -151,13 +151,15 @@ struct ExecutionSpec {
 };
 
 // Key `search:` beside `sweep:`: how the searchers work (W&B has no keys for this).
-enum class BayesModel { kTpe, kGp };
+// kTpe: multivariate TPE (the default); kTpeIndependent: Optuna's default, one-parameter-at-a-time
+// TPE; kGp: a Gaussian process with expected improvement.
+enum class BayesModel { kTpe, kGp, kTpeIndependent };
 enum class RandomSampler { kIndependent, kSobol };
 
 struct SearchOptions {
-  BayesModel model = BayesModel::kTpe;  // method bayes: TPE (default) or a GP with EI
+  BayesModel model = BayesModel::kTpe;  // method bayes: see BayesModel
   int64_t startup_trials = 10;          // method bayes: random trials before the model is used
-  int64_t candidates = 24;              // method bayes, model tpe: candidates per parameter
+  int64_t candidates = 24;  // method bayes, TPE: per suggestion (tpe), per parameter (independent)
   RandomSampler sampler = RandomSampler::kIndependent;  // method random: or scrambled Sobol
 };
 

@@ -124,10 +124,12 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
     HPO_RETURN_IF_ERROR(ReadString(errors, *model, &name));
     if (name == "tpe") {
       parsed.model = BayesModel::kTpe;
+    } else if (name == "tpe_independent") {
+      parsed.model = BayesModel::kTpeIndependent;
     } else if (name == "gp") {
       parsed.model = BayesModel::kGp;
     } else {
-      return errors.At(*model, "must be tpe or gp, got '" + name + "'");
+      return errors.At(*model, "must be tpe, tpe_independent or gp, got '" + name + "'");
     }
   }
   HPO_RETURN_IF_ERROR(

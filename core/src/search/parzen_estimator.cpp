@@ -194,3 +194,252 @@ double CategoricalParzenEstimator::LogDensity(double category) const {
 }
 
 }  // namespace hpo
+
+namespace hpo {
+
+namespace {
+
+constexpr double kLogInverseSqrtTwoPi = -0.91893853320467274178;
+// Below this half cell width (in bandwidths) and distance a grid kernel's log cell mass is taken
+// from its density at the cell's centre with the second-order correction, log(2 h phi(z)) +
+// log(1 + x), x = (z^2 - 1) h^2 / 6, log(1 + x) ~ x - x^2 / 2: error under 1e-4 there (the next
+// terms are O(h^4 z^4)), and kernels farther away add nothing next to nearer ones and the prior.
+constexpr double kSmallHalfCell = 0.1;
+constexpr double kSmallHalfCellMaxZ = 6.0;
+// exp of a kernel's log share below this (relative to the largest) is dropped: under 1e-43.
+constexpr double kNegligibleLogShare = -100.0;
+
+// log of the standard normal mass of [z - h, z + h], h > 0.
+double LogCellMass(double z, double h) {
+  const double a = std::min(std::abs(z - h), std::abs(z + h));
+  const double b = std::max(std::abs(z - h), std::abs(z + h));
+  if ((z - h) * (z + h) > 0.0) {  // one side of 0: erfc keeps its precision in the tail
+    return std::log(0.5 * (std::erfc(a * kSqrtHalf) - std::erfc(b * kSqrtHalf)));
+  }
+  return std::log(StandardNormalMass(z - h, z + h));
+}
+
+// log of the standard normal mass of [a, b], a <= b, precise in both tails; 0 when the
+// interval holds all but under 1e-17 of the mass.
+constexpr double kWholeMassDistance = 8.5;
+double LogMass(double a, double b) {
+  if (a < -kWholeMassDistance && b > kWholeMassDistance) return 0.0;
+  if (a < -kWholeMassDistance) return std::log1p(-0.5 * std::erfc(b * kSqrtHalf));
+  if (b > kWholeMassDistance) return std::log1p(-0.5 * std::erfc(-a * kSqrtHalf));
+  if (a > 0.0) return std::log(0.5 * (std::erfc(a * kSqrtHalf) - std::erfc(b * kSqrtHalf)));
+  if (b < 0.0) return std::log(0.5 * (std::erfc(-b * kSqrtHalf) - std::erfc(-a * kSqrtHalf)));
+  return std::log(StandardNormalMass(a, b));
+}
+
+}  // namespace
+
+MultivariateParzenEstimator::MultivariateParzenEstimator(
+    const std::vector<ModelDimension>& dimensions,
+    const std::vector<const std::vector<double>*>& points, const Options& options)
+    : dimension_count_(dimensions.size()),
+      sample_prior_(options.sample_prior),
+      bandwidths_(dimensions.size(), 0.0) {
+  const size_t count = points.size();
+  const size_t kernels = count + 1;
+  size_t modelled = 0;
+  for (const ModelDimension& dimension : dimensions) {
+    if (dimension.kind != ModelDimension::Kind::kFixed) ++modelled;
+  }
+
+  std::vector<double> weights =
+      options.weights != nullptr ? *options.weights : TpeObservationWeights(count);
+  weights.resize(count, 1.0);
+  weights.push_back(options.prior_weight);
+  const double total_weight = std::accumulate(weights.begin(), weights.end(), 0.0);
+  log_constants_.resize(kernels);
+  double cumulative = 0.0;
+  for (size_t k = 0; k < kernels; ++k) {
+    log_constants_[k] = std::log(weights[k] / total_weight);
+    cumulative += weights[k];
+    cumulative_weights_.push_back(cumulative);
+  }
+
+  const double shrink =
+      std::pow(static_cast<double>(std::max<size_t>(count, 1)), -1.0 / (modelled + 4.0));
+  for (size_t d = 0; d < dimensions.size(); ++d) {
+    const ModelDimension& dimension = dimensions[d];
+    if (dimension.kind == ModelDimension::Kind::kNumeric) {
+      NumericDimension numeric;
+      numeric.index = d;
+      numeric.low = dimension.low;
+      numeric.high = dimension.high;
+      numeric.step = dimension.step;
+      const double range = dimension.high - dimension.low + dimension.step;
+      double spread = range;
+      if (options.scott && count >= 2) {
+        double mean = 0.0;
+        for (const std::vector<double>* point : points) mean += (*point)[d];
+        mean /= static_cast<double>(count);
+        double variance = 0.0;
+        for (const std::vector<double>* point : points) {
+          variance += ((*point)[d] - mean) * ((*point)[d] - mean);
+        }
+        spread = std::sqrt(variance / static_cast<double>(count - 1));
+      }
+      const double min_sigma =
+          range / std::min(kMagicClipMaxKernels, 1.0 + static_cast<double>(kernels));
+      const double sigma = std::clamp(options.bandwidth_factor * shrink * spread, min_sigma, range);
+      numeric.mus.reserve(kernels);
+      for (const std::vector<double>* point : points) numeric.mus.push_back((*point)[d]);
+      numeric.mus.push_back(dimension.prior_mu);
+      bandwidths_[d] = sigma;
+      numeric.sigmas.assign(kernels, sigma);
+      numeric.sigmas.back() = dimension.prior_sigma;
+      if (options.narrow != nullptr && options.narrow_bandwidths != nullptr) {
+        const double narrow_sigma = std::clamp((*options.narrow_bandwidths)[d], min_sigma, range);
+        for (size_t k = 0; k < count && k < options.narrow->size(); ++k) {
+          if ((*options.narrow)[k]) numeric.sigmas[k] = narrow_sigma;
+        }
+      }
+      for (double s : numeric.sigmas) numeric.inverse_sigmas.push_back(1.0 / s);
+      const double lower = dimension.low - 0.5 * dimension.step;
+      const double upper = dimension.high + 0.5 * dimension.step;
+      // The observation kernels share one bandwidth (but the narrow ones): its log is taken once.
+      const double log_inverse = std::log(1.0 / sigma);
+      for (size_t k = 0; k < kernels; ++k) {
+        const double inverse = numeric.inverse_sigmas[k];
+        const double mu = numeric.mus[k];
+        const double log_density =
+            (numeric.sigmas[k] == sigma ? log_inverse : std::log(inverse)) + kLogInverseSqrtTwoPi;
+        log_constants_[k] -= LogMass((lower - mu) * inverse, (upper - mu) * inverse);
+        if (dimension.step == 0.0) {
+          log_constants_[k] += log_density;
+        } else {
+          numeric.half_cells.push_back(0.5 * dimension.step * inverse);
+          numeric.log_cells.push_back(std::log(dimension.step) + log_density);
+        }
+      }
+      numeric_.push_back(std::move(numeric));
+    } else if (dimension.kind == ModelDimension::Kind::kCategorical) {
+      const std::vector<double>& prior = dimension.prior_probabilities;
+      const size_t categories = prior.size();
+      CategoricalDimension categorical;
+      categorical.index = d;
+      categorical.categories = categories;
+      // Each observation's row: smoothing * prior + 1 at its category, divided by smoothing + 1;
+      // the prior kernel's row is the prior.
+      const double smoothing =
+          options.prior_weight * static_cast<double>(categories) / static_cast<double>(count + 1);
+      categorical.log_probabilities.resize(kernels * categories);
+      categorical.cumulative.resize(kernels * categories);
+      std::vector<double> unobserved(categories);   // an observation kernel's row, off it
+      std::vector<double> observed_at(categories);  // and at the observed category
+      std::vector<double> log_unobserved(categories);
+      std::vector<double> log_observed_at(categories);
+      for (size_t j = 0; j < categories; ++j) {
+        unobserved[j] = smoothing * prior[j] / (smoothing + 1.0);
+        observed_at[j] = (smoothing * prior[j] + 1.0) / (smoothing + 1.0);
+        log_unobserved[j] = std::log(unobserved[j]);
+        log_observed_at[j] = std::log(observed_at[j]);
+      }
+      for (size_t k = 0; k < kernels; ++k) {
+        size_t observed = categories;  // none for the prior kernel
+        if (k < count) {
+          observed = std::min(static_cast<size_t>(std::llround((*points[k])[d])), categories - 1);
+        }
+        double running = 0.0;
+        for (size_t j = 0; j < categories; ++j) {
+          double probability = prior[j];
+          double log_probability = 0.0;
+          if (k == count) {
+            log_probability = std::log(probability);
+          } else if (j == observed) {
+            probability = observed_at[j], log_probability = log_observed_at[j];
+          } else {
+            probability = unobserved[j], log_probability = log_unobserved[j];
+          }
+          categorical.log_probabilities[k * categories + j] = log_probability;
+          running += probability;
+          categorical.cumulative[k * categories + j] = running;
+        }
+      }
+      categorical_.push_back(std::move(categorical));
+    }
+  }
+}
+
+void MultivariateParzenEstimator::Sample(std::mt19937_64& rng, std::vector<double>* point) const {
+  point->assign(dimension_count_, 0.0);
+  // Without the prior, the last observation kernel's cumulative weight is the total to draw in.
+  const size_t kernels = cumulative_weights_.size();
+  const bool prior = sample_prior_ || kernels == 1;
+  const double total = cumulative_weights_[prior ? kernels - 1 : kernels - 2];
+  const double target = OpenUnitUniform(rng) * total;
+  const auto found =
+      std::upper_bound(cumulative_weights_.begin(),
+                       cumulative_weights_.begin() + (prior ? kernels : kernels - 1), target);
+  const size_t kernel = std::min(static_cast<size_t>(found - cumulative_weights_.begin()),
+                                 prior ? kernels - 1 : kernels - 2);
+  for (const NumericDimension& numeric : numeric_) {
+    const double mu = numeric.mus[kernel];
+    const double sigma = numeric.sigmas[kernel];
+    const double lower = numeric.low - 0.5 * numeric.step;
+    const double upper = numeric.high + 0.5 * numeric.step;
+    double x =
+        mu + sigma * TruncatedStandardNormal((lower - mu) / sigma, (upper - mu) / sigma, rng);
+    if (numeric.step > 0.0) x = std::round(x);
+    (*point)[numeric.index] = std::clamp(x, numeric.low, numeric.high);
+  }
+  for (const CategoricalDimension& categorical : categorical_) {
+    const auto first = categorical.cumulative.begin() + kernel * categorical.categories;
+    const std::vector<double> cumulative(first, first + categorical.categories);
+    (*point)[categorical.index] = static_cast<double>(PickIndex(cumulative, rng));
+  }
+}
+
+void MultivariateParzenEstimator::LogDensities(const double* points, size_t count, double* out,
+                                               std::vector<double>* scratch) const {
+  const size_t kernels = log_constants_.size();
+  scratch->resize(kernels);
+  double* exponents = scratch->data();
+  for (size_t c = 0; c < count; ++c) {
+    const double* point = points + c * dimension_count_;
+    std::copy(log_constants_.begin(), log_constants_.end(), exponents);
+    for (const NumericDimension& numeric : numeric_) {
+      const double x = point[numeric.index];
+      const double* mus = numeric.mus.data();
+      const double* inverse = numeric.inverse_sigmas.data();
+      if (numeric.step == 0.0) {
+        for (size_t k = 0; k < kernels; ++k) {
+          const double z = (x - mus[k]) * inverse[k];
+          exponents[k] -= 0.5 * z * z;
+        }
+        continue;
+      }
+      const double* half_cells = numeric.half_cells.data();
+      const double* log_cells = numeric.log_cells.data();
+      for (size_t k = 0; k < kernels; ++k) {
+        const double z = (x - mus[k]) * inverse[k];
+        const double h = half_cells[k];
+        if (h < kSmallHalfCell && std::abs(z) < kSmallHalfCellMaxZ) {
+          const double correction = (z * z - 1.0) * h * h * (1.0 / 6.0);
+          exponents[k] += log_cells[k] - 0.5 * z * z + correction - 0.5 * correction * correction;
+        } else {
+          exponents[k] += LogCellMass(z, h);
+        }
+      }
+    }
+    for (const CategoricalDimension& categorical : categorical_) {
+      const auto category = static_cast<size_t>(point[categorical.index]);
+      const double* log_probabilities = categorical.log_probabilities.data() + category;
+      for (size_t k = 0; k < kernels; ++k) {
+        exponents[k] += log_probabilities[k * categorical.categories];
+      }
+    }
+    double max = -std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k < kernels; ++k) max = std::max(max, exponents[k]);
+    double sum = 0.0;
+    for (size_t k = 0; k < kernels; ++k) {
+      const double shifted = exponents[k] - max;
+      if (shifted > kNegligibleLogShare) sum += std::exp(shifted);
+    }
+    out[c] = max + std::log(sum);
+  }
+}
+
+}  // namespace hpo

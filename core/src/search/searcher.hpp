@@ -66,9 +66,9 @@ class Searcher {
 // Grid: the cartesian product of every parameter's values, the first parameter varying slowest;
 // a continuous range without `values` is a BadInput error (the config parser already rejects it).
 // Random: independent draws from each distribution, seeded from `seed`, or scrambled Sobol points
-// with search.sampler sobol. Bayes: TPE (search.model tpe, the default) or a Gaussian process with
-// expected improvement (search.model gp), after search.startup_trials random trials, with a
-// constant liar for pending trials.
+// with search.sampler sobol. Bayes: multivariate TPE (search.model tpe, the default), independent
+// TPE (tpe_independent) or a Gaussian process with expected improvement (search.model gp), after
+// search.startup_trials random trials, with a constant liar for pending trials.
 Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
 
 }  // namespace hpo

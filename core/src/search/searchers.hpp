@@ -127,18 +127,28 @@ class ModelBasedSearcher : public Searcher {
 };
 
 // Tree-structured Parzen estimator search (Bergstra et al. 2011) for `method: bayes` with
-// `search.model: tpe`, after Optuna's TPESampler with its default settings (independent: each
-// parameter is modelled and chosen on its own; see parzen_estimator.hpp and model_space.hpp for
-// the estimators and how each W&B distribution is modelled). Start-up, data and saved state as
-// ModelBasedSearcher says. The model's suggestion for trial k:
-//  * Split: the best min(ceil(0.1 n), 25) of the n data points (by TrialHistory's ranking: the
-//    fidelity's reports first, trials stopped before it behind them, failed ones last; loss by
-//    the metric's goal; ties by trial id) form l(x), the rest g(x).
+// `search.model: tpe` (multivariate, the default) or `tpe_independent` (Optuna's TPESampler with
+// its default settings: each parameter modelled and chosen on its own). See parzen_estimator.hpp
+// for the estimators and model_space.hpp for how each W&B distribution is modelled. Start-up,
+// data and saved state as ModelBasedSearcher says (the fingerprint names tpe or
+// tpe_independent). The model's suggestion for trial k:
+//  * Split: the best G of the n data points (by TrialHistory's ranking: the fidelity's reports
+//    first, trials stopped before it behind them, failed ones last; loss by the metric's goal;
+//    ties by trial id) form l(x), the rest g(x); G = min(ceil(0.1 n), 25) (Optuna's gamma) for
+//    tpe_independent, min(ceil(1.5 sqrt(n)), 25) for tpe.
 //  * Constant liar: every trial suggested and not yet observed (other than k itself) joins g(x)
 //    at the worst value, so concurrent suggestions for busy groups spread out; a pending trial
 //    that reported the chosen epoch counts with that report instead.
-//  * Per parameter, search.candidates draws from l(x); the one maximising log l(x) - log g(x)
-//    (the first on ties) is decoded into the parameter's value.
+//  * tpe_independent: per parameter, search.candidates draws from l(x) (the univariate
+//    estimators); the one maximising log l(x) - log g(x) (the first on ties) is decoded into the
+//    parameter's value.
+//  * tpe: l(x) and g(x) are joint estimators over all parameters (MultivariateParzenEstimator,
+//    bandwidths by Scott's rule on each group's own spread); l(x)'s kernels are weighted
+//    1 / (rank + 1)^2 by their loss, g(x)'s as Optuna weights them. search.candidates joint draws
+//    from l(x)'s observation kernels (not its prior); the one maximising log l(x) - log g(x) (the
+//    first on ties) is decoded into the trial's values. Parameters that interact (a valley
+//    across two of them) are followed where the independent model spreads its draws over the
+//    cross product of the marginals.
 // Randomness: trial k's generator is seeded with DeriveSeed(seed, TPE purpose, k), and the data
 // are ordered by trial id, so the same observations, pending trials and seed give the same
 // suggestion whatever the order of the calls.
@@ -149,11 +159,13 @@ class TpeSearcher final : public ModelBasedSearcher {
 
  private:
   explicit TpeSearcher(const SweepConfig& config);
+  static bool MultivariateOf(const SweepConfig& config);
 
   std::optional<Assignment> ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
                                             std::vector<DataPoint> pending) const override;
 
   int64_t candidates_;
+  bool multivariate_;
 };
 
 // Gaussian-process Bayesian optimisation for `method: bayes` with `search.model: gp`: a GP with a

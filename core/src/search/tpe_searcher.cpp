@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "common/seeding.hpp"
 #include "parzen_estimator.hpp"
@@ -12,13 +14,25 @@ namespace hpo {
 
 namespace {
 
+using DataPointRef = TrialHistory::DataPoint;
+
 constexpr uint64_t kTpePurpose = 0x747065ULL;  // "tpe"
 constexpr char kStateTag[] = "hpo-tpe-state/v1";
 constexpr size_t kMaxGoodTrials = 25;
+// Multivariate TPE's settings, chosen on bench/search_quality.cpp (bench/RESULTS.md): the good
+// group is the best ceil(1.5 sqrt(n)) (at most 25), its kernels weighted 1 / (rank + 1)^2, both
+// groups' bandwidths by Scott's rule (factor 1), candidates drawn from the good group's
+// observation kernels only.
+constexpr double kGoodPerSqrtCount = 1.5;
+constexpr double kGoodRankWeightPower = 2.0;
+constexpr double kScottBandwidthFactor = 1.0;
 
-// Optuna's default gamma: the size of the good group l(x) among n data points.
-size_t GoodCount(size_t n) {
-  return std::min(static_cast<size_t>(std::ceil(0.1 * static_cast<double>(n))), kMaxGoodTrials);
+// The size of the good group l(x) among n data points: Optuna's default gamma,
+// min(ceil(0.1 n), 25), for independent TPE; min(ceil(1.5 sqrt(n)), 25) for multivariate TPE.
+size_t GoodCount(size_t n, bool multivariate) {
+  const double count = static_cast<double>(n);
+  const double good = multivariate ? kGoodPerSqrtCount * std::sqrt(count) : 0.1 * count;
+  return std::min({static_cast<size_t>(std::ceil(good)), kMaxGoodTrials, n});
 }
 
 std::vector<double> CoordinatesAt(const std::vector<const std::vector<double>*>& points,
@@ -53,6 +67,69 @@ double BestCandidate(const Estimator& good, const Estimator& bad, int64_t candid
   return best;
 }
 
+// Multivariate TPE's suggestion: `candidates` joint draws from the good group's kernels; the one
+// maximising log l(x) - log g(x) (the first on ties), as coordinates.
+std::vector<double> BestJointCandidate(const std::vector<ModelDimension>& dimensions,
+                                       const std::vector<DataPointRef>& good,
+                                       const std::vector<const std::vector<double>*>& good_points,
+                                       const std::vector<const std::vector<double>*>& bad_points,
+                                       const std::vector<bool>& bad_pending, int64_t candidates,
+                                       std::mt19937_64& rng) {
+  // The good kernels' weights: 1 / (rank + 1)^2 by loss (ties by trial id).
+  std::vector<size_t> order(good.size());
+  for (size_t i = 0; i < good.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&good](size_t a, size_t b) {
+    if (good[a].epoch != good[b].epoch) return good[a].epoch > good[b].epoch;
+    if (good[a].loss != good[b].loss) return good[a].loss < good[b].loss;
+    return good[a].trial_id < good[b].trial_id;
+  });
+  std::vector<double> rank_weights(good.size());
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    rank_weights[order[rank]] = std::pow(static_cast<double>(rank + 1), -kGoodRankWeightPower);
+  }
+  MultivariateParzenEstimator::Options options;
+  options.bandwidth_factor = kScottBandwidthFactor;
+  options.scott = true;
+  options.sample_prior = false;
+  options.weights = &rank_weights;
+  const MultivariateParzenEstimator good_model(dimensions, good_points, options);
+  // Constant liar: a pending trial's kernel in g(x) takes l(x)'s (narrower) bandwidths and, in
+  // g(x), the share one trial of l(x) has there (its weight times g's total weight over l's),
+  // so that it cancels the peak of l(x) it was drawn from and concurrent suggestions spread out.
+  std::vector<double> bad_weights = TpeObservationWeights(bad_points.size());
+  double good_total = options.prior_weight;
+  double bad_total = options.prior_weight;
+  for (double weight : rank_weights) good_total += weight;
+  for (double weight : bad_weights) bad_total += weight;
+  for (size_t i = 0; i < bad_weights.size(); ++i) {
+    if (bad_pending[i]) bad_weights[i] *= bad_total / good_total;
+  }
+  options.weights = &bad_weights;
+  options.narrow = &bad_pending;
+  options.narrow_bandwidths = &good_model.bandwidths();
+  const MultivariateParzenEstimator bad_model(dimensions, bad_points, options);
+
+  const size_t count = static_cast<size_t>(candidates);
+  const size_t width = dimensions.size();
+  std::vector<double> samples(count * width);
+  std::vector<double> point;
+  for (size_t c = 0; c < count; ++c) {
+    good_model.Sample(rng, &point);
+    std::copy(point.begin(), point.end(), samples.begin() + static_cast<std::ptrdiff_t>(c * width));
+  }
+  std::vector<double> good_scores(count);
+  std::vector<double> bad_scores(count);
+  std::vector<double> scratch;
+  good_model.LogDensities(samples.data(), count, good_scores.data(), &scratch);
+  bad_model.LogDensities(samples.data(), count, bad_scores.data(), &scratch);
+  size_t best = 0;
+  for (size_t c = 1; c < count; ++c) {
+    if (good_scores[c] - bad_scores[c] > good_scores[best] - bad_scores[best]) best = c;
+  }
+  const auto first = samples.begin() + static_cast<std::ptrdiff_t>(best * width);
+  return std::vector<double>(first, first + static_cast<std::ptrdiff_t>(width));
+}
+
 }  // namespace
 
 Status TpeSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher) {
@@ -66,24 +143,50 @@ Status TpeSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>*
 }
 
 TpeSearcher::TpeSearcher(const SweepConfig& config)
-    : ModelBasedSearcher(config, kStateTag, "tpe", "TPE"), candidates_(config.search.candidates) {}
+    : ModelBasedSearcher(config, kStateTag, MultivariateOf(config) ? "tpe" : "tpe_independent",
+                         "TPE"),
+      candidates_(config.search.candidates),
+      multivariate_(MultivariateOf(config)) {}
+
+bool TpeSearcher::MultivariateOf(const SweepConfig& config) {
+  return config.search.model != BayesModel::kTpeIndependent;
+}
 
 std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
                                                        std::vector<DataPoint> observed,
                                                        std::vector<DataPoint> pending) const {
-  std::sort(observed.begin(), observed.end(), [](const DataPoint& a, const DataPoint& b) {
-    if (a.epoch != b.epoch) return a.epoch > b.epoch;
-    if (a.loss != b.loss) return a.loss < b.loss;
-    return a.trial_id < b.trial_id;
-  });
-  const size_t good_count = GoodCount(observed.size());
-  std::vector<DataPoint> good(observed.begin(), observed.begin() + good_count);
-  std::vector<DataPoint> bad(observed.begin() + good_count, observed.end());
-  bad.insert(bad.end(), pending.begin(), pending.end());
   // Oldest first, so that the weights ramp down over the oldest trials (Optuna's order).
   const auto by_id = [](const DataPoint& a, const DataPoint& b) { return a.trial_id < b.trial_id; };
+  if (!std::is_sorted(observed.begin(), observed.end(), by_id)) {
+    std::sort(observed.begin(), observed.end(), by_id);
+  }
+  if (!std::is_sorted(pending.begin(), pending.end(), by_id)) {
+    std::sort(pending.begin(), pending.end(), by_id);
+  }
+  // The best good_count by rank (only those are ordered: O(n log good_count)).
+  const size_t good_count = GoodCount(observed.size(), multivariate_);
+  std::vector<DataPoint> good = observed;
+  std::partial_sort(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good_count),
+                    good.end(), [](const DataPoint& a, const DataPoint& b) {
+                      if (a.epoch != b.epoch) return a.epoch > b.epoch;
+                      if (a.loss != b.loss) return a.loss < b.loss;
+                      return a.trial_id < b.trial_id;
+                    });
+  good.resize(good_count);
   std::sort(good.begin(), good.end(), by_id);
-  std::sort(bad.begin(), bad.end(), by_id);
+  // The rest and the pending trials, merged in id order.
+  std::vector<DataPoint> rest;
+  rest.reserve(observed.size() - good_count);
+  size_t next_good = 0;
+  for (const DataPoint& point : observed) {
+    if (next_good < good.size() && good[next_good].trial_id == point.trial_id) {
+      ++next_good;
+    } else {
+      rest.push_back(point);
+    }
+  }
+  std::vector<DataPoint> bad(rest.size() + pending.size());
+  std::merge(rest.begin(), rest.end(), pending.begin(), pending.end(), bad.begin(), by_id);
   std::vector<const std::vector<double>*> good_points;
   std::vector<const std::vector<double>*> bad_points;
   for (const DataPoint& point : good) good_points.push_back(point.coordinates);
@@ -92,6 +195,22 @@ std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
   std::mt19937_64 rng(DeriveSeed(seed(), kTpePurpose, static_cast<uint64_t>(trial_id)));
   const std::vector<ParameterSpec>& parameters = history().parameters();
   Assignment assignment;
+  if (multivariate_) {
+    std::vector<bool> bad_pending(bad.size());
+    size_t next_pending = 0;
+    for (size_t i = 0; i < bad.size(); ++i) {
+      bad_pending[i] =
+          next_pending < pending.size() && pending[next_pending].trial_id == bad[i].trial_id;
+      if (bad_pending[i]) ++next_pending;
+    }
+    const std::vector<double> chosen = BestJointCandidate(
+        history().dimensions(), good, good_points, bad_points, bad_pending, candidates_, rng);
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      assignment.push_back(
+          {parameters[i].name, DecodeValue(parameters[i], history().dimensions()[i], chosen[i])});
+    }
+    return assignment;
+  }
   for (size_t i = 0; i < parameters.size(); ++i) {
     const ModelDimension& dimension = history().dimensions()[i];
     double coordinate = 0.0;
