@@ -828,7 +828,12 @@ const BadConfig kBadConfigs[] = {
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
      "    type: hyperband\n    bands: [1, 3]\n",
      "test.yaml:13: sweep.early_terminate.bands: unknown key (accepted keys: type, min_iter, "
-     "max_iter, s, eta, strict)"},
+     "max_iter, s, eta, strict, promotion)"},
+    {"EarlyTerminatePromotionNotBoolean",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
+     "    type: hyperband\n    min_iter: 1\n    promotion: sometimes\n",
+     "test.yaml:14: sweep.early_terminate.promotion: must be true or false"},
     {"EarlyTerminateStrictNotBoolean",
      "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"

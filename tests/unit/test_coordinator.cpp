@@ -765,6 +765,102 @@ TEST_F(CoordinatorTest, AnInterruptionWhileASuggestionIsComputedAnswersNoMoreTri
   EXPECT_EQ(coordinator.trials_unfinished(), 0u);
 }
 
+TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
+  config_.sweep.run_cap = 4;
+  config_.execution.epochs = 9;
+  config_.sweep.early_terminate.enabled = true;
+  config_.sweep.early_terminate.min_iter = 1;
+  config_.sweep.early_terminate.eta = 3;  // rungs at epochs 1 and 3
+  config_.sweep.early_terminate.promotion = true;
+  CoordinatorDeps deps;
+  deps.searcher = std::make_unique<ScriptedSearcher>(std::nullopt);
+  ASSERT_TRUE(MakeScheduler(config_, &deps.scheduler).ok());
+  deps.study = &study_;
+  deps.artifacts = &artifacts_;
+  deps.progress = &progress_;
+  deps.clock = [this] { return now_; };
+  Coordinator coordinator(config_, 2, std::move(deps));
+  const auto accuracies = [](int64_t epochs, double last) {
+    std::vector<double> values(static_cast<size_t>(epochs), last / 2);
+    values.back() = last;
+    return values;
+  };
+  // A trial reaching a rung outside its top 1/3 so far pauses: told to checkpoint and stop.
+  EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
+  EXPECT_EQ(Request(coordinator, 1).trial.trial_id, 1);
+  ControlMessage decision = Report(coordinator, 0, 0, 1, 0.5);
+  EXPECT_FALSE(decision.keep_going);
+  EXPECT_TRUE(decision.interrupt);
+  ASSERT_TRUE(SendResult(coordinator, 0, 0, TrialStatus::kRunning, {0.5}).ok());
+  ASSERT_EQ(study_.rows.size(), 1u);
+  EXPECT_EQ(study_.rows[0].status, TrialStatus::kPaused);
+  EXPECT_DOUBLE_EQ(study_.rows[0].objective, 0.5);
+  EXPECT_NE(study_.rows[0].message.find("paused at rung 0 (epoch 1)"), std::string::npos);
+  EXPECT_EQ(coordinator.trials_paused(), 1u);
+  EXPECT_EQ(coordinator.trials_finished(), 0);
+  ASSERT_TRUE(coordinator.Publish().ok());
+  EXPECT_TRUE(artifacts_.checkpoints_discarded.empty());  // it resumes from its checkpoint
+  EXPECT_FALSE(coordinator.interrupted());
+
+  EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 2);
+  EXPECT_TRUE(Report(coordinator, 1, 1, 1, 0.7).interrupt);
+  ASSERT_TRUE(SendResult(coordinator, 1, 1, TrialStatus::kRunning, {0.7}).ok());
+  EXPECT_EQ(Request(coordinator, 1).trial.trial_id, 3);
+  // Three at rung 0: trial 1 (0.7) is the top one; it is promoted before any new trial.
+  EXPECT_TRUE(Report(coordinator, 0, 2, 1, 0.6).interrupt);
+  ASSERT_TRUE(SendResult(coordinator, 0, 2, TrialStatus::kRunning, {0.6}).ok());
+  const TrialSpec promoted = Request(coordinator, 0).trial;
+  EXPECT_EQ(promoted.trial_id, 1);
+  EXPECT_EQ(promoted.seed, DeriveSeed(config_.execution.seed, kTrainingPurpose, 1));
+  // Run cap reached, nobody promotable, trial 1 running: group 1 waits instead of ending.
+  EXPECT_TRUE(Report(coordinator, 1, 3, 1, 0.1).interrupt);
+  ASSERT_TRUE(SendResult(coordinator, 1, 3, TrialStatus::kRunning, {0.1}).ok());
+  ControlMessage request;
+  std::optional<ControlMessage> reply;
+  ASSERT_TRUE(coordinator.Handle(1, request, &reply).ok());
+  EXPECT_FALSE(reply.has_value());
+  EXPECT_TRUE(coordinator.TakeReplies().empty());
+  // Trial 1 pauses again at rung 1 (alone there); then nothing runs, so it is promoted anyway.
+  EXPECT_TRUE(Report(coordinator, 0, 1, 2, 0.72).keep_going);
+  EXPECT_TRUE(Report(coordinator, 0, 1, 3, 0.75).interrupt);
+  ASSERT_TRUE(SendResult(coordinator, 0, 1, TrialStatus::kRunning, accuracies(3, 0.75)).ok());
+  const auto replies = coordinator.TakeReplies();
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].first, 1);
+  EXPECT_EQ(replies[0].second.trial.trial_id, 1);
+  ASSERT_TRUE(coordinator.Handle(0, request, &reply).ok());
+  EXPECT_FALSE(reply.has_value());  // waits while trial 1 runs
+  for (int64_t epoch = 4; epoch <= 9; ++epoch) {
+    EXPECT_TRUE(Report(coordinator, 1, 1, epoch, 0.8).keep_going);
+  }
+  ASSERT_TRUE(SendResult(coordinator, 1, 1, TrialStatus::kCompleted, accuracies(9, 0.8)).ok());
+  const auto last = coordinator.TakeReplies();
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0].second.kind, MessageKind::kNoMoreTrials);
+  EXPECT_EQ(Request(coordinator, 1).kind, MessageKind::kNoMoreTrials);
+  EXPECT_TRUE(coordinator.Finished());
+  ASSERT_TRUE(coordinator.Publish().ok());
+
+  // Trial 1's rows: paused at rung 0 (epoch 1), at rung 1 (epochs 2-3), completed (epochs 4-9).
+  std::vector<const TrialResult*> rows_of_1;
+  for (const TrialResult& row : study_.rows) {
+    if (row.trial_id == 1) rows_of_1.push_back(&row);
+  }
+  ASSERT_EQ(rows_of_1.size(), 3u);
+  EXPECT_EQ(rows_of_1[1]->status, TrialStatus::kPaused);
+  ASSERT_EQ(rows_of_1[1]->curve.size(), 2u);
+  EXPECT_EQ(rows_of_1[1]->curve.front().epoch, 2);
+  EXPECT_EQ(rows_of_1[2]->status, TrialStatus::kCompleted);
+  EXPECT_EQ(rows_of_1[2]->epochs, 9);
+  ASSERT_EQ(rows_of_1[2]->curve.size(), 6u);
+  EXPECT_EQ(rows_of_1[2]->curve.front().epoch, 4);
+  EXPECT_EQ(coordinator.trials_finished(), 1);
+  EXPECT_EQ(coordinator.trials_paused(), 3u);
+  EXPECT_EQ(artifacts_.checkpoints_discarded, std::vector<int64_t>{1});
+  ASSERT_TRUE(coordinator.best_trial().has_value());
+  EXPECT_EQ(coordinator.best_trial()->trial_id, 1);
+}
+
 TEST_F(CoordinatorTest, AnInterruptionEndsDispatchAndRunningTrialsCheckpoint) {
   auto coordinator = Make(2);
   const int64_t first = Request(*coordinator, 0).trial.trial_id;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -427,6 +428,98 @@ std::vector<Step> MedianScript() {
        "stopped at epoch 2 by the median rule: best val_loss 3 worse than the median running "
        "average 0.9875 of 4 trials"},
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// ASHA, promotion variant
+
+SweepConfig PromotionConfig(Goal goal) {
+  SweepConfig config = AshaConfig(goal, 9, 1, 3);  // rungs at epochs 1 and 3
+  config.sweep.early_terminate.promotion = true;
+  return config;
+}
+
+// Checks a pause decision: stopped for now, not for good, with the reason given.
+void ExpectPause(const SchedulerDecision& decision, const std::string& reason) {
+  EXPECT_FALSE(decision.keep_going);
+  EXPECT_TRUE(decision.pause);
+  EXPECT_EQ(decision.reason, reason);
+}
+
+TEST(AshaPromotionTest, HandComputedRungsPauseAndPromote) {
+  std::unique_ptr<Scheduler> scheduler = Make(PromotionConfig(Goal::kMaximize));
+  // Rung 0 (epoch 1): the first arrivals pause, whatever their value: floor(n / 3) = 0.
+  ExpectPause(scheduler->OnEpoch(0, 1, 0.5),
+              "paused at rung 0 (epoch 1): val_accuracy 0.5 not in the top 1/3 of 1 trials at "
+              "this rung so far");
+  ExpectPause(scheduler->OnEpoch(1, 1, 0.7),
+              "paused at rung 0 (epoch 1): val_accuracy 0.7 not in the top 1/3 of 2 trials at "
+              "this rung so far");
+  EXPECT_EQ(scheduler->Promote(false), std::nullopt);
+  // n = 3: one slot, but trial 2 (0.6) is behind trial 1 (0.7): it pauses, and trial 1, paused
+  // and now in the top 1, is promoted.
+  ExpectPause(scheduler->OnEpoch(2, 1, 0.6),
+              "paused at rung 0 (epoch 1): val_accuracy 0.6 not in the top 1/3 of 3 trials at "
+              "this rung so far");
+  EXPECT_EQ(scheduler->paused_trials(), 3u);
+  EXPECT_EQ(scheduler->Promote(false), std::optional<int64_t>(1));
+  EXPECT_EQ(scheduler->Promote(false), std::nullopt);
+  EXPECT_EQ(scheduler->paused_trials(), 2u);
+  // n = 4: trial 3 (0.9) is ahead of everyone: in the top floor(4 / 3) = 1, it goes on at once.
+  const SchedulerDecision promptly = scheduler->OnEpoch(3, 1, 0.9);
+  EXPECT_TRUE(promptly.keep_going);
+  EXPECT_FALSE(promptly.pause);
+  // n = 6, two slots, both taken by trials 3 and 1: trials 4 and 5 pause, nobody is promotable.
+  ExpectPause(scheduler->OnEpoch(4, 1, 0.1),
+              "paused at rung 0 (epoch 1): val_accuracy 0.1 not in the top 1/3 of 5 trials at "
+              "this rung so far");
+  ExpectPause(scheduler->OnEpoch(5, 1, 0.2),
+              "paused at rung 0 (epoch 1): val_accuracy 0.2 not in the top 1/3 of 6 trials at "
+              "this rung so far");
+  EXPECT_EQ(scheduler->Promote(false), std::nullopt);
+  // Between rungs trials go on; at rung 1 (epoch 3) trial 1 arrives first and pauses.
+  EXPECT_TRUE(scheduler->OnEpoch(1, 2, 0.0).keep_going);
+  ExpectPause(scheduler->OnEpoch(1, 3, 0.75),
+              "paused at rung 1 (epoch 3): val_accuracy 0.75 not in the top 1/3 of 1 trials at "
+              "this rung so far");
+  EXPECT_EQ(scheduler->Promote(false), std::nullopt);
+  // Nothing else can run: the best paused trial of the highest rung goes on (trial 1, rung 1).
+  EXPECT_EQ(scheduler->Promote(true), std::optional<int64_t>(1));
+  // A promoted trial resumed from a checkpoint before the rung reports it again and goes on.
+  EXPECT_TRUE(scheduler->OnEpoch(1, 3, 0.75).keep_going);
+  EXPECT_TRUE(scheduler->OnEpoch(1, 9, 0.8).keep_going);
+  // Once a trial has run every epoch, idleness promotes nobody out of turn.
+  EXPECT_EQ(scheduler->Promote(true), std::nullopt);
+  EXPECT_EQ(scheduler->paused_trials(), 4u);  // trials 0, 2, 4, 5
+}
+
+TEST(AshaPromotionTest, MinimizeMirrorsMaximizeAndTiesGoToTheLowerId) {
+  std::unique_ptr<Scheduler> scheduler = Make(PromotionConfig(Goal::kMinimize));
+  EXPECT_TRUE(scheduler->OnEpoch(7, 1, 0.3).pause);
+  EXPECT_TRUE(scheduler->OnEpoch(4, 1, 0.3).pause);
+  EXPECT_TRUE(scheduler->OnEpoch(9, 1, 0.8).pause);
+  // n = 3, one slot: 7 and 4 tie (ties do not count against either), the lower id goes first.
+  EXPECT_EQ(scheduler->Promote(false), std::optional<int64_t>(4));
+  EXPECT_EQ(scheduler->Promote(false), std::optional<int64_t>(7));
+  EXPECT_EQ(scheduler->Promote(false), std::nullopt);
+}
+
+TEST(AshaPromotionTest, SavedStateKeepsPausedAndPromotedTrials) {
+  const SweepConfig config = PromotionConfig(Goal::kMaximize);
+  std::unique_ptr<Scheduler> original = Make(config);
+  original->OnEpoch(0, 1, 0.5);
+  original->OnEpoch(1, 1, 0.7);
+  original->OnEpoch(2, 1, 0.6);
+  ASSERT_EQ(original->Promote(false), std::optional<int64_t>(1));
+  std::unique_ptr<Scheduler> restored = Make(config);
+  ASSERT_TRUE(restored->RestoreState(original->SaveState()).ok());
+  EXPECT_EQ(restored->SaveState(), original->SaveState());
+  EXPECT_EQ(restored->paused_trials(), 2u);
+  EXPECT_EQ(restored->Promote(false), std::nullopt);  // trial 1 was promoted already
+  EXPECT_TRUE(restored->OnEpoch(1, 1, 0.7).keep_going);
+  // The stopping variant's state is another config's.
+  EXPECT_EQ(Make(AshaConfig(Goal::kMaximize, 9, 1, 3))->RestoreState(original->SaveState()).code(),
+            Status::Code::kBadInput);
 }
 
 TEST(MedianRuleTest, ScriptedDecisionsMinimize) {

@@ -21,9 +21,10 @@ struct TrialSpec {
   int64_t attempt = 0;  // 0, then 1, 2, ... when a failed trial runs again (trial_retries)
 };
 
-enum class TrialStatus { kCompleted, kStopped, kFailed, kRunning };
+// kPaused: waiting at an ASHA rung for promotion (early_terminate.promotion), its checkpoint kept.
+enum class TrialStatus { kCompleted, kStopped, kFailed, kRunning, kPaused };
 
-// "completed" | "stopped" | "failed" | "running", as stored in the study file.
+// "completed" | "stopped" | "failed" | "running" | "paused", as stored in the study file.
 const char* TrialStatusName(TrialStatus status);
 // Parses a name written by TrialStatusName; returns false for anything else.
 bool ParseTrialStatus(const std::string& name, TrialStatus* status);

@@ -12,13 +12,16 @@ const char* TrialStatusName(TrialStatus status) {
       return "failed";
     case TrialStatus::kRunning:
       return "running";
+    case TrialStatus::kPaused:
+      return "paused";
   }
   return "unknown";
 }
 
 bool ParseTrialStatus(const std::string& name, TrialStatus* status) {
-  for (TrialStatus candidate : {TrialStatus::kCompleted, TrialStatus::kStopped,
-                                TrialStatus::kFailed, TrialStatus::kRunning}) {
+  for (TrialStatus candidate :
+       {TrialStatus::kCompleted, TrialStatus::kStopped, TrialStatus::kFailed, TrialStatus::kRunning,
+        TrialStatus::kPaused}) {
     if (name == TrialStatusName(candidate)) {
       *status = candidate;
       return true;

@@ -83,7 +83,7 @@ Status DecodeMessage(const std::vector<uint8_t>& bytes, ControlMessage* message)
       TrialResult& result = decoded.result;
       result.trial_id = reader.Get<int64_t>();
       const uint8_t status = reader.Get<uint8_t>();
-      if (status > static_cast<uint8_t>(TrialStatus::kRunning)) {
+      if (status > static_cast<uint8_t>(TrialStatus::kPaused)) {
         return Status::Failure("control message with unknown trial status");
       }
       result.status = static_cast<TrialStatus>(status);

@@ -177,6 +177,16 @@ Status Coordinator::Restore(const StudyContents& study) {
   }
   for (const TrialResult& trial : study.trials) {
     next_trial_id_ = std::max(next_trial_id_, trial.trial_id + 1);
+    if (trial.status == TrialStatus::kPaused) {
+      staged_epochs_[trial.trial_id] = trial.curve.empty() ? 0 : trial.curve.back().epoch;
+      // Promoted since (running again) when it is among the running trials; paused otherwise.
+      if (unfinished_.count(trial.trial_id) == 0) {
+        paused_[trial.trial_id] = NewTrial(trial.trial_id, trial.params);
+      }
+      continue;
+    }
+    paused_.erase(trial.trial_id);
+    staged_epochs_.erase(trial.trial_id);
     unfinished_.erase(trial.trial_id);
     Count(trial);
   }
@@ -186,7 +196,9 @@ Status Coordinator::Restore(const StudyContents& study) {
   }
   if (deps_.progress != nullptr) {
     *deps_.progress << "resuming the study: " << trials_finished_ << " trials finished, "
-                    << requeued_.size() << " to continue from their checkpoints" << std::endl;
+                    << requeued_.size() << " to continue from their checkpoints";
+    if (!paused_.empty()) *deps_.progress << ", " << paused_.size() << " paused at a rung";
+    *deps_.progress << std::endl;
   }
   return Status::Ok();
 }
@@ -271,6 +283,8 @@ void Coordinator::AnswerWaitingGroups() {
       if (!requeued_.empty()) {
         trial = std::move(requeued_.front());
         requeued_.pop_front();
+      } else if (std::optional<TrialSpec> promoted = PromotedTrial(/*idle=*/false)) {
+        trial = std::move(promoted);
       } else if (suggestion_) {
         return;  // the next suggestion starts once this one is done
       } else if (!search_exhausted_ && next_trial_id_ < planned_trials_) {
@@ -292,6 +306,11 @@ void Coordinator::AnswerWaitingGroups() {
         }
       }
     }
+    if (!trial && !interrupted_ && end_reason_.empty() && !paused_.empty()) {
+      // A trial still running may yet make a paused one promotable: wait for it.
+      if (AnyTrialRunning()) return;
+      trial = PromotedTrial(/*idle=*/true);
+    }
     waiting_groups_.pop_front();
     if (trial) {
       Assign(group, std::move(*trial));
@@ -303,6 +322,27 @@ void Coordinator::AnswerWaitingGroups() {
     ++groups_done_;
     replies_.emplace_back(group, std::move(answer));
   }
+}
+
+std::optional<TrialSpec> Coordinator::PromotedTrial(bool idle) {
+  if (!deps_.scheduler || paused_.empty()) return std::nullopt;
+  const std::optional<int64_t> promoted = deps_.scheduler->Promote(idle);
+  if (!promoted) return std::nullopt;
+  const auto found = paused_.find(*promoted);
+  if (found == paused_.end()) return std::nullopt;
+  TrialSpec trial = std::move(found->second);
+  paused_.erase(found);
+  if (deps_.progress != nullptr) {
+    *deps_.progress << "trial " << trial.trial_id << " promoted"
+                    << (idle ? " (nothing else can run: the best paused trial goes on)" : "")
+                    << "; it continues from its checkpoint" << std::endl;
+  }
+  return trial;
+}
+
+bool Coordinator::AnyTrialRunning() const {
+  return suggestion_.has_value() ||
+         std::any_of(running_.begin(), running_.end(), [](int64_t id) { return id != -1; });
 }
 
 void Coordinator::Assign(int group, TrialSpec trial) {
@@ -346,7 +386,9 @@ Status Coordinator::HandleEpochReport(int group, const ControlMessage& report,
     SchedulerDecision verdict = deps_.scheduler->OnEpoch(trial_id, report.metrics.epoch, objective);
     if (!verdict.keep_going) {
       decision.keep_going = false;
-      stop_reasons_[trial_id] = std::move(verdict.reason);
+      // A pause reaches the group as an interruption: it checkpoints and reports "running".
+      decision.interrupt = verdict.pause;
+      (verdict.pause ? pausing_ : stop_reasons_)[trial_id] = std::move(verdict.reason);
     }
   }
   *reply = std::move(decision);
@@ -360,6 +402,15 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   }
   running_[group] = -1;
   TrialSpec& spec = unfinished_.at(received.trial_id);
+  const auto pausing = pausing_.find(received.trial_id);
+  if (received.status == TrialStatus::kRunning && pausing != pausing_.end()) {
+    TrialResult row = received;
+    row.group = group;
+    row.status = TrialStatus::kPaused;
+    row.message = std::move(pausing->second);
+    pausing_.erase(pausing);
+    return Pause(spec, std::move(row));
+  }
   if (received.status == TrialStatus::kRunning) {
     Interrupt("group " + std::to_string(group) + " received a preemption signal");
     if (deps_.progress != nullptr) {
@@ -384,6 +435,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   }
   const int64_t attempts = spec.attempt;
   unfinished_.erase(received.trial_id);
+  pausing_.erase(received.trial_id);
   TrialResult result = received;
   result.group = group;
   result.epochs = static_cast<int64_t>(result.curve.size());
@@ -401,15 +453,49 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   }
   deps_.searcher->Observe(result.trial_id, result.params, result.status, result.objective);
   if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
-  HPO_RETURN_IF_ERROR(deps_.study->Stage(result));
-  if (unpublished_.empty()) first_unpublished_at_ = deps_.clock();
-  unpublished_.push_back(result.trial_id);
+  HPO_RETURN_IF_ERROR(StageRow(result));
   const std::optional<TrialResult> previous_best = best_;
   Count(result);
   const bool new_best = best_ && best_->trial_id == result.trial_id;
   if (new_best && previous_best) weights_to_discard_.push_back(previous_best->trial_id);
   if (!new_best) weights_to_discard_.push_back(result.trial_id);
   PrintProgress(result);
+  return Status::Ok();
+}
+
+Status Coordinator::Pause(const TrialSpec& spec, TrialResult row) {
+  row.epochs = static_cast<int64_t>(row.curve.size());
+  if (!row.curve.empty() && objective_index_ < row.curve.back().values.size()) {
+    row.objective = row.curve.back().values[objective_index_];
+  }
+  const int64_t trial_id = spec.trial_id;
+  paused_[trial_id] = spec;
+  unfinished_.erase(trial_id);
+  HPO_RETURN_IF_ERROR(StageRow(row));
+  if (deps_.progress != nullptr) {
+    *deps_.progress << "trial " << row.trial_id << " " << row.message << "; " << paused_.size()
+                    << " paused" << std::endl;
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::StageRow(TrialResult row) {
+  // A trial that paused before has its earlier epochs in the study already.
+  const auto staged = staged_epochs_.find(row.trial_id);
+  if (staged != staged_epochs_.end()) {
+    const int64_t before = staged->second;
+    row.curve.erase(std::remove_if(row.curve.begin(), row.curve.end(),
+                                   [before](const EpochMetrics& m) { return m.epoch <= before; }),
+                    row.curve.end());
+  }
+  if (row.status == TrialStatus::kPaused) {
+    staged_epochs_[row.trial_id] = row.epochs;
+  } else if (staged != staged_epochs_.end()) {
+    staged_epochs_.erase(staged);
+  }
+  HPO_RETURN_IF_ERROR(deps_.study->Stage(row));
+  if (unpublished_.empty()) first_unpublished_at_ = deps_.clock();
+  unpublished_.push_back(row.trial_id);
   return Status::Ok();
 }
 
@@ -429,7 +515,12 @@ Status Coordinator::PublishState() {
   const double ended = deps_.clock();
   next_publish_at_ = ended + kPublishSpacing * std::max(0.0, ended - began);
   if (deps_.artifacts) {
-    for (const int64_t trial_id : unpublished_) deps_.artifacts->DiscardCheckpoint(trial_id);
+    std::sort(unpublished_.begin(), unpublished_.end());
+    unpublished_.erase(std::unique(unpublished_.begin(), unpublished_.end()), unpublished_.end());
+    for (const int64_t trial_id : unpublished_) {
+      // A paused trial resumes from its checkpoint.
+      if (paused_.count(trial_id) == 0) deps_.artifacts->DiscardCheckpoint(trial_id);
+    }
     for (const int64_t trial_id : weights_to_discard_) deps_.artifacts->Discard(trial_id);
   }
   unpublished_.clear();

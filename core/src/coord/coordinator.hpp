@@ -15,6 +15,14 @@
 // messages and sends its replies (Horovod's controller/execution split), so it is unit-tested
 // with fakes.
 //
+// With ASHA's promotion variant, a trial the scheduler pauses at a rung is told to checkpoint and
+// stop (as on an interruption); it becomes a study row with status "paused" (the sweep's later
+// rows for the same trial supersede it: its next pause or its end, each with only the epochs
+// after the previous row's) and waits, checkpoint kept, until the scheduler promotes it; then it
+// is dispatched again, before new suggestions. A group that finds nothing to run while paused
+// trials wait and other trials run waits for them (one of them may make a paused trial
+// promotable). Paused trials count neither as finished nor against max_failed_trials.
+//
 // A model-based suggestion (TPE, GP) can take a while, so it is computed on a worker thread of
 // the coordinator's own (Searcher::StartSuggestion), from a snapshot of the searcher's data taken
 // when the request is handled: meanwhile epoch reports, results and other requests are answered,
@@ -86,6 +94,8 @@ class Coordinator {
   bool interrupted() const { return interrupted_; }
   // Trials dispatched and not finished (interrupted ones included).
   size_t trials_unfinished() const { return unfinished_.size(); }
+  // Trials paused at an ASHA rung, waiting for promotion.
+  size_t trials_paused() const { return paused_.size(); }
 
   // Handles one message from the leader of `group` and sets `reply` to what must be sent back
   // (nullopt for kTrialResult, and for a kRequestTrial that waits on a suggestion being computed:
@@ -144,6 +154,16 @@ class Coordinator {
   // Finishes the suggestion being computed when it is done (its group is answered, or goes back
   // to the front of the queue when the sweep ended meanwhile).
   void CollectSuggestion();
+  // The paused trial the scheduler promotes now (see Scheduler::Promote), if any.
+  std::optional<TrialSpec> PromotedTrial(bool idle);
+  // A trial runs in some group, or a suggestion for one is being computed.
+  bool AnyTrialRunning() const;
+  // Trial `spec` paused at a rung: `row` (status paused) goes to the study, the trial waits in
+  // paused_ with its checkpoint kept.
+  Status Pause(const TrialSpec& spec, TrialResult row);
+  // Stages a study row; a trial that paused before gets only its epochs after the last staged one
+  // (its earlier epochs are in /curves already).
+  Status StageRow(TrialResult row);
   // Sends trial `trial` to `group` (through replies_) and marks it running there.
   void Assign(int group, TrialSpec trial);
   TrialSpec NewTrial(int64_t trial_id, Assignment params) const;
@@ -190,6 +210,9 @@ class Coordinator {
   std::vector<std::pair<int, ControlMessage>> replies_;  // decided, not yet taken
   bool interrupted_ = false;
   std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why
+  std::map<int64_t, std::string> pausing_;       // running trials told to pause, and why
+  std::map<int64_t, TrialSpec> paused_;          // paused at a rung, waiting for promotion
+  std::map<int64_t, int64_t> staged_epochs_;     // paused (or promoted) trial -> epochs in study
   int64_t target_trial_ = -1;                    // the first trial that reached the metric target
   std::optional<TrialResult> best_;
   std::vector<int64_t> unpublished_;         // trials staged in the study, not yet published

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,12 +62,18 @@ std::optional<int64_t> BestTrialId(const StudyContents& study,
 }
 
 std::string StatusCounts(const StudyContents& study) {
-  size_t counts[4] = {0, 0, 0, 0};
-  for (const TrialResult& trial : study.trials) ++counts[static_cast<int>(trial.status)];
-  std::string text = std::to_string(study.trials.size()) + " trials: " + std::to_string(counts[0]) +
-                     " completed, " + std::to_string(counts[1]) + " stopped, " +
-                     std::to_string(counts[2]) + " failed";
-  if (counts[3] != 0) text += ", " + std::to_string(counts[3]) + " running";
+  std::map<TrialStatus, size_t> counts;
+  for (const TrialResult& trial : study.trials) ++counts[trial.status];
+  std::string text = std::to_string(study.trials.size()) +
+                     " trials: " + std::to_string(counts[TrialStatus::kCompleted]) +
+                     " completed, " + std::to_string(counts[TrialStatus::kStopped]) + " stopped, " +
+                     std::to_string(counts[TrialStatus::kFailed]) + " failed";
+  if (counts[TrialStatus::kPaused] != 0) {
+    text += ", " + std::to_string(counts[TrialStatus::kPaused]) + " paused";
+  }
+  if (counts[TrialStatus::kRunning] != 0) {
+    text += ", " + std::to_string(counts[TrialStatus::kRunning]) + " running";
+  }
   return text;
 }
 

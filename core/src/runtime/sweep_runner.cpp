@@ -187,6 +187,10 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
                      StudyWriter* study, const std::string& study_path) {
   const std::optional<TrialResult>& best = coordinator.best_trial();
   std::cout << "sweep finished: " << coordinator.trials_finished() << " trials";
+  if (coordinator.trials_paused() != 0) {
+    std::cout << ", " << coordinator.trials_paused()
+              << " paused at a rung (never in its top 1/eta; their checkpoints are kept)";
+  }
   if (!coordinator.end_reason().empty())
     std::cout << " (ended early: " << coordinator.end_reason() << ')';
   std::cout << std::endl;

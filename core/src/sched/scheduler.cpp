@@ -16,6 +16,7 @@ namespace hpo {
 
 namespace {
 
+using sched_internal::AshaPromotionRule;
 using sched_internal::AshaRule;
 using sched_internal::MedianRule;
 
@@ -23,19 +24,26 @@ constexpr char kStateTag[] = "hpo.scheduler.v2";
 // The layout before ASHA kept best-so-far values (read on resume, with none of them).
 constexpr char kStateTagV1[] = "hpo.scheduler.v1";
 
-// ASHA and/or the median rule; a trial stops when either says stop, ASHA asked first (its reason
-// wins when both say stop). Both rules see every report, so each keeps its full record. The saved
-// state is the tag, a fingerprint of the settings (which rules, goal, rungs, eta, strict,
-// min_trials, start_step), then each enabled rule's records; RestoreState takes only bytes whose
-// fingerprint matches this scheduler's, and leaves the scheduler unchanged when it fails.
+// ASHA (stopping or promotion variant) and/or the median rule; a trial stops when either says
+// stop, ASHA asked first (its reason wins when both say stop, and its pause too). Both rules see
+// every report, so each keeps its full record. The saved state is the tag, a fingerprint of the
+// settings (which rules, goal, rungs, eta, strict, promotion, min_trials, start_step), then each
+// enabled rule's records; RestoreState takes only bytes whose fingerprint matches this
+// scheduler's, and leaves the scheduler unchanged when it fails.
 class EarlyStoppingScheduler final : public Scheduler {
  public:
-  EarlyStoppingScheduler(Goal goal, std::optional<AshaRule> asha, std::optional<MedianRule> median)
-      : goal_(goal), asha_(std::move(asha)), median_(std::move(median)) {}
+  EarlyStoppingScheduler(Goal goal, std::optional<AshaRule> asha,
+                         std::optional<AshaPromotionRule> promotion,
+                         std::optional<MedianRule> median)
+      : goal_(goal),
+        asha_(std::move(asha)),
+        promotion_(std::move(promotion)),
+        median_(std::move(median)) {}
 
   SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective) override {
     SchedulerDecision decision;
     if (asha_) decision = asha_->OnEpoch(trial_id, epoch, objective);
+    if (promotion_) decision = promotion_->OnEpoch(trial_id, epoch, objective);
     if (median_) {
       SchedulerDecision median_decision = median_->OnEpoch(trial_id, epoch, objective);
       if (decision.keep_going) decision = std::move(median_decision);
@@ -47,12 +55,18 @@ class EarlyStoppingScheduler final : public Scheduler {
     if (asha_) asha_->OnTrialEnd(trial_id);
   }
 
+  std::optional<int64_t> Promote(bool idle) override {
+    return promotion_ ? promotion_->Promote(idle) : std::nullopt;
+  }
+  size_t paused_trials() const override { return promotion_ ? promotion_->paused_trials() : 0; }
+
   std::string SaveState() const override {
     std::vector<uint8_t> bytes;
     ByteWriter writer(&bytes);
     writer.PutString(kStateTag);
     writer.PutString(Fingerprint());
     if (asha_) asha_->Save(&writer);
+    if (promotion_) promotion_->Save(&writer);
     if (median_) median_->Save(&writer);
     return std::string(bytes.begin(), bytes.end());
   }
@@ -72,11 +86,14 @@ class EarlyStoppingScheduler final : public Scheduler {
           "sweep's");
     }
     std::optional<AshaRule> asha = asha_;
+    std::optional<AshaPromotionRule> promotion = promotion_;
     std::optional<MedianRule> median = median_;
     const bool ok = (!asha || asha->Restore(&reader, /*with_best=*/tag == kStateTag)) &&
+                    (!promotion || promotion->Restore(&reader)) &&
                     (!median || median->Restore(&reader)) && reader.ok() && reader.at_end();
     if (!ok) return Status::BadInput("saved scheduler state is truncated or corrupt");
     asha_ = std::move(asha);
+    promotion_ = std::move(promotion);
     median_ = std::move(median);
     return Status::Ok();
   }
@@ -85,13 +102,14 @@ class EarlyStoppingScheduler final : public Scheduler {
   std::string Fingerprint() const {
     std::vector<uint8_t> bytes;
     ByteWriter writer(&bytes);
-    writer.Put<uint8_t>((asha_ ? 1 : 0) | (median_ ? 2 : 0));
+    writer.Put<uint8_t>((asha_ ? 1 : 0) | (median_ ? 2 : 0) | (promotion_ ? 4 : 0));
     writer.Put<uint8_t>(goal_ == Goal::kMaximize ? 1 : 0);
     const std::vector<int64_t> no_rungs;
-    const std::vector<int64_t>& rungs = asha_ ? asha_->rungs() : no_rungs;
+    const std::vector<int64_t>& rungs =
+        asha_ ? asha_->rungs() : (promotion_ ? promotion_->rungs() : no_rungs);
     writer.Put<uint64_t>(rungs.size());
     for (int64_t rung : rungs) writer.Put(rung);
-    writer.Put<int64_t>(asha_ ? asha_->eta() : 0);
+    writer.Put<int64_t>(asha_ ? asha_->eta() : (promotion_ ? promotion_->eta() : 0));
     writer.Put<uint8_t>(asha_ && !asha_->strict() ? 1 : 0);
     writer.Put<int64_t>(median_ ? median_->min_trials() : 0);
     writer.Put<int64_t>(median_ ? median_->start_step() : 0);
@@ -100,6 +118,7 @@ class EarlyStoppingScheduler final : public Scheduler {
 
   Goal goal_;
   std::optional<AshaRule> asha_;
+  std::optional<AshaPromotionRule> promotion_;
   std::optional<MedianRule> median_;
 };
 
@@ -136,6 +155,7 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
   const std::string& metric = config.sweep.metric.name;
 
   std::optional<AshaRule> asha;
+  std::optional<AshaPromotionRule> promotion;
   if (hyperband.enabled) {
     if (hyperband.eta < 2) {
       return Status::BadInput(config.path + ": sweep.early_terminate.eta: must be >= 2, got " +
@@ -146,7 +166,11 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
       return Status::BadInput(config.path + ": sweep.early_terminate: no rung below epochs (" +
                               std::to_string(epochs) + "), so it could never stop a trial");
     }
-    asha.emplace(std::move(rungs), hyperband.eta, epochs, goal, metric, hyperband.strict);
+    if (hyperband.promotion) {
+      promotion.emplace(std::move(rungs), hyperband.eta, epochs, goal, metric);
+    } else {
+      asha.emplace(std::move(rungs), hyperband.eta, epochs, goal, metric, hyperband.strict);
+    }
   }
   std::optional<MedianRule> median;
   if (median_stopping.enabled) {
@@ -161,8 +185,9 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
     }
     median.emplace(median_stopping.min_trials, median_stopping.start_step, epochs, goal, metric);
   }
-  if (!asha && !median) return Status::Ok();
-  *scheduler = std::make_unique<EarlyStoppingScheduler>(goal, std::move(asha), std::move(median));
+  if (!asha && !promotion && !median) return Status::Ok();
+  *scheduler = std::make_unique<EarlyStoppingScheduler>(goal, std::move(asha), std::move(promotion),
+                                                        std::move(median));
   return Status::Ok();
 }
 

@@ -1,11 +1,14 @@
 // Schedulers decide, after every epoch of a running trial, whether it goes on (early stopping):
 // ASHA from W&B's `early_terminate: {type: hyperband}` and the median stopping rule from
 // `median_stopping:`. They live on rank 0 inside the coordinator and know nothing of MPI or torch.
-// Decisions are immediate (asynchronous): no trial ever waits for another. Not thread-safe.
+// Decisions are immediate (asynchronous): no running trial ever waits for another. With
+// `early_terminate.promotion`, ASHA pauses trials at rungs instead of stopping them, and Promote
+// says which paused trial goes on next. Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,9 @@ struct SchedulerDecision {
   // epoch 5: best val_accuracy 0.8 so far no longer in the top 1/3 of 12 trials at rung 1 (epoch
   // 3)" (ASHA between rungs).
   std::string reason;
+  // With keep_going false: the trial pauses (checkpoints and frees its group) until Promote names
+  // it, instead of stopping for good.
+  bool pause = false;
 };
 
 class Scheduler {
@@ -34,6 +40,15 @@ class Scheduler {
 
   // Trial `trial_id` ended (completed, stopped or failed); a scheduler may drop its running state.
   virtual void OnTrialEnd(int64_t trial_id, TrialStatus status) { (void)trial_id, (void)status; }
+
+  // A paused trial that goes on now, or nullopt. `idle`: no trial is running and no new one will
+  // start, so nothing else can make a promotion possible. The trial is no longer paused.
+  virtual std::optional<int64_t> Promote(bool idle) {
+    (void)idle;
+    return std::nullopt;
+  }
+  // Trials paused and not promoted since.
+  virtual size_t paused_trials() const { return 0; }
 
   // The scheduler's state as bytes; RestoreState on a scheduler built from the same config
   // continues exactly as this one would. BadInput for bytes it did not write.

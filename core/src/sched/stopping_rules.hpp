@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,52 @@ class AshaRule {
   bool strict_;
   std::vector<std::map<int64_t, double>> recorded_;  // per rung: trial id -> objective
   std::map<int64_t, double> best_;                   // running trial id -> best objective so far
+};
+
+// Asynchronous successive halving, promotion variant (Li et al., MLSys 2020, Algorithm 2; Ray
+// Tune's HyperBand pauses trials likewise). When a trial reports an epoch that is a rung, its
+// objective is recorded there (a repeated report replaces it) and it goes on at once only if it
+// is promotable: not yet promoted from that rung and in the top floor(n / eta) of the n values
+// recorded at the rung (better = other values strictly better than its value; promotable iff
+// better < floor(n / eta)). Otherwise it pauses: "paused at rung R (epoch E): METRIC V not in the
+// top 1/ETA of N trials at this rung so far". Unlike the stopping variant nobody passes a rung
+// alone: until eta trials have reached it, every arrival pauses. Between rungs trials go on.
+// Promote returns a paused trial that has become promotable, from the highest rung down (the best
+// value first, then the lowest id), and marks it promoted from its rung. So that a sweep whose
+// budget ends before any trial is promotable still trains its best trial to the end, an idle
+// Promote (nothing runs, nothing new starts) also promotes the best paused trial of the highest
+// rung with paused trials, as long as no trial has reported the last epoch.
+class AshaPromotionRule {
+ public:
+  // As AshaRule's.
+  AshaPromotionRule(std::vector<int64_t> rungs, int64_t eta, int64_t epochs, Goal goal,
+                    std::string metric);
+
+  SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective);
+  std::optional<int64_t> Promote(bool idle);
+  size_t paused_trials() const { return paused_.size(); }
+
+  const std::vector<int64_t>& rungs() const { return rungs_; }
+  int64_t eta() const { return eta_; }
+
+  // Recorded values, promotions, paused trials and whether a trial ran every epoch. Restore as
+  // AshaRule's.
+  void Save(ByteWriter* writer) const;
+  bool Restore(ByteReader* reader);
+
+ private:
+  // Whether `trial_id`'s value at rung `index` is in the top floor(n / eta) there.
+  bool InTop(size_t index, int64_t trial_id) const;
+
+  std::vector<int64_t> rungs_;
+  int64_t eta_;
+  int64_t epochs_;
+  Goal goal_;
+  std::string metric_;
+  std::vector<std::map<int64_t, double>> recorded_;  // per rung: trial id -> objective
+  std::vector<std::set<int64_t>> promoted_;          // per rung: trials that went on from it
+  std::map<int64_t, size_t> paused_;                 // paused trial id -> its rung's index
+  bool ran_every_epoch_ = false;                     // some trial reported the last epoch
 };
 
 // The median stopping rule (Katib's medianstop, Google Vizier's automated early stopping). At

@@ -1,5 +1,7 @@
 // The study file (STUDY.h5, HDF5), layout fixed by DESIGN.md:
-//   /trials  1-D chunked compound dataset, one row per finished trial: trial_id (int64),
+//   /trials  1-D chunked compound dataset, one row per finished trial (and one per pause of a
+//            trial paused at an ASHA rung, status "paused", superseded by its later rows: the last
+//            row of a trial_id is its state; ReadStudy returns only that one): trial_id (int64),
 //            status (fixed-length string), objective (float64), one field per hyperparameter named
 //            as in the config (int64 | float64 | fixed-length string), epochs (int64),
 //            duration_s (float64), group (int64), message (fixed-length string).
@@ -102,7 +104,7 @@ struct StudyContents {
   StudyLayout layout;
   StudyAttributes attributes;
   std::map<std::string, StudyAttribute> extra_attributes;  // root attributes beyond the above
-  std::vector<TrialResult> trials;  // file order; each with its curve from /curves
+  std::vector<TrialResult> trials;  // the last row of each trial, file order; curve from /curves
   std::vector<MetricTable> tables;  // /test_* datasets, by name (name without "test_")
 };
 

@@ -216,6 +216,20 @@ Status ReadTrials(hid_t file, StudyContents* contents) {
     trial.message = schema.GetString(row, tail + 3);
     contents->trials.push_back(std::move(trial));
   }
+  // A trial that paused at an ASHA rung has a row per pause before its last: the last row is its
+  // state (its curve gathers the epochs of every row).
+  std::unordered_map<int64_t, size_t> last_row;
+  for (size_t t = 0; t < contents->trials.size(); ++t) last_row[contents->trials[t].trial_id] = t;
+  if (last_row.size() < contents->trials.size()) {
+    std::vector<TrialResult> latest;
+    latest.reserve(last_row.size());
+    for (size_t t = 0; t < contents->trials.size(); ++t) {
+      if (last_row[contents->trials[t].trial_id] == t) {
+        latest.push_back(std::move(contents->trials[t]));
+      }
+    }
+    contents->trials = std::move(latest);
+  }
   return Status::Ok();
 }
 
