@@ -47,6 +47,10 @@ class EarlyStoppingScheduler final : public Scheduler {
     if (asha_) asha_->OnTrialEnd(trial_id);
   }
 
+  std::string ConfigFingerprint() const override {
+    return std::string(kStateTag) + " " + Fingerprint();
+  }
+
   std::string SaveState() const override {
     std::vector<uint8_t> bytes;
     ByteWriter writer(&bytes);

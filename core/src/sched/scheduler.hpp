@@ -39,6 +39,11 @@ class Scheduler {
   // continues exactly as this one would. BadInput for bytes it did not write.
   virtual std::string SaveState() const = 0;
   virtual Status RestoreState(const std::string& state) = 0;
+
+  // A small string that differs between schedulers of other settings (bounded, unlike SaveState):
+  // what a study records so that a resume with other early stopping is refused; the state is
+  // rebuilt by replaying the study's reports (OnEpoch, OnTrialEnd). By default SaveState.
+  virtual std::string ConfigFingerprint() const { return SaveState(); }
 };
 
 // Builds the config's scheduler: ASHA when sweep.early_terminate is enabled, the median rule when
