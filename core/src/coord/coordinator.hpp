@@ -99,10 +99,11 @@ class Coordinator {
   // that handles thousands of results a second, so a publish that took t seconds is followed by
   // the next one no sooner than kPublishSpacing * t later, which keeps publishing under 1% of the
   // coordinator's time however fast results arrive, while a study that publishes in microseconds
-  // still publishes each result at once. The runtime calls PublishIfDue between messages: it publishes the staged results when
-  // the spacing allows; with `idle` false (a message was just handled and more may be waiting) it
-  // waits on until the oldest staged result is kLongestDeferralSeconds old, so that a burst of
-  // messages is answered first. Failure when the study cannot be written.
+  // still publishes each result at once. The runtime calls PublishIfDue between messages: it
+  // publishes the staged results when the spacing allows; with `idle` false (a message was just
+  // handled and more may be waiting) it waits on until the oldest staged result is
+  // kLongestDeferralSeconds old, so that a burst of messages is answered first. Failure when the
+  // study cannot be written.
   static constexpr double kPublishSpacing = 99.0;
   static constexpr double kLongestDeferralSeconds = 1.0;
   Status PublishIfDue(bool idle);
@@ -167,8 +168,6 @@ class Coordinator {
   std::vector<int64_t> running_;             // per group: its trial id, or -1
   std::vector<Assignment> running_params_;   // per group: its trial's hyperparameters
   std::map<int64_t, TrialSpec> unfinished_;  // dispatched, no final result yet
-  // Epoch reports (epoch -> objective) of trials dispatched and not published as finished.
-  std::map<int64_t, std::map<int64_t, double>> reports_;
   std::deque<TrialSpec> requeued_;           // to dispatch before new suggestions
   bool interrupted_ = false;
   std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why
@@ -178,6 +177,8 @@ class Coordinator {
   std::vector<int64_t> weights_to_discard_;  // no longer the best; deleted at the next publish
   double first_unpublished_at_ = 0.0;        // clock() when the oldest of them was staged
   double next_publish_at_ = -std::numeric_limits<double>::infinity();  // none sooner (spacing)
+  // Epoch reports (epoch -> objective) of trials dispatched and not published as finished.
+  std::map<int64_t, std::map<int64_t, double>> reports_;
 };
 
 }  // namespace hpo

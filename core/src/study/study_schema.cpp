@@ -308,14 +308,12 @@ Status ReadPublished(hid_t file, bool* present, CommitRecord* record,
     DataspaceHandle file_space(slots.valid() ? H5Dget_space(slots.get()) : H5I_INVALID_HID);
     const hsize_t start[1] = {static_cast<hsize_t>(latest->state_offset)};
     const hsize_t count[1] = {static_cast<hsize_t>(latest->state_size)};
-    if (!file_space.valid() ||
-        static_cast<hsize_t>(H5Sget_simple_extent_npoints(file_space.get())) <
-            start[0] + count[0]) {
+    if (!file_space.valid() || static_cast<hsize_t>(H5Sget_simple_extent_npoints(
+                                   file_space.get())) < start[0] + count[0]) {
       return Status::BadInput("/state is missing or smaller than /published says");
     }
     DataspaceHandle memory_space(H5Screate_simple(1, count, nullptr));
-    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) <
-            0 ||
+    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
         H5Dread(slots.get(), H5T_NATIVE_UINT8, memory_space.get(), file_space.get(), H5P_DEFAULT,
                 text.data()) < 0) {
       return Status::BadInput("/state: " + Hdf5Error("H5Dread"));

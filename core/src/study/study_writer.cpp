@@ -122,7 +122,6 @@ Status ValidateLayout(const StudyLayout& layout) {
   return Status::Ok();
 }
 
-
 // Creates a 1-D chunked dataset of `capacity` rows (unlimited maximum) with every chunk allocated
 // at once and filled with the fill row (trial_id kUnwrittenTrialId), so that writing rows below
 // the capacity changes raw data only.
@@ -410,7 +409,8 @@ class Hdf5StudyWriter final : public StudyWriter {
         curves_schema_(study_internal::CurvesSchema(layout_)) {}
 
   // Compacts the study when this writer published (what was staged after the last publish is
-  // dropped), best effort: a study left uncompacted is as complete, only with fill rows past its counts.
+  // dropped), best effort: a study left uncompacted is as complete, only with fill rows past its
+  // counts.
   ~Hdf5StudyWriter() override {
     ScopedErrorSilencer silencer;
     if (file_.valid() && published_any_ && !needs_rewrite_ &&
@@ -430,8 +430,7 @@ class Hdf5StudyWriter final : public StudyWriter {
   Status Initialize(const StudyAttributes& attributes) {
     initial_attributes_ = attributes;
     published_any_ = true;
-    return Rewrite(/*include_staged=*/false, kTrialsChunkRows, kCurvesChunkRows,
-                   kMinimumSlotBytes);
+    return Rewrite(/*include_staged=*/false, kTrialsChunkRows, kCurvesChunkRows, kMinimumSlotBytes);
   }
 
   // Opens the published study to append to it; BadInput when it is not a study file with this
@@ -480,11 +479,10 @@ class Hdf5StudyWriter final : public StudyWriter {
     for (size_t i = 0; status.ok() && i < result.curve.size(); ++i) {
       const EpochMetrics& epoch = result.curve[i];
       if (epoch.values.size() != metrics) {
-        status = Status::Failure(
-            "trial " + std::to_string(result.trial_id) + ": curve entry " + std::to_string(i) +
-            " (epoch " + std::to_string(epoch.epoch) + ") has " +
-            std::to_string(epoch.values.size()) + " values, the study has " +
-            std::to_string(metrics) + " metrics");
+        status = Status::Failure("trial " + std::to_string(result.trial_id) + ": curve entry " +
+                                 std::to_string(i) + " (epoch " + std::to_string(epoch.epoch) +
+                                 ") has " + std::to_string(epoch.values.size()) +
+                                 " values, the study has " + std::to_string(metrics) + " metrics");
         break;
       }
       curve_rows.resize(curve_rows.size() + curves_schema_.row_size(), 0);
@@ -533,14 +531,13 @@ class Hdf5StudyWriter final : public StudyWriter {
         unencodable_ ? std::string() : study_internal::EncodeStateAttributes(slot_attributes_);
     if (needs_rewrite_ || unencodable_ || !pending_tables_.empty() || trials > trial_capacity_ ||
         curves > curve_capacity_ || state.size() > slot_bytes_) {
-      return Rewrite(/*include_staged=*/true,
-                     trials > trial_capacity_
-                         ? GrownCapacity(trial_capacity_, trials, kTrialsChunkRows)
-                         : trial_capacity_,
-                     curves > curve_capacity_
-                         ? GrownCapacity(curve_capacity_, curves, kCurvesChunkRows)
-                         : curve_capacity_,
-                     std::max<hsize_t>(slot_bytes_, 2 * state.size()));
+      return Rewrite(
+          /*include_staged=*/true,
+          trials > trial_capacity_ ? GrownCapacity(trial_capacity_, trials, kTrialsChunkRows)
+                                   : trial_capacity_,
+          curves > curve_capacity_ ? GrownCapacity(curve_capacity_, curves, kCurvesChunkRows)
+                                   : curve_capacity_,
+          std::max<hsize_t>(slot_bytes_, 2 * state.size()));
     }
     return PublishInPlace(state);
   }
@@ -705,8 +702,8 @@ class Hdf5StudyWriter final : public StudyWriter {
     // Root attributes: the old file's (or the initial ones), then the state's over them.
     if (file_.valid()) {
       AttributeCopy copy{out.get(), Status::Ok()};
-      if (H5Aiterate2(file_.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CopyRootAttribute,
-                      &copy) < 0) {
+      if (H5Aiterate2(file_.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CopyRootAttribute, &copy) <
+          0) {
         return copy.status.ok() ? Status::Failure(Hdf5Error("H5Aiterate2")) : copy.status;
       }
     } else {
@@ -740,8 +737,8 @@ class Hdf5StudyWriter final : public StudyWriter {
               return study_internal::kTablePrefix + table.name == name;
             });
         if (replaced) continue;
-        if (H5Ocopy(file_.get(), name.c_str(), out.get(), name.c_str(), H5P_DEFAULT,
-                    H5P_DEFAULT) < 0) {
+        if (H5Ocopy(file_.get(), name.c_str(), out.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) <
+            0) {
           return Status::Failure(Hdf5Error("H5Ocopy") + " (/" + name + ")");
         }
       }
@@ -751,8 +748,8 @@ class Hdf5StudyWriter final : public StudyWriter {
     }
     // The state slots (empty: the state is in the attributes now) and the first record.
     DatasetHandle state;
-    HPO_RETURN_IF_ERROR(
-        CreateFixed(out.get(), study_internal::kStateDataset, H5T_STD_U8LE, 2 * slot_bytes, &state));
+    HPO_RETURN_IF_ERROR(CreateFixed(out.get(), study_internal::kStateDataset, H5T_STD_U8LE,
+                                    2 * slot_bytes, &state));
     DatatypeHandle commit_file_type;
     HPO_RETURN_IF_ERROR(study_internal::MakeCommitType(/*file=*/true, &commit_file_type));
     DatasetHandle published;
@@ -771,7 +768,8 @@ class Hdf5StudyWriter final : public StudyWriter {
     curves.reset();
     state.reset();
     published.reset();
-    if (H5Fclose(out.release()) < 0) return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
+    if (H5Fclose(out.release()) < 0)
+      return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
     return Status::Ok();
   }
 
@@ -827,7 +825,6 @@ class Hdf5StudyWriter final : public StudyWriter {
     return Status::Ok();
   }
 
-
   const std::string path_;
   StudyLock lock_;
   const StudyLayout layout_;
@@ -848,7 +845,7 @@ class Hdf5StudyWriter final : public StudyWriter {
   hsize_t slot_bytes_ = 0;  // bytes of each of /state's two slots
   hsize_t committed_trials_ = 0;
   hsize_t committed_curves_ = 0;
-  int64_t sequence_ = 0;  // of the record in effect
+  int64_t sequence_ = 0;        // of the record in effect
   bool needs_rewrite_ = false;  // the file predates the appendable layout
   bool published_any_ = false;  // by this writer: only then does the destructor compact
   bool unencodable_ = false;    // slot_attributes_ has a name the state cannot hold
