@@ -8,7 +8,10 @@
 // wall time): what the coordinator and dispatch cost the cluster (rank 0 also trains), and the
 // dispatch share = rank time spent between a group's trials / (ranks x wall time); the rest of the
 // shortfall from 1 is the drain at the end (groups idle while the last trials finish).
+// No-op runs also report whether the cost per trial stays flat as the study grows: the wall time
+// per trial over the first 10% of trials to finish and over the last 10%, and their ratio.
 // Check: the study file holds exactly TRIALS rows afterwards.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
   const double start = bench::NowSeconds();
   LeaderChannel channel(control);
   std::vector<double> gaps_ms;
+  std::vector<double> finish_s;  // leaders: when each of its trials finished, since `start`
   double finished_at = -1.0;
   double busy_s = 0.0;
   for (;;) {
@@ -118,6 +122,7 @@ int main(int argc, char** argv) {
     }
     finished_at = bench::NowSeconds();
     if (layout.rank_in_group == 0) {
+      finish_s.push_back(finished_at - start);
       ControlMessage done;
       done.kind = MessageKind::kTrialResult;
       done.result.trial_id = assignment.trial.trial_id;
@@ -148,8 +153,30 @@ int main(int argc, char** argv) {
   MPI_Gatherv(gaps_ms.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
               MPI_DOUBLE, 0, world.get());
 
+  // And their finish times.
+  count = static_cast<int>(finish_s.size());
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.get());
+  total = 0;
+  for (int r = 0; r < world.size(); ++r) {
+    offsets[r] = total;
+    total += counts[r];
+  }
+  std::vector<double> finishes(world.rank() == 0 ? total : 0);
+  MPI_Gatherv(finish_s.data(), count, MPI_DOUBLE, finishes.data(), counts.data(), offsets.data(),
+              MPI_DOUBLE, 0, world.get());
+
   if (world.rank() == 0) {
     server.join();
+    // Wall time per trial over the first and the last tenth of the trials to finish.
+    std::sort(finishes.begin(), finishes.end());
+    const size_t tenth = std::max<size_t>(1, finishes.size() / 10);
+    double first_us = 0.0;
+    double last_us = 0.0;
+    if (finishes.size() >= 2 * tenth) {
+      first_us = finishes[tenth - 1] / static_cast<double>(tenth) * 1e6;
+      last_us = (finishes.back() - finishes[finishes.size() - tenth - 1]) /
+                static_cast<double>(tenth) * 1e6;
+    }
     study.reset();
     StudyContents contents;
     Status read = ReadStudy((folder / "study.h5").string(), &contents);
@@ -176,6 +203,9 @@ int main(int argc, char** argv) {
                           {"trials", std::to_string(trials)},
                           {"trials_per_s", bench::Number(trials / elapsed)},
                           {"us_per_trial", bench::Number(elapsed / trials * 1e6)},
+                          {"us_per_trial_first10", bench::Number(first_us)},
+                          {"us_per_trial_last10", bench::Number(last_us)},
+                          {"last_over_first", bench::Number(first_us > 0 ? last_us / first_us : 0)},
                           {"gap_ms_mean", bench::Number(gap.mean)},
                           {"gap_ms_p50", bench::Number(gap.p50)},
                           {"gap_ms_p99", bench::Number(gap.p99)}},

@@ -56,3 +56,50 @@ def run_in_own_session(argv, timeout, cwd=None, env=None):
             pass
         output, _ = process.communicate()
         return RunResult(None, output, listing)
+
+
+def _fnv1a64(data):
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def published_record(f):
+    """The valid /published record with the larger sequence of an open h5py.File, as a dict, or
+    None for a file without /published (every row is the study then). A study being written or
+    left by a crash has rows past record["trials"] / record["curves"] (study_writer.cpp)."""
+    import struct
+    if "published" not in f:
+        return None
+    names = ("sequence", "trials", "curves", "state_offset", "state_size", "state_checksum")
+    best = None
+    for row in f["published"][:]:
+        fields = [int(row[name]) for name in names]
+        if _fnv1a64(struct.pack("<qqqqqQ", *fields)) != int(row["checksum"]):
+            continue
+        if best is None or fields[0] > best[0]:
+            best = fields
+    return None if best is None else dict(zip(names, best))
+
+
+def published_rows(f, name):
+    """The published rows of /trials or /curves of an open h5py.File."""
+    record = published_record(f)
+    return f[name][:] if record is None else f[name][:record[name]]
+
+
+def study_attributes(f):
+    """The root attributes of an open h5py.File with the published state over them (names to
+    values; the state's strings as bytes)."""
+    attributes = dict(f.attrs)
+    record = published_record(f)
+    if record and record["state_size"] > 0:
+        start = record["state_offset"]
+        text = bytes(f["state"][start:start + record["state_size"]]).decode()
+        for line in text.splitlines():
+            kind, name, value = line.split("\t", 2)
+            attributes[name] = (int(value) if kind == "i" else float.fromhex(value) if kind == "f"
+                                else bytes.fromhex(value))
+    return attributes
+

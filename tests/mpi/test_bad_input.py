@@ -282,9 +282,9 @@ class Studies(BadInputCase):
 
     def test_resume_of_a_study_with_damaged_state(self):
         with h5py.File(self.study, "a") as f:
-            f.attrs["searcher_state"] = b"zz"
+            f.attrs["searcher_fingerprint"] = b"zz"
         self.check(self.sweep(self.config, "--resume"), 2,
-                   [self.study, "searcher_state is damaged"])
+                   [self.study, "searcher_fingerprint is damaged"])
 
     def test_resume_of_an_hdf5_file_without_study_tables(self):
         with h5py.File(self.study, "w") as f:

@@ -44,7 +44,8 @@ def config(parameters, extra="", ranks_per_trial=1, method="grid", early="", run
 def read_study(study):
     """({trial_id: row}, {trial_id: [(epoch, row)]}) of a study file."""
     with h5py.File(study, "r") as f:
-        trials = {int(row["trial_id"]): row for row in f["trials"][:]}
+        trials = {int(row["trial_id"]): row for row in f["trials"][:]
+                  if row["trial_id"] >= 0}  # fill rows past the published ones
         curves = {}
         for row in f["curves"][:]:
             curves.setdefault(int(row["trial_id"]), []).append(row)

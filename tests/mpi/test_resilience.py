@@ -17,7 +17,7 @@ import unittest
 import h5py
 import numpy as np
 
-from hpo_test_support import MPI_ENV, parse_command_line
+from hpo_test_support import MPI_ENV, parse_command_line, published_rows, study_attributes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
@@ -51,9 +51,9 @@ def base_config():
 def read_trials(study):
     """The study's trials as {trial_id: row}, and its curves as {trial_id: [epochs]}."""
     with h5py.File(study, "r") as f:
-        trials = {int(row["trial_id"]): row for row in f["trials"][:]}
+        trials = {int(row["trial_id"]): row for row in published_rows(f, "trials")}
         curves = {}
-        for row in f["curves"][:]:
+        for row in published_rows(f, "curves"):
             curves.setdefault(int(row["trial_id"]), []).append(int(row["epoch"]))
     return trials, curves
 
@@ -140,7 +140,7 @@ class Resume(ResilienceCase):
         self.assertGreaterEqual(len(before), 2)
         self.assertLess(len(before), 6)
         with h5py.File(study, "r") as f:
-            self.assertIn("running_trials", f.attrs)
+            self.assertIn("running_trials", study_attributes(f))
 
         # Resume on 2 ranks (one group) a study begun on 4 (two groups).
         rc, log = run(2, output, ["--resume"])
@@ -206,7 +206,7 @@ class Preemption(ResilienceCase):
         log, _ = job.communicate(timeout=120)
         self.assertEqual(job.returncode, 3, log)
         with h5py.File(os.path.join(output, "study.h5"), "r") as f:
-            self.assertIn("running_trials", f.attrs)
+            self.assertIn("running_trials", study_attributes(f))
 
 
 class Failures(ResilienceCase):

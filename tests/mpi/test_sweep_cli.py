@@ -209,12 +209,13 @@ class EarlyStopping(SweepTestCase):
             self.assertEqual(len(rows), trial["epochs"])
         completed = trials[trials["status"] == b"completed"]
         self.assertTrue((completed["epochs"] == 4).all())
-        self.assertGreater(len(attrs["scheduler_state"]), 0)
+        self.assertGreater(len(attrs["scheduler_fingerprint"]), 0)
         self.assertEqual(stdout.count("(stopped, "), len(stopped), stdout)
-        # The study holds the chosen model's state, with every trial in it.
-        state = bytes.fromhex(attrs["searcher_state"].decode()
-                              if isinstance(attrs["searcher_state"], bytes)
-                              else attrs["searcher_state"])
+        # The study names the chosen model and its parameters (its state is rebuilt from the
+        # trials on resume).
+        state = bytes.fromhex(attrs["searcher_fingerprint"].decode()
+                              if isinstance(attrs["searcher_fingerprint"], bytes)
+                              else attrs["searcher_fingerprint"])
         self.assertIn(("hpo-%s-state/v1" % model).encode(), state)
         self.assertIn(("bayes/%s lr:log_uniform_values" % model).encode(), state)
 

@@ -59,7 +59,8 @@ def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
 def read_study(path):
     import h5py
     with h5py.File(path, "r") as f:
-        trials = {int(row["trial_id"]): row["status"].decode() for row in f["trials"][:]}
+        trials = {int(row["trial_id"]): row["status"].decode() for row in f["trials"][:]
+                  if row["trial_id"] >= 0}  # fill rows past the published ones
     return trials
 
 

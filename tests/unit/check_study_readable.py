@@ -8,11 +8,41 @@ and columns (trial_id, status, objective, the --param names in order, epochs, du
 message), reads /curves (trial_id, epoch, the --metric names), reads the root attributes, and reads
 pandas.read_hdf(p, "trials") and pandas.read_hdf(p, "curves") (PyTables generic tables). Exits 0
 when everything matches, 1 with a message on stderr otherwise.
+
+A study being written (or left by a crash) has rows past what is published: published_rows() shows
+how a Python reader finds the published counts (what hpo's own reader does, study_writer.cpp), and
+the rows below them are checked. A finished study has no such rows (the counts are the extents).
 """
 
 import argparse
+import struct
 import sys
 import warnings
+
+
+def fnv1a64(data):
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def published_rows(f):
+    """(trials, curves): the published row counts of an open h5py.File, or None for a file
+    without /published (every row is the study then)."""
+    if "published" not in f:
+        return None
+    best = None
+    for record in f["published"][:]:
+        fields = [int(record[name]) for name in
+                  ("sequence", "trials", "curves", "state_offset", "state_size", "state_checksum")]
+        if fnv1a64(struct.pack("<qqqqqQ", *fields)) != int(record["checksum"]):
+            continue  # torn by a crash: the other record holds
+        if best is None or fields[0] > best[0]:
+            best = fields
+    if best is None:
+        fail("h5py: /published has no valid record")
+    return best[1], best[2]
 
 TRIAL_HEAD = ["trial_id", "status", "objective"]
 TRIAL_TAIL = ["epochs", "duration_s", "group", "message"]
@@ -49,8 +79,11 @@ def main():
         for name in ("trials", "curves"):
             if name not in f:
                 fail(f"h5py: no /{name} dataset")
-        trials = pandas.DataFrame(f["trials"][:])
-        curves = pandas.DataFrame(f["curves"][:])
+        counts = published_rows(f)
+        trial_rows = len(f["trials"]) if counts is None else counts[0]
+        curve_rows = len(f["curves"]) if counts is None else counts[1]
+        trials = pandas.DataFrame(f["trials"][:trial_rows])
+        curves = pandas.DataFrame(f["curves"][:curve_rows])
         missing = [name for name in ROOT_ATTRIBUTES if name not in f.attrs]
         if missing:
             fail(f"h5py: missing root attributes {missing}")
@@ -70,8 +103,8 @@ def main():
         # Column names such as "optimizer.lr" are fine for us; PyTables warns about them.
         warnings.simplefilter("ignore")
         try:
-            table = pandas.read_hdf(args.path, "trials")
-            curve_table = pandas.read_hdf(args.path, "curves")
+            table = pandas.read_hdf(args.path, "trials").iloc[:trial_rows]
+            curve_table = pandas.read_hdf(args.path, "curves").iloc[:curve_rows]
         except Exception as error:  # report any failure of the reader as a mismatch
             fail(f"pandas.read_hdf: {type(error).__name__}: {error}")
     if len(table) != args.rows:

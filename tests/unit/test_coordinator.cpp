@@ -446,8 +446,10 @@ TEST_F(CoordinatorTest, SearchStateIsPublishedWithTheResults) {
   EXPECT_TRUE(study_.attributes.empty());
   ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
   EXPECT_EQ(study_.publishes, (std::vector<size_t>{1}));
-  EXPECT_EQ(std::get<std::string>(study_.attributes.at("searcher_state")), "01ab");
-  EXPECT_EQ(std::get<std::string>(study_.attributes.at("scheduler_state")), "7363686564");
+  // Fingerprints only (bounded): the states are rebuilt from the study on resume.
+  EXPECT_EQ(std::get<std::string>(study_.attributes.at("searcher_fingerprint")), "01ab");
+  EXPECT_EQ(std::get<std::string>(study_.attributes.at("scheduler_fingerprint")), "7363686564");
+  EXPECT_EQ(study_.attributes.count("searcher_state"), 0u);
 }
 
 TEST_F(CoordinatorTest, ReachingTheTargetStopsOtherTrialsAndEndsDispatch) {
@@ -665,16 +667,116 @@ TEST(CoordinatorResumeTest, ADamagedStateIsBadInput) {
   StudyContents contents;
   contents.trials = sweep.study.rows;
   contents.extra_attributes = sweep.study.attributes;
-  contents.extra_attributes["searcher_state"] = std::string("zz");
+  contents.extra_attributes["searcher_fingerprint"] = std::string("zz");
   std::unique_ptr<Coordinator> coordinator = sweep.MakeCoordinator();
   const Status status = coordinator->Restore(contents);
   EXPECT_EQ(status.code(), Status::Code::kBadInput);
-  EXPECT_NE(status.message().find("searcher_state is damaged"), std::string::npos)
+  EXPECT_NE(status.message().find("searcher_fingerprint is damaged"), std::string::npos)
       << status.message();
-  contents.extra_attributes.erase("searcher_state");
-  EXPECT_NE(
-      sweep.MakeCoordinator()->Restore(contents).message().find("no attribute searcher_state"),
-      std::string::npos);
+  contents.extra_attributes.erase("searcher_fingerprint");
+  EXPECT_NE(sweep.MakeCoordinator()->Restore(contents).message().find(
+                "no attribute searcher_fingerprint"),
+            std::string::npos);
+  // Another search's fingerprint (valid hex) is refused, naming both.
+  contents.extra_attributes["searcher_fingerprint"] = std::string("6f74686572");  // "other"
+  const Status other = sweep.MakeCoordinator()->Restore(contents);
+  EXPECT_EQ(other.code(), Status::Code::kBadInput);
+  EXPECT_NE(other.message().find("written by another search"), std::string::npos)
+      << other.message();
+}
+
+TEST(CoordinatorResumeTest, ReplayingTheStudyRebuildsTheSearcherAndSchedulerState) {
+  // TPE (past its start-up trials) with ASHA and the median rule, two groups; at the publish one
+  // trial is still running with two epochs reported. A coordinator restored from the published
+  // study (rows and attributes only) must hold the same searcher and scheduler state as the one
+  // that wrote it, though neither state is in the study.
+  const std::string text = R"(task: synthetic
+epochs: 3
+seed: 5
+search: {model: tpe, startup_trials: 3}
+median_stopping: {min_trials: 2, start_step: 1}
+sweep:
+  method: bayes
+  run_cap: 40
+  metric: {name: val_accuracy, goal: maximize}
+  early_terminate: {type: hyperband, min_iter: 1, eta: 2}
+  parameters:
+    lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
+    width: {values: [8, 16, 32]}
+)";
+  SweepConfig config;
+  ASSERT_TRUE(ParseConfig(text, "replay.yaml", &config).ok());
+  RecordingStudy study;
+  double clock = 0.0;
+  study.clock = &clock;
+  const auto make = [&](Searcher** searcher, Scheduler** scheduler) {
+    CoordinatorDeps deps;
+    EXPECT_TRUE(MakeSearcher(config, &deps.searcher).ok());
+    EXPECT_TRUE(MakeScheduler(config, &deps.scheduler).ok());
+    *searcher = deps.searcher.get();
+    *scheduler = deps.scheduler.get();
+    deps.study = &study;
+    deps.clock = [] { return 0.0; };
+    return std::make_unique<Coordinator>(config, 2, std::move(deps));
+  };
+  Searcher* searcher = nullptr;
+  Scheduler* scheduler = nullptr;
+  std::unique_ptr<Coordinator> coordinator = make(&searcher, &scheduler);
+  const auto handle = [&](int group, const ControlMessage& message) {
+    std::optional<ControlMessage> reply;
+    EXPECT_TRUE(coordinator->Handle(group, message, &reply).ok());
+    // A TPE suggestion is computed on the coordinator's worker thread: its answer comes later.
+    while (message.kind == MessageKind::kRequestTrial && !reply) {
+      for (auto& [to, later] : coordinator->TakeReplies()) {
+        if (to == group) reply = std::move(later);
+      }
+      std::this_thread::yield();
+    }
+    return reply;
+  };
+  const auto report = [&](int group, int64_t trial, int64_t epoch, double accuracy) {
+    ControlMessage message;
+    message.kind = MessageKind::kEpochReport;
+    message.trial_id = trial;
+    message.metrics = {epoch, {1.0, 1.0, accuracy, 0.1}};
+    return handle(group, message)->keep_going;
+  };
+  ControlMessage request;
+  request.kind = MessageKind::kRequestTrial;
+  // Group 1 runs one long trial; group 0 runs 12 trials meanwhile.
+  const TrialSpec long_trial = handle(1, request)->trial;
+  (void)report(1, long_trial.trial_id, 1, 0.5);
+  for (int i = 0; i < 12; ++i) {
+    const TrialSpec trial = handle(0, request)->trial;
+    const double lr = std::get<double>(*FindParam(trial.params, "lr"));
+    ControlMessage done;
+    done.kind = MessageKind::kTrialResult;
+    done.result.trial_id = trial.trial_id;
+    done.result.params = trial.params;
+    done.result.status = TrialStatus::kCompleted;
+    for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+      const double accuracy = 1.0 - std::fabs(std::log10(lr) + 2.0) / static_cast<double>(epoch);
+      done.result.curve.push_back({epoch, {1.0, 1.0, accuracy, 0.1}});
+      if (!report(0, trial.trial_id, epoch, accuracy)) {
+        done.result.status = epoch < 3 ? TrialStatus::kStopped : TrialStatus::kCompleted;
+        break;
+      }
+    }
+    handle(0, done);
+    if (i == 5) (void)report(1, long_trial.trial_id, 2, 0.6);  // whatever the verdict
+  }
+  ASSERT_TRUE(coordinator->Publish().ok());
+  const std::string searcher_state = searcher->SaveState();
+  const std::string scheduler_state = scheduler->SaveState();
+
+  StudyContents contents;
+  contents.trials = study.rows;
+  contents.extra_attributes = study.attributes;
+  coordinator = make(&searcher, &scheduler);
+  ASSERT_TRUE(coordinator->Restore(contents).ok());
+  EXPECT_EQ(searcher->SaveState(), searcher_state);
+  EXPECT_EQ(scheduler->SaveState(), scheduler_state);
+  EXPECT_EQ(coordinator->trials_unfinished(), 1u);
 }
 
 // Replies TakeReplies gives within `seconds` (waiting on progress, not a fixed time) until

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <ostream>
 #include <sstream>
@@ -66,7 +67,11 @@ bool HexDecode(const std::string& hex, std::string* bytes) {
   return true;
 }
 
-std::string EncodeTrials(const std::map<int64_t, TrialSpec>& trials) {
+using EpochReports = std::map<int64_t, std::map<int64_t, double>>;
+
+// running_trials: the count, each trial (id, seed, params, attempt), then (since the searcher's
+// state is rebuilt from the study) each trial's epoch reports: their count, (epoch, objective)s.
+std::string EncodeTrials(const std::map<int64_t, TrialSpec>& trials, const EpochReports& reports) {
   std::vector<uint8_t> bytes;
   ByteWriter writer(&bytes);
   writer.Put<uint64_t>(trials.size());
@@ -76,20 +81,40 @@ std::string EncodeTrials(const std::map<int64_t, TrialSpec>& trials) {
     writer.PutAssignment(trial.params);
     writer.Put(trial.attempt);
   }
+  for (const auto& [id, trial] : trials) {
+    const auto found = reports.find(id);
+    writer.Put<uint64_t>(found == reports.end() ? 0 : found->second.size());
+    if (found == reports.end()) continue;
+    for (const auto& [epoch, objective] : found->second) {
+      writer.Put(epoch);
+      writer.Put(objective);
+    }
+  }
   return std::string(bytes.begin(), bytes.end());
 }
 
-bool DecodeTrials(const std::string& text, std::map<int64_t, TrialSpec>* trials) {
+// EncodeTrials' inverse; also reads the layout without reports (studies written before them).
+bool DecodeTrials(const std::string& text, std::map<int64_t, TrialSpec>* trials,
+                  EpochReports* reports) {
   const std::vector<uint8_t> bytes(text.begin(), text.end());
   ByteReader reader(bytes);
   const uint64_t count = reader.Get<uint64_t>();
+  std::vector<int64_t> ids;
   for (uint64_t i = 0; i < count && reader.ok(); ++i) {
     TrialSpec trial;
     trial.trial_id = reader.Get<int64_t>();
     trial.seed = reader.Get<uint64_t>();
     trial.params = reader.GetAssignment();
     trial.attempt = reader.Get<int64_t>();
+    ids.push_back(trial.trial_id);
     (*trials)[trial.trial_id] = std::move(trial);
+  }
+  for (size_t i = 0; i < ids.size() && reader.ok() && !reader.at_end(); ++i) {
+    const uint64_t epochs = reader.Get<uint64_t>();
+    for (uint64_t e = 0; e < epochs && reader.ok(); ++e) {
+      const int64_t epoch = reader.Get<int64_t>();
+      (*reports)[ids[i]][epoch] = reader.Get<double>();
+    }
   }
   return reader.ok() && reader.at_end();
 }
@@ -146,8 +171,11 @@ Status Coordinator::Handle(int group, const ControlMessage& message,
   switch (message.kind) {
     case MessageKind::kRequestTrial:
       return HandleRequest(group, message.interrupt, reply);
-    case MessageKind::kEpochReport:
-      return HandleEpochReport(group, message, reply);
+    case MessageKind::kEpochReport: {
+      Status handled = HandleEpochReport(group, message, reply);
+      if (handled.ok()) RecordReport(message);
+      return handled;
+    }
     case MessageKind::kTrialResult:
       return HandleResult(group, message.result);
     case MessageKind::kTrial:
@@ -161,17 +189,37 @@ Status Coordinator::Handle(int group, const ControlMessage& message,
 
 Status Coordinator::Restore(const StudyContents& study) {
   std::string state;
-  if (!study.trials.empty() || study.extra_attributes.count("searcher_state") != 0) {
+  const auto has = [&](const char* name) { return study.extra_attributes.count(name) != 0; };
+  // A study written before fingerprints (it has searcher_state and no searcher_fingerprint)
+  // restores the saved states instead of replaying.
+  const bool saved_states = has("searcher_state") && !has("searcher_fingerprint");
+  if (saved_states) {
     HPO_RETURN_IF_ERROR(StateAttribute(study, "searcher_state", &state));
     HPO_RETURN_IF_ERROR(deps_.searcher->RestoreState(state).WithContext("searcher_state"));
     if (deps_.scheduler) {
       HPO_RETURN_IF_ERROR(StateAttribute(study, "scheduler_state", &state));
       HPO_RETURN_IF_ERROR(deps_.scheduler->RestoreState(state).WithContext("scheduler_state"));
     }
+  } else if (!study.trials.empty() || has("searcher_fingerprint")) {
+    HPO_RETURN_IF_ERROR(StateAttribute(study, "searcher_fingerprint", &state));
+    if (state != deps_.searcher->ConfigFingerprint()) {
+      return Status::BadInput("the study was written by another search (searcher_fingerprint '" +
+                              state + "', this sweep's '" + deps_.searcher->ConfigFingerprint() +
+                              "')");
+    }
+    if (deps_.scheduler) {
+      HPO_RETURN_IF_ERROR(StateAttribute(study, "scheduler_fingerprint", &state));
+      if (state != deps_.scheduler->ConfigFingerprint()) {
+        return Status::BadInput(
+            "the study was written with other early stopping settings (ASHA rungs, eta and "
+            "strict, median rule min_trials and start_step, goal): its scheduler_fingerprint "
+            "differs from this sweep's");
+      }
+    }
   }
-  if (study.extra_attributes.count("running_trials") != 0) {
+  if (has("running_trials")) {
     HPO_RETURN_IF_ERROR(StateAttribute(study, "running_trials", &state));
-    if (!DecodeTrials(state, &unfinished_)) {
+    if (!DecodeTrials(state, &unfinished_, &reports_)) {
       return Status::BadInput("the study's attribute running_trials is damaged");
     }
   }
@@ -188,8 +236,10 @@ Status Coordinator::Restore(const StudyContents& study) {
     paused_.erase(trial.trial_id);
     staged_epochs_.erase(trial.trial_id);
     unfinished_.erase(trial.trial_id);
+    reports_.erase(trial.trial_id);
     Count(trial);
   }
+  if (!saved_states) Replay(study);
   for (const auto& [id, trial] : unfinished_) {
     next_trial_id_ = std::max(next_trial_id_, id + 1);
     requeued_.push_back(trial);
@@ -201,6 +251,52 @@ Status Coordinator::Restore(const StudyContents& study) {
     *deps_.progress << std::endl;
   }
   return Status::Ok();
+}
+
+void Coordinator::Replay(const StudyContents& study) {
+  std::map<int64_t, std::map<int64_t, double>> paused_reports;  // of promoted trials, running now
+  for (const TrialResult& trial : study.trials) {
+    std::map<int64_t, double> reports;
+    for (const EpochMetrics& epoch : trial.curve) {
+      reports[epoch.epoch] = objective_index_ < epoch.values.size()
+                                 ? epoch.values[objective_index_]
+                                 : std::numeric_limits<double>::quiet_NaN();
+    }
+    if (unfinished_.count(trial.trial_id) != 0) {  // a paused row; the trial was promoted since
+      paused_reports[trial.trial_id] = std::move(reports);
+      continue;
+    }
+    for (const auto& [epoch, objective] : reports) {
+      deps_.searcher->ObserveEpoch(trial.trial_id, trial.params, epoch, objective);
+    }
+    if (trial.status == TrialStatus::kPaused) {
+      deps_.searcher->ObservePending(trial.trial_id, trial.params);
+    } else {
+      deps_.searcher->Observe(trial.trial_id, trial.params, trial.status, trial.objective);
+    }
+    if (deps_.scheduler) deps_.scheduler->ReplayTrial(trial.trial_id, reports, trial.status);
+  }
+  for (const auto& [id, trial] : unfinished_) {
+    deps_.searcher->ObservePending(id, trial.params);
+    std::map<int64_t, double> reports = std::move(paused_reports[id]);
+    const auto found = reports_.find(id);
+    if (found != reports_.end()) {
+      for (const auto& [epoch, objective] : found->second) reports[epoch] = objective;
+    }
+    for (const auto& [epoch, objective] : reports) {
+      deps_.searcher->ObserveEpoch(id, trial.params, epoch, objective);
+    }
+    if (deps_.scheduler) deps_.scheduler->ReplayTrial(id, reports, TrialStatus::kRunning);
+  }
+}
+
+void Coordinator::RecordReport(const ControlMessage& report) {
+  const std::vector<double>& values = report.metrics.values;
+  std::map<int64_t, double>& reports = reports_[report.trial_id];
+  reports.erase(reports.lower_bound(report.metrics.epoch), reports.end());
+  reports[report.metrics.epoch] = objective_index_ < values.size()
+                                      ? values[objective_index_]
+                                      : std::numeric_limits<double>::quiet_NaN();
 }
 
 void Coordinator::Interrupt(const std::string& reason) {
@@ -510,6 +606,9 @@ Status Coordinator::PublishIfDue(bool idle) {
 Status Coordinator::Publish() { return unpublished_.empty() ? Status::Ok() : PublishState(); }
 
 Status Coordinator::PublishState() {
+  for (auto it = reports_.begin(); it != reports_.end();) {  // finished trials' are in /curves
+    it = unfinished_.count(it->first) != 0 ? std::next(it) : reports_.erase(it);
+  }
   const double began = deps_.clock();
   HPO_RETURN_IF_ERROR(deps_.study->Publish(SweepStateAttributes()));
   const double ended = deps_.clock();
@@ -552,9 +651,11 @@ void Coordinator::Count(const TrialResult& result) {
 
 std::map<std::string, StudyAttribute> Coordinator::SweepStateAttributes() const {
   std::map<std::string, StudyAttribute> attributes;
-  attributes["searcher_state"] = HexEncode(deps_.searcher->SaveState());
-  if (deps_.scheduler) attributes["scheduler_state"] = HexEncode(deps_.scheduler->SaveState());
-  attributes["running_trials"] = HexEncode(EncodeTrials(unfinished_));
+  attributes["searcher_fingerprint"] = HexEncode(deps_.searcher->ConfigFingerprint());
+  if (deps_.scheduler) {
+    attributes["scheduler_fingerprint"] = HexEncode(deps_.scheduler->ConfigFingerprint());
+  }
+  attributes["running_trials"] = HexEncode(EncodeTrials(unfinished_, reports_));
   return attributes;
 }
 

@@ -4,16 +4,22 @@
 // ends (run_cap, search space, time budget, metric target, max_failed_trials), failed trials that
 // run again (trial_retries), resume (Restore) and interruption (Interrupt). Finished trials are
 // staged in the study as they arrive and published in groups (see PublishIfDue), each publish
-// with the sweep's state (searcher_state, scheduler_state and running_trials: the trials
-// dispatched and not finished), so that a study read back at any moment resumes
-// consistently: the trials that were running, or had finished after the last publish, run again
-// with the same ids, hyperparameters and seeds, from their checkpoints (a trial's checkpoint is
-// deleted only once its result is published), and the searcher continues where it was. A trial
-// dispatched after the last publish is suggested again (random, grid and Sobol suggest the same
-// point, whose checkpoint is then used; TPE may suggest another, and a checkpoint of other
-// hyperparameters is ignored). It knows neither MPI nor torch: the runtime feeds it the leaders'
-// messages and sends its replies (Horovod's controller/execution split), so it is unit-tested
-// with fakes.
+// with the sweep's state, which is small and bounded: searcher_fingerprint and
+// scheduler_fingerprint (the search and early stopping settings, so that a resume with others is
+// refused) and running_trials (the trials dispatched and not finished, with the epochs they
+// reported). The searcher's and scheduler's state is not saved: Restore rebuilds it by replaying
+// the study's trials in file order (each trial's curve through ObserveEpoch and OnEpoch, then
+// Observe and OnTrialEnd) and then the running trials (ObservePending, their reports), which
+// gives the state they had (both keep their records by trial id, so the order of arrival does not
+// matter; a study written before this layout restores from its searcher_state and
+// scheduler_state). So a study read back at any moment resumes consistently: the trials that were
+// running, or had finished after the last publish, run again with the same ids, hyperparameters
+// and seeds, from their checkpoints (a trial's checkpoint is deleted only once its result is
+// published), and the searcher continues where it was. A trial dispatched after the last publish
+// is suggested again (random, grid and Sobol suggest the same point, whose checkpoint is then
+// used; TPE may suggest another, and a checkpoint of other hyperparameters is ignored). It knows
+// neither MPI nor torch: the runtime feeds it the leaders' messages and sends its replies
+// (Horovod's controller/execution split), so it is unit-tested with fakes.
 //
 // With ASHA's promotion variant, a trial the scheduler pauses at a rung is told to checkpoint and
 // stop (as on an interruption); it becomes a study row with status "paused" (the sweep's later
@@ -83,8 +89,9 @@ class Coordinator {
 
   // Resume: takes over a study an earlier run of the same sweep wrote (before any Handle call):
   // its finished trials count towards run_cap, max_failed_trials and the best trial, the searcher
-  // and scheduler continue from the saved state, and the trials that were running are dispatched
-  // first. BadInput when the study's state cannot be restored.
+  // and scheduler are rebuilt by replaying them (see above), and the trials that were running are
+  // dispatched first. BadInput when the study was written with other search or early stopping
+  // settings or its state is damaged. Replay costs what the sweep's own calls cost.
   Status Restore(const StudyContents& study);
 
   // The sweep is being interrupted (a preemption signal): no trial is dispatched any more, and
@@ -114,15 +121,17 @@ class Coordinator {
   // True once every group has been told kNoMoreTrials (and so has sent all its results).
   bool Finished() const { return groups_done_ == num_groups_; }
 
-  // Group commit. Publishing writes the whole study, so its cost grows with the study (a copy of
-  // the file image); publishing once per result would make a long sweep's coordinator slower with
-  // every trial. Instead a publish that took t seconds is followed by the next one no sooner than
-  // kPublishSpacing * t later, which keeps publishing under 1% of the coordinator's time however
-  // fast results arrive, while a study that publishes in microseconds still publishes each result
-  // at once. The runtime calls PublishIfDue between messages: it publishes the staged results when
-  // the spacing allows; with `idle` false (a message was just handled and more may be waiting) it
-  // waits on until the oldest staged result is kLongestDeferralSeconds old, so that a burst of
-  // messages is answered first. Failure when the study cannot be written.
+  // Group commit. A publish appends the staged rows and rewrites the small sweep state (tens of
+  // microseconds, flat in the study's size; now and then a rewrite of the file that doubles its
+  // capacity). Still, publishing once per result could take a noticeable share of a coordinator
+  // that handles thousands of results a second, so a publish that took t seconds is followed by
+  // the next one no sooner than kPublishSpacing * t later, which keeps publishing under 1% of the
+  // coordinator's time however fast results arrive, while a study that publishes in microseconds
+  // still publishes each result at once. The runtime calls PublishIfDue between messages: it
+  // publishes the staged results when the spacing allows; with `idle` false (a message was just
+  // handled and more may be waiting) it waits on until the oldest staged result is
+  // kLongestDeferralSeconds old, so that a burst of messages is answered first. Failure when the
+  // study cannot be written.
   static constexpr double kPublishSpacing = 99.0;
   static constexpr double kLongestDeferralSeconds = 1.0;
   Status PublishIfDue(bool idle);
@@ -170,8 +179,14 @@ class Coordinator {
   Status HandleEpochReport(int group, const ControlMessage& report,
                            std::optional<ControlMessage>* reply);
   Status HandleResult(int group, const TrialResult& result);
-  // The sweep's state as study attributes: searcher, scheduler, unfinished trials.
+  // The sweep's state as study attributes: searcher and scheduler fingerprints, unfinished trials
+  // with their epoch reports.
   std::map<std::string, StudyAttribute> SweepStateAttributes() const;
+  // Keeps an answered epoch report of a running trial for running_trials (a repeated epoch
+  // replaces it and every later one).
+  void RecordReport(const ControlMessage& report);
+  // Restore's replay of the study and the running trials into the searcher and scheduler.
+  void Replay(const StudyContents& study);
   // Publishes the study with the sweep's state, then deletes the published trials' checkpoints
   // and the final weights of every published trial but the best (kept until then, so that the
   // published best trial's weights survive a crash).
@@ -219,6 +234,8 @@ class Coordinator {
   std::vector<int64_t> weights_to_discard_;  // no longer the best; deleted at the next publish
   double first_unpublished_at_ = 0.0;        // clock() when the oldest of them was staged
   double next_publish_at_ = -std::numeric_limits<double>::infinity();  // none sooner (spacing)
+  // Epoch reports (epoch -> objective) of trials dispatched and not published as finished.
+  std::map<int64_t, std::map<int64_t, double>> reports_;
 };
 
 }  // namespace hpo

@@ -78,6 +78,23 @@ std::optional<int64_t> AshaPromotionRule::Promote(bool idle) {
   return chosen;
 }
 
+void AshaPromotionRule::Replay(int64_t trial_id, const std::map<int64_t, double>& reports,
+                               TrialStatus status) {
+  if (reports.empty()) return;
+  const int64_t last = reports.rbegin()->first;
+  if (last >= epochs_) ran_every_epoch_ = true;
+  for (size_t index = 0; index < rungs_.size(); ++index) {
+    const auto found = reports.find(rungs_[index]);
+    if (found == reports.end()) continue;
+    recorded_[index][trial_id] = found->second;
+    if (rungs_[index] < last || status == TrialStatus::kRunning) {
+      promoted_[index].insert(trial_id);
+    } else if (status == TrialStatus::kPaused) {
+      paused_[trial_id] = index;
+    }
+  }
+}
+
 void AshaPromotionRule::Save(ByteWriter* writer) const {
   writer->Put<uint64_t>(recorded_.size());
   for (size_t index = 0; index < recorded_.size(); ++index) {

@@ -55,10 +55,26 @@ class EarlyStoppingScheduler final : public Scheduler {
     if (asha_) asha_->OnTrialEnd(trial_id);
   }
 
+  void ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
+                   TrialStatus status) override {
+    for (const auto& [epoch, objective] : reports) {
+      if (asha_) asha_->OnEpoch(trial_id, epoch, objective);
+      if (median_) median_->OnEpoch(trial_id, epoch, objective);
+    }
+    if (promotion_) promotion_->Replay(trial_id, reports, status);
+    if (asha_ && status != TrialStatus::kRunning && status != TrialStatus::kPaused) {
+      asha_->OnTrialEnd(trial_id);
+    }
+  }
+
   std::optional<int64_t> Promote(bool idle) override {
     return promotion_ ? promotion_->Promote(idle) : std::nullopt;
   }
   size_t paused_trials() const override { return promotion_ ? promotion_->paused_trials() : 0; }
+
+  std::string ConfigFingerprint() const override {
+    return std::string(kStateTag) + " " + Fingerprint();
+  }
 
   std::string SaveState() const override {
     std::vector<uint8_t> bytes;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,24 @@ class Scheduler {
   // continues exactly as this one would. BadInput for bytes it did not write.
   virtual std::string SaveState() const = 0;
   virtual Status RestoreState(const std::string& state) = 0;
+
+  // A small string that differs between schedulers of other settings (bounded, unlike SaveState):
+  // what a study records so that a resume with other early stopping is refused; the state is
+  // rebuilt by replaying the study's trials (ReplayTrial). By default SaveState.
+  virtual std::string ConfigFingerprint() const { return SaveState(); }
+
+  // Resume: tells the scheduler what trial `trial_id` reported (epoch -> objective) and where it
+  // stands: finished (completed, stopped, failed), paused at its last epoch, or running (dispatched
+  // again, a paused one promoted). By default OnEpoch for each report, then OnTrialEnd when it
+  // finished; the promotion variant records instead of deciding (which trials were promoted is
+  // not in the reports' order).
+  virtual void ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
+                           TrialStatus status) {
+    for (const auto& [epoch, objective] : reports) OnEpoch(trial_id, epoch, objective);
+    if (status != TrialStatus::kRunning && status != TrialStatus::kPaused) {
+      OnTrialEnd(trial_id, status);
+    }
+  }
 };
 
 // Builds the config's scheduler: ASHA when sweep.early_terminate is enabled, the median rule when

@@ -112,6 +112,10 @@ class AshaPromotionRule {
   SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective);
   std::optional<int64_t> Promote(bool idle);
   size_t paused_trials() const { return paused_.size(); }
+  // Resume (Scheduler::ReplayTrial): records the trial's values at its rungs; it was promoted from
+  // every rung below its last epoch, and from the rung at its last epoch when it runs again; it is
+  // paused there when `status` is kPaused.
+  void Replay(int64_t trial_id, const std::map<int64_t, double>& reports, TrialStatus status);
 
   const std::vector<int64_t>& rungs() const { return rungs_; }
   int64_t eta() const { return eta_; }

@@ -86,6 +86,14 @@ void ModelBasedSearcher::ObserveEpoch(int64_t trial_id, const Assignment& params
   history_.RecordEpoch(trial_id, params, epoch, objective);
 }
 
+void ModelBasedSearcher::ObservePending(int64_t trial_id, const Assignment& params) {
+  history_.RecordSuggestion(trial_id, params);
+}
+
+std::string ModelBasedSearcher::ConfigFingerprint() const {
+  return state_tag_ + " " + Fingerprint();
+}
+
 std::string ModelBasedSearcher::SaveState() const {
   return history_.Save(state_tag_, Fingerprint());
 }

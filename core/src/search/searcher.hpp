@@ -56,11 +56,23 @@ class Searcher {
   // How many trials the search space holds (grid), or nullopt when unbounded (random).
   virtual std::optional<int64_t> SpaceSize() const = 0;
 
+  // Resume: trial `trial_id`, suggested with `params` before the restart and not finished, runs
+  // again (it is pending, as after Suggest). Model-based searchers record it; others ignore it.
+  virtual void ObservePending(int64_t trial_id, const Assignment& params) {
+    (void)trial_id, (void)params;
+  }
+
   // The searcher's whole state (RNG, observations, pending trials) as bytes. A searcher built from
   // the same config whose RestoreState gets these bytes continues exactly as this one would.
   virtual std::string SaveState() const = 0;
   // BadInput when `state` was not written by SaveState of a searcher of this kind and config.
   virtual Status RestoreState(const std::string& state) = 0;
+
+  // A small string that differs between searchers of another kind or config (bounded, unlike
+  // SaveState of a model-based searcher): what a study records so that a resume with another
+  // search is refused; the searcher's state is rebuilt by replaying the study's trials (Observe,
+  // ObserveEpoch, ObservePending). By default SaveState, which is one for stateless searchers.
+  virtual std::string ConfigFingerprint() const { return SaveState(); }
 };
 
 // Grid: the cartesian product of every parameter's values, the first parameter varying slowest;

@@ -89,9 +89,12 @@ class ModelBasedSearcher : public Searcher {
                double objective) final;
   void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
                     double objective) final;
+  void ObservePending(int64_t trial_id, const Assignment& params) final;
   std::optional<int64_t> SpaceSize() const final { return std::nullopt; }
   std::string SaveState() const final;
   Status RestoreState(const std::string& state) final;
+  // The state tag and the fingerprint ("TAG bayes/MODEL name:distribution ...").
+  std::string ConfigFingerprint() const final;
 
  protected:
   using DataPoint = TrialHistory::DataPoint;

@@ -13,7 +13,14 @@
 //   root attributes (fixed-length strings or scalars): config, metric_name, metric_goal,
 //            world_size, start_time, version, and any extra attribute set later (e.g.
 //            best_trial_id, the task's test_* metrics, and the sweep's state for resume:
-//            searcher_state, scheduler_state, running_trials).
+//            searcher_fingerprint, scheduler_fingerprint, running_trials).
+//   /published, /state  the appendable layout's commit records and state slots: while a study is
+//            written (or after a crash) /trials and /curves have rows past the published counts
+//            (fill rows: trial_id -1, empty status), and the attributes published since the
+//            file was last rewritten are in /state; once the writer closes, the extents are the
+//            counts and every attribute is a root attribute. study_writer.cpp has the protocol;
+//            ReadStudy applies it (in Python: rows below the counts of the valid record of
+//            /published with the larger sequence; tests/unit/check_study_readable.py).
 // Only fixed-length strings, so h5py + pandas.DataFrame and pandas.read_hdf (PyTables generic
 // table) both read it. Written by rank 0 only; not thread-safe.
 #pragma once
@@ -55,12 +62,13 @@ struct StudyAttributes {
   std::string version;     // the program's version
 };
 
-// Appends trials to a study file. The study is held in memory: Stage adds a trial to it, and
-// Publish writes the whole study atomically (write STUDY.h5.tmp, rename it over STUDY.h5), staged
-// trials and attributes together. A crash at any moment, SIGKILL included, leaves the last
-// published study, complete and readable; what was staged after it is lost. Staging and publishing
-// separately lets the coordinator publish a burst of results once (group commit). One writer per
-// study (STUDY.h5.lock); rank 0 only; not thread-safe.
+// Appends trials to a study file. Stage keeps a trial in memory; Publish appends the staged trials
+// to the file in place and commits them with the attributes in one small record written last
+// (study_writer.cpp), so its cost does not grow with the study. A crash at any moment, SIGKILL
+// included, leaves the last published study, complete and readable; what was staged after it is
+// lost. Staging and publishing separately lets the coordinator publish a burst of results once
+// (group commit). Destroying the writer compacts the file (extents = rows, every attribute a root
+// attribute). One writer per study (STUDY.h5.lock); rank 0 only; not thread-safe.
 class StudyWriter {
  public:
   // Creates `path` (truncating nothing: an existing file is a BadInput error naming it).
@@ -80,7 +88,8 @@ class StudyWriter {
   virtual Status Stage(const TrialResult& result) = 0;
 
   // Sets (creating or replacing) the given root attributes, then publishes the study: every trial
-  // staged so far and every attribute reach the disk together, in one atomic replacement.
+  // staged so far and every attribute reach the disk together, atomically. Keep the attributes
+  // published often small (they are rewritten whole with every publish).
   virtual Status Publish(const std::map<std::string, StudyAttribute>& attributes) = 0;
 
   // Sets (creating or replacing) the dataset /test_TABLE.NAME; the next Publish writes it.

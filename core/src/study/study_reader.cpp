@@ -1,12 +1,15 @@
 // ReadStudy over the HDF5 C API: discovers the parameter and metric columns from the compound
-// types on disk, reads every row through a packed memory compound type built for them, and
-// collects the root attributes.
+// types on disk, reads the published rows (the counts of /published; every row of a file without
+// it, see study_writer.cpp) through a packed memory compound type built for them, and collects
+// the root attributes with the published state over them.
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -116,25 +119,46 @@ Status OpenTable(hid_t file, const char* name, DatasetHandle* dataset, hsize_t* 
   return Status::Ok();
 }
 
-// Reads every row of `dataset` into `buffer` through the memory type of `schema`; BadInput when
-// the rows do not read.
+// Reads the first `rows` rows of `dataset` into `buffer` through the memory type of `schema`;
+// BadInput when the rows do not read.
 Status ReadRows(hid_t dataset, const RowSchema& schema, const std::string& what, hsize_t rows,
                 std::vector<char>* buffer) {
   buffer->assign(schema.row_size() * rows, 0);
   if (rows == 0) return Status::Ok();
   DatatypeHandle memory_type;
   HPO_RETURN_IF_ERROR(schema.MakeMemoryType(&memory_type));
-  if (H5Dread(dataset, memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer->data()) < 0) {
+  DataspaceHandle file_space(H5Dget_space(dataset));
+  const hsize_t start[1] = {0};
+  const hsize_t count[1] = {rows};
+  DataspaceHandle memory_space(H5Screate_simple(1, count, nullptr));
+  if (!file_space.valid() || !memory_space.valid() ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+      H5Dread(dataset, memory_type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT,
+              buffer->data()) < 0) {
     return Status::BadInput(what + ": " + Hdf5Error("H5Dread"));
   }
   return Status::Ok();
 }
 
-Status ReadTrials(hid_t file, StudyContents* contents) {
+// The rows of a table that are the study: `published` of them when the file says (/published),
+// else (-1) every row; BadInput when the table has fewer.
+Status StudyRows(const std::string& what, hsize_t extent, int64_t published, hsize_t* rows) {
+  *rows = extent;
+  if (published < 0) return Status::Ok();
+  if (static_cast<hsize_t>(published) > extent) {
+    return Status::BadInput(what + " has " + std::to_string(extent) + " rows, /published counts " +
+                            std::to_string(published));
+  }
+  *rows = static_cast<hsize_t>(published);
+  return Status::Ok();
+}
+
+Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
   DatasetHandle dataset;
   hsize_t rows = 0;
   HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kTrialsDataset, &dataset, &rows));
   const std::string what = "/trials";
+  HPO_RETURN_IF_ERROR(StudyRows(what, rows, published, &rows));
   std::vector<MemberInfo> members;
   HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
   const size_t fixed = study_internal::kTrialsLeadingFields + study_internal::kTrialsTrailingFields;
@@ -233,11 +257,12 @@ Status ReadTrials(hid_t file, StudyContents* contents) {
   return Status::Ok();
 }
 
-Status ReadCurves(hid_t file, StudyContents* contents) {
+Status ReadCurves(hid_t file, int64_t published, StudyContents* contents) {
   DatasetHandle dataset;
   hsize_t rows = 0;
   HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kCurvesDataset, &dataset, &rows));
   const std::string what = "/curves";
+  HPO_RETURN_IF_ERROR(StudyRows(what, rows, published, &rows));
   std::vector<MemberInfo> members;
   HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
   if (members.size() < study_internal::kCurvesLeadingFields) {
@@ -349,11 +374,21 @@ Status ReadAttribute(hid_t file, const std::string& name, StudyAttribute* value,
   return Status::BadInput(what + ": " + Hdf5Error("H5Aread"));
 }
 
-Status ReadAttributes(hid_t file, StudyContents* contents) {
+// The root attributes, then `state` (the published state: attributes newer than the root's).
+Status ReadAttributes(hid_t file, const std::map<std::string, StudyAttribute>& state,
+                      StudyContents* contents) {
   std::vector<std::string> names;
   if (H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectAttributeName, &names) < 0) {
     return Status::BadInput(Hdf5Error("H5Aiterate2"));
   }
+  std::map<std::string, std::pair<StudyAttribute, bool>> values;  // name -> value, supported
+  for (const std::string& name : names) {
+    StudyAttribute value;
+    bool supported = false;
+    HPO_RETURN_IF_ERROR(ReadAttribute(file, name, &value, &supported));
+    values[name] = {std::move(value), supported};
+  }
+  for (const auto& [name, value] : state) values[name] = {value, true};
   StudyAttributes& known = contents->attributes;
   const std::pair<const char*, std::string*> strings[] = {
       {study_internal::kConfigAttribute, &known.config},
@@ -364,10 +399,9 @@ Status ReadAttributes(hid_t file, StudyContents* contents) {
   };
   known = StudyAttributes();
   contents->extra_attributes.clear();
-  for (const std::string& name : names) {
-    StudyAttribute value;
-    bool supported = false;
-    HPO_RETURN_IF_ERROR(ReadAttribute(file, name, &value, &supported));
+  for (auto& [name, entry] : values) {
+    StudyAttribute& value = entry.first;
+    const bool supported = entry.second;
     std::string* known_string = nullptr;
     for (const auto& [known_name, field] : strings) {
       if (name == known_name) known_string = field;
@@ -452,11 +486,18 @@ Status ReadTables(hid_t file, StudyContents* contents) {
   return Status::Ok();
 }
 
-Status ReadOpenStudy(hid_t file, StudyContents* contents) {
-  HPO_RETURN_IF_ERROR(ReadTrials(file, contents));
-  HPO_RETURN_IF_ERROR(ReadCurves(file, contents));
+// `*torn` is true when the published record or state was being rewritten as it was read.
+Status ReadOpenStudy(hid_t file, StudyContents* contents, bool* torn) {
+  bool present = false;
+  study_internal::CommitRecord record;
+  std::map<std::string, StudyAttribute> state;
+  HPO_RETURN_IF_ERROR(study_internal::ReadPublished(file, &present, &record, &state, torn));
+  const int64_t trials = present ? record.trials : -1;
+  const int64_t curves = present ? record.curves : -1;
+  HPO_RETURN_IF_ERROR(ReadTrials(file, trials, contents));
+  HPO_RETURN_IF_ERROR(ReadCurves(file, curves, contents));
   HPO_RETURN_IF_ERROR(ReadTables(file, contents));
-  return ReadAttributes(file, contents);
+  return ReadAttributes(file, state, contents);
 }
 
 }  // namespace
@@ -475,12 +516,23 @@ Status ReadStudy(const std::string& path, StudyContents* contents) {
   if (!fapl.valid() || H5Pset_file_locking(fapl.get(), false, true) < 0) {
     return Status::Failure(path + ": " + Hdf5Error("H5Pset_file_locking"));
   }
-  FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
-  if (!file.valid()) return Status::BadInput(path + ": " + Hdf5Error("H5Fopen"));
-  StudyContents read;
-  HPO_RETURN_IF_ERROR(ReadOpenStudy(file.get(), &read).WithContext(path));
-  *contents = std::move(read);
-  return Status::Ok();
+  // A writer publishing while this reads may rewrite the state slot being read (a checksum
+  // tells): read again, a few times.
+  Status status;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    if (!file.valid()) return Status::BadInput(path + ": " + Hdf5Error("H5Fopen"));
+    StudyContents read;
+    bool torn = false;
+    status = ReadOpenStudy(file.get(), &read, &torn).WithContext(path);
+    if (status.ok()) {
+      *contents = std::move(read);
+      return status;
+    }
+    if (!torn) return status;
+    ::usleep(1000);
+  }
+  return status;
 }
 
 }  // namespace hpo

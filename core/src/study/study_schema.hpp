@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,46 @@ inline constexpr int64_t kUnwrittenTrialId = -1;
 // Fixed columns of /curves before the metric columns.
 inline constexpr char kEpochField[] = "epoch";
 inline constexpr size_t kCurvesLeadingFields = 2;
+
+// The appendable layout (study_writer.cpp has the protocol). /trials and /curves hold rows up to
+// their capacity; only the rows below the counts of the latest valid /published record are the
+// study, the rest are fill rows (trial_id kUnwrittenTrialId) or rows of a publish a crash cut
+// short. /published has two records, written alternately; /state holds two slots of the sweep's
+// small state (root attributes published since the file was last rewritten), one per record.
+// A file without /published (written before this layout) is the study as a whole.
+inline constexpr char kPublishedDataset[] = "published";
+inline constexpr char kStateDataset[] = "state";
+
+// One /published record, as stored (every field little-endian 64-bit; this struct is also the
+// memory layout).
+struct CommitRecord {
+  int64_t sequence = 0;      // publishes since the file was created; the larger valid one wins
+  int64_t trials = 0;        // rows of /trials that are the study
+  int64_t curves = 0;        // rows of /curves that are the study
+  int64_t state_offset = 0;  // the slot of /state that holds the state of this record
+  int64_t state_size = 0;    // bytes of it
+  uint64_t state_checksum = 0;
+  uint64_t checksum = 0;  // Fnv1a64 of the fields above
+};
+
+// The compound type of /published ("sequence", ..., "checksum"): file or native.
+Status MakeCommitType(bool file, DatatypeHandle* type);
+uint64_t Fnv1a64(const void* data, size_t size);
+uint64_t RecordChecksum(const CommitRecord& record);
+
+// Reads /published and the state slot of its latest valid record into `record` and `state`.
+// `*present` is false for a file without /published (nothing else is set then). BadInput when no
+// record is valid or the state fails its checksum; `*torn` is true then, as when a writer was
+// overwriting them while they were read (read again).
+Status ReadPublished(hid_t file, bool* present, CommitRecord* record,
+                     std::map<std::string, StudyAttribute>* state, bool* torn);
+
+// The state slot's text: one line per attribute, "KIND\tNAME\tVALUE\n" with KIND i (decimal
+// int64), f (C99 hex float, Python's float.fromhex) or s (the bytes in hex). Names with a tab or a
+// newline cannot be encoded (the writer stores those as real attributes instead).
+bool CanEncodeStateName(const std::string& name);
+std::string EncodeStateAttributes(const std::map<std::string, StudyAttribute>& attributes);
+bool DecodeStateAttributes(const std::string& text, std::map<std::string, StudyAttribute>* out);
 
 // Root attributes every study file has.
 inline constexpr char kConfigAttribute[] = "config";

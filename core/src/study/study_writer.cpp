@@ -1,22 +1,46 @@
 // StudyWriter over the HDF5 C API.
 //
-// Write protocol (crash safety): the study lives in memory (HDF5's core driver, no backing store);
-// Stage changes only that, and Publish writes it whole: the file image goes to STUDY.h5.tmp, which
-// is renamed over STUDY.h5. rename(2) is atomic, so a reader (h5py, pandas, `hpo report`, a resume)
-// sees the study as of one publish or the next, never a half-written one, and a process killed at
-// any moment (SIGKILL included) leaves the last published study intact. After a power loss the file
-// is the last published one on file systems that order a rename after the data it renames (ext4,
-// XFS, Lustre); STUDY.h5.tmp may be left over and is ignored.
+// Layout: an appendable study. /trials and /curves are chunked datasets whose chunks are all
+// allocated (and filled with fill rows, trial_id -1) up to a capacity; /published holds two
+// commit records (sequence, row counts of /trials and /curves, where the sweep's state lies in
+// /state, checksums), and /state two slots for that state (the root attributes published since
+// the file was last rewritten, e.g. running_trials). The study is the rows below the counts of the
+// valid record with the larger sequence, the root attributes, and the state of that record over
+// them (ReadStudy; a Python reader does the same, see tests/unit/check_study_readable.py).
+//
+// Publish protocol (crash safety):
+// - In place, the usual case: the staged rows are written past the committed rows, the state into
+//   the slot the current record does not use, H5Fflush; then the other record (sequence + 1,
+//   the new counts), H5Fflush. Both steps write raw data into storage allocated when the file was
+//   built: no HDF5 metadata (object headers, chunk index, heaps, superblock) changes, so a process
+//   killed at any moment (SIGKILL included, in the middle of a write(2) too) leaves a file whose
+//   metadata is intact and whose records are either the old one (the new rows and slot are past
+//   it, ignored) or the new one (written after everything it covers). A record torn by the kill
+//   fails its checksum and the other one is used. The cost of a publish is the new rows, the state
+//   and two small writes: it does not grow with the study.
+// - By a rewrite, when the rows would pass the capacity, the state does not fit its slot, a table
+//   is staged, the file predates this layout, or at the end (compaction, from the destructor):
+//   a new file (committed rows, the staged ones, the root attributes with the state's written as
+//   real attributes, tables) is built at STUDY.h5.tmp and renamed over STUDY.h5. rename(2) is
+//   atomic: the study is the old file or the new one. Capacities double, so rewrites cost O(1)
+//   per trial amortized (11 rewrites for 100,000 trials); the last one (compaction) makes the
+//   datasets' extents the row counts, so a finished study reads with h5py and pandas with no fill
+//   rows at all. A study being written, or left by a crash, has fill rows past the counts (trial_id
+//   -1, empty status) and possibly rows of a publish the crash cut short: readers that do not
+//   apply /published see them.
+// - Readers (ReadStudy, h5py, pandas) may open the file at any moment (no HDF5 file locking, and
+//   metadata never changes in place); a reader racing a publish may see a record whose state slot
+//   is being rewritten: it fails the checksum and ReadStudy reads again.
+// - Nothing is fsync'ed: after a power loss the study is the last published one on file systems
+//   that write a file's pages in order (or keep the rename after the data it renames), as before.
 // - Format bounds [v1.8, v1.8]: a version 2 superblock, readable by every HDF5 1.8+ reader, and
-//   object headers that allow attributes over 64 KiB (dense storage), e.g. a long config text or a
-//   searcher state.
-// - Publishing costs one copy of the file image (a 1,000-trial study is a few hundred KiB), so it
-//   grows with the study; the coordinator stages results and publishes them in groups.
+//   object headers that allow attributes over 64 KiB (dense storage), e.g. a long config text.
 // - STUDY.h5.lock, held with flock(2) while a writer is open, keeps a second sweep (a resume
 //   started twice) off the same study; file systems without flock skip the check.
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,7 +49,6 @@
 #include <set>
 #include <utility>
 
-#include "common/file_io.hpp"
 #include "hdf5_handles.hpp"
 #include "study/study_file.hpp"
 #include "study_schema.hpp"
@@ -35,6 +58,7 @@ namespace hpo {
 namespace {
 
 using study_internal::AttributeHandle;
+using study_internal::CommitRecord;
 using study_internal::DatasetHandle;
 using study_internal::DataspaceHandle;
 using study_internal::DatatypeHandle;
@@ -46,6 +70,7 @@ using study_internal::ScopedErrorSilencer;
 
 constexpr hsize_t kTrialsChunkRows = 64;
 constexpr hsize_t kCurvesChunkRows = 512;
+constexpr hsize_t kMinimumSlotBytes = 1024;
 
 // Checks the names and types of `layout`: non-empty unique names that collide with no fixed
 // column, no '/' (PyTables refuses it in column names), string widths of at least one byte.
@@ -97,17 +122,18 @@ Status ValidateLayout(const StudyLayout& layout) {
   return Status::Ok();
 }
 
-// Creates an empty 1-D chunked dataset with unlimited maximum size whose fill value (what a row
-// reads as before it is written) has trial_id kUnwrittenTrialId.
+// Creates a 1-D chunked dataset of `capacity` rows (unlimited maximum) with every chunk allocated
+// at once and filled with the fill row (trial_id kUnwrittenTrialId), so that writing rows below
+// the capacity changes raw data only.
 Status CreateTable(hid_t file, const char* name, const RowSchema& schema, hsize_t chunk_rows,
-                   DatasetHandle* dataset) {
+                   hsize_t capacity, DatasetHandle* dataset) {
   DatatypeHandle file_type;
   HPO_RETURN_IF_ERROR(schema.MakeFileType(&file_type));
   DatatypeHandle memory_type;
   HPO_RETURN_IF_ERROR(schema.MakeMemoryType(&memory_type));
   std::vector<char> fill(schema.row_size(), 0);
   schema.PutInt64(fill.data(), 0, study_internal::kUnwrittenTrialId);
-  const hsize_t dims[1] = {0};
+  const hsize_t dims[1] = {capacity};
   const hsize_t max_dims[1] = {H5S_UNLIMITED};
   DataspaceHandle space(H5Screate_simple(1, dims, max_dims));
   if (!space.valid()) return Status::Failure(Hdf5Error("H5Screate_simple"));
@@ -115,7 +141,8 @@ Status CreateTable(hid_t file, const char* name, const RowSchema& schema, hsize_
   if (!dcpl.valid()) return Status::Failure(Hdf5Error("H5Pcreate"));
   const hsize_t chunk[1] = {chunk_rows};
   if (H5Pset_chunk(dcpl.get(), 1, chunk) < 0) return Status::Failure(Hdf5Error("H5Pset_chunk"));
-  if (H5Pset_fill_value(dcpl.get(), memory_type.get(), fill.data()) < 0) {
+  if (H5Pset_fill_value(dcpl.get(), memory_type.get(), fill.data()) < 0 ||
+      H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY) < 0) {
     return Status::Failure(Hdf5Error("H5Pset_fill_value"));
   }
   DatasetHandle created(
@@ -124,6 +151,118 @@ Status CreateTable(hid_t file, const char* name, const RowSchema& schema, hsize_
     return Status::Failure(Hdf5Error("H5Dcreate2") + " (/" + std::string(name) + ")");
   }
   *dataset = std::move(created);
+  return Status::Ok();
+}
+
+// Creates a fixed 1-D dataset of `count` elements of `type`, its storage allocated at once.
+Status CreateFixed(hid_t file, const char* name, hid_t type, hsize_t count,
+                   DatasetHandle* dataset) {
+  const hsize_t dims[1] = {count};
+  DataspaceHandle space(H5Screate_simple(1, dims, nullptr));
+  PropertyListHandle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  if (!space.valid() || !dcpl.valid() || H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY) < 0) {
+    return Status::Failure(Hdf5Error("H5Pset_alloc_time"));
+  }
+  DatasetHandle created(
+      H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+  if (!created.valid()) {
+    return Status::Failure(Hdf5Error("H5Dcreate2") + " (/" + std::string(name) + ")");
+  }
+  *dataset = std::move(created);
+  return Status::Ok();
+}
+
+// Writes `count` elements of `buffer` (of `memory_type`) to elements [first, first + count) of
+// the 1-D `dataset`.
+Status WriteRange(hid_t dataset, hid_t memory_type, const void* buffer, hsize_t first,
+                  hsize_t count) {
+  if (count == 0) return Status::Ok();
+  DataspaceHandle file_space(H5Dget_space(dataset));
+  const hsize_t start[1] = {first};
+  const hsize_t counts[1] = {count};
+  DataspaceHandle memory_space(H5Screate_simple(1, counts, nullptr));
+  if (!file_space.valid() || !memory_space.valid() ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, counts, nullptr) < 0) {
+    return Status::Failure(Hdf5Error("H5Sselect_hyperslab"));
+  }
+  if (H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, buffer) <
+      0) {
+    return Status::Failure(Hdf5Error("H5Dwrite"));
+  }
+  return Status::Ok();
+}
+
+// Reads the first `count` elements of the 1-D `dataset` into `buffer` (resized to count * size).
+Status ReadFirst(hid_t dataset, hid_t memory_type, size_t size, hsize_t count,
+                 std::vector<char>* buffer) {
+  buffer->assign(size * count, 0);
+  if (count == 0) return Status::Ok();
+  DataspaceHandle file_space(H5Dget_space(dataset));
+  const hsize_t start[1] = {0};
+  const hsize_t counts[1] = {count};
+  DataspaceHandle memory_space(H5Screate_simple(1, counts, nullptr));
+  if (!file_space.valid() || !memory_space.valid() ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, counts, nullptr) < 0 ||
+      H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT,
+              buffer->data()) < 0) {
+    return Status::Failure(Hdf5Error("H5Dread"));
+  }
+  return Status::Ok();
+}
+
+// H5Aiterate2 callback: copies one root attribute, whatever its type, to another file's root.
+struct AttributeCopy {
+  hid_t destination;
+  Status status;
+};
+
+herr_t CopyRootAttribute(hid_t source, const char* name, const H5A_info_t*, void* data) {
+  auto* copy = static_cast<AttributeCopy*>(data);
+  AttributeHandle attribute(H5Aopen(source, name, H5P_DEFAULT));
+  DatatypeHandle type(attribute.valid() ? H5Aget_type(attribute.get()) : H5I_INVALID_HID);
+  DataspaceHandle space(attribute.valid() ? H5Aget_space(attribute.get()) : H5I_INVALID_HID);
+  if (!type.valid() || !space.valid()) {
+    copy->status = Status::Failure(Hdf5Error("H5Aget_type") + " (attribute '" + name + "')");
+    return -1;
+  }
+  const hssize_t points = H5Sget_simple_extent_npoints(space.get());
+  std::vector<char> buffer(static_cast<size_t>(std::max<hssize_t>(points, 1)) *
+                           H5Tget_size(type.get()));
+  if (H5Aread(attribute.get(), type.get(), buffer.data()) < 0) {
+    copy->status = Status::Failure(Hdf5Error("H5Aread") + " (attribute '" + name + "')");
+    return -1;
+  }
+  AttributeHandle created(
+      H5Acreate2(copy->destination, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
+  const bool written = created.valid() && H5Awrite(created.get(), type.get(), buffer.data()) >= 0;
+  if (H5Tdetect_class(type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(type.get()) > 0) {
+    H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, buffer.data());
+  }
+  if (!written) {
+    copy->status = Status::Failure(Hdf5Error("H5Awrite") + " (attribute '" + name + "')");
+    return -1;
+  }
+  return 0;
+}
+
+// H5Literate callback: collects the names of root links.
+herr_t CollectLinkName(hid_t, const char* name, const H5L_info_t*, void* names) {
+  static_cast<std::vector<std::string>*>(names)->push_back(name);
+  return 0;
+}
+
+// Checks a table before it is staged (WriteTable writes it later).
+Status CheckTable(const MetricTable& table) {
+  const std::string name = std::string(study_internal::kTablePrefix) + table.name;
+  if (table.name.empty() || table.name.find('/') != std::string::npos) {
+    return Status::Failure("table name '" + table.name + "' is empty or has a '/'");
+  }
+  if (table.rows < 0 || table.columns < 0 ||
+      table.values.size() != static_cast<size_t>(table.rows * table.columns)) {
+    return Status::Failure("table " + name + ": " + std::to_string(table.values.size()) +
+                           " values for " + std::to_string(table.rows) + " x " +
+                           std::to_string(table.columns));
+  }
   return Status::Ok();
 }
 
@@ -210,42 +349,6 @@ Status WriteTable(hid_t file, const MetricTable& table) {
   return Status::Ok();
 }
 
-// Shrinks a 1-D dataset back to `rows` rows after a failed append (best effort: the failure being
-// reported is the append's).
-void TruncateRows(hid_t dataset, hsize_t rows) {
-  const hsize_t extent[1] = {rows};
-  H5Dset_extent(dataset, extent);
-}
-
-// Appends `rows` rows from `buffer` to a 1-D dataset that holds `*size` rows, with one
-// H5Dset_extent and one hyperslab H5Dwrite. On failure the extent is put back (TruncateRows).
-Status AppendRows(hid_t dataset, hid_t memory_type, const std::vector<char>& buffer, hsize_t rows,
-                  hsize_t* size) {
-  const hsize_t old_size = *size;
-  const hsize_t new_size[1] = {old_size + rows};
-  if (H5Dset_extent(dataset, new_size) < 0) return Status::Failure(Hdf5Error("H5Dset_extent"));
-  DataspaceHandle file_space(H5Dget_space(dataset));
-  const hsize_t start[1] = {old_size};
-  const hsize_t count[1] = {rows};
-  DataspaceHandle memory_space(H5Screate_simple(1, count, nullptr));
-  Status status;
-  if (!file_space.valid() || !memory_space.valid()) {
-    status = Status::Failure(Hdf5Error("H5Dget_space"));
-  } else if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) <
-             0) {
-    status = Status::Failure(Hdf5Error("H5Sselect_hyperslab"));
-  } else if (H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT,
-                      buffer.data()) < 0) {
-    status = Status::Failure(Hdf5Error("H5Dwrite"));
-  }
-  if (!status.ok()) {
-    TruncateRows(dataset, old_size);
-    return status;
-  }
-  *size = old_size + rows;
-  return Status::Ok();
-}
-
 // Holds an exclusive flock(2) on PATH.lock for as long as it lives.
 class StudyLock {
  public:
@@ -273,41 +376,30 @@ class StudyLock {
   int fd_ = -1;
 };
 
-// File access for the in-memory study: core driver without a backing store, v1.8 format, and the
-// starting image when one is given.
-Status MakeMemoryFileAccess(const std::vector<char>* image, PropertyListHandle* fapl) {
+// File access: the default (sec2) driver, v1.8 format, and no HDF5 file locking, so that readers
+// (h5py, pandas, `hpo report`) open the study while the writer has it open (STUDY.h5.lock keeps
+// writers apart).
+Status MakeFileAccess(PropertyListHandle* fapl) {
   PropertyListHandle created(H5Pcreate(H5P_FILE_ACCESS));
   if (!created.valid()) return Status::Failure(Hdf5Error("H5Pcreate"));
-  if (H5Pset_fapl_core(created.get(), 256 * 1024, false) < 0) {
-    return Status::Failure(Hdf5Error("H5Pset_fapl_core"));
-  }
   if (H5Pset_libver_bounds(created.get(), H5F_LIBVER_V18, H5F_LIBVER_V18) < 0) {
     return Status::Failure(Hdf5Error("H5Pset_libver_bounds"));
   }
-  if (image != nullptr &&
-      H5Pset_file_image(created.get(), const_cast<char*>(image->data()), image->size()) < 0) {
-    return Status::Failure(Hdf5Error("H5Pset_file_image"));
+  if (H5Pset_file_locking(created.get(), false, true) < 0) {
+    return Status::Failure(Hdf5Error("H5Pset_file_locking"));
   }
   *fapl = std::move(created);
   return Status::Ok();
 }
 
-// HDF5 1.10's H5Fget_file_image clears the superblock's file-consistency flags but recomputes the
-// superblock checksum only for version 3 superblocks; a version 2 superblock (ours, format v1.8)
-// then fails its checksum. Puts back the write-access flag the open file has (and HDF5 itself
-// leaves on disk after a flush), which readers of version 2 superblocks ignore.
-void RestoreSuperblockFlags(std::vector<char>* image) {
-  static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
-  constexpr size_t kVersionOffset = 8;
-  constexpr size_t kFlagsOffset = 11;
-  constexpr char kWriteAccess = 0x01;
-  if (image->size() > kFlagsOffset && std::equal(kSignature, kSignature + 8, image->begin()) &&
-      (*image)[kVersionOffset] == 2) {
-    (*image)[kFlagsOffset] = kWriteAccess;
-  }
+// Capacity for `rows` rows: at least twice `current` (so rewrites are O(1) per row amortized),
+// in whole chunks.
+hsize_t GrownCapacity(hsize_t current, hsize_t rows, hsize_t chunk_rows) {
+  const hsize_t wanted = std::max({rows, 2 * current, chunk_rows});
+  return (wanted + chunk_rows - 1) / chunk_rows * chunk_rows;
 }
 
-// The writer over one study held in memory; see the protocol at the top of this file.
+// The writer of one study file; see the protocol at the top of this file.
 class Hdf5StudyWriter final : public StudyWriter {
  public:
   Hdf5StudyWriter(std::string path, StudyLayout layout)
@@ -316,115 +408,175 @@ class Hdf5StudyWriter final : public StudyWriter {
         trials_schema_(study_internal::TrialsSchema(layout_)),
         curves_schema_(study_internal::CurvesSchema(layout_)) {}
 
+  // Compacts the study when this writer published (what was staged after the last publish is
+  // dropped), best effort: a study left uncompacted is as complete, only with fill rows past its
+  // counts.
   ~Hdf5StudyWriter() override {
     ScopedErrorSilencer silencer;
-    trials_.reset();
-    curves_.reset();
-    trials_memory_type_.reset();
-    curves_memory_type_.reset();
-    file_.reset();
+    if (file_.valid() && published_any_ && !needs_rewrite_ &&
+        (committed_trials_ != trial_capacity_ || committed_curves_ != curve_capacity_ ||
+         !slot_attributes_.empty())) {
+      staged_trials_ = staged_curves_ = 0;
+      pending_tables_.clear();
+      (void)Rewrite(/*include_staged=*/false, committed_trials_, committed_curves_,
+                    kMinimumSlotBytes);
+    }
+    CloseFile();
   }
 
   Status Lock() { return lock_.Acquire(path_); }
 
-  // Creates the study's datasets and attributes in memory and publishes it.
+  // Builds the empty study and makes it STUDY.h5.
   Status Initialize(const StudyAttributes& attributes) {
-    PropertyListHandle fapl;
-    HPO_RETURN_IF_ERROR(MakeMemoryFileAccess(nullptr, &fapl));
-    file_.reset(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
-    if (!file_.valid()) return Status::Failure(Hdf5Error("H5Fcreate"));
-    HPO_RETURN_IF_ERROR(CreateTable(file_.get(), study_internal::kTrialsDataset, trials_schema_,
-                                    kTrialsChunkRows, &trials_));
-    HPO_RETURN_IF_ERROR(CreateTable(file_.get(), study_internal::kCurvesDataset, curves_schema_,
-                                    kCurvesChunkRows, &curves_));
-    HPO_RETURN_IF_ERROR(MakeMemoryTypes());
-    const std::pair<const char*, StudyAttribute> root_attributes[] = {
-        {study_internal::kConfigAttribute, attributes.config},
-        {study_internal::kMetricNameAttribute, attributes.metric_name},
-        {study_internal::kMetricGoalAttribute, attributes.metric_goal},
-        {study_internal::kWorldSizeAttribute, attributes.world_size},
-        {study_internal::kStartTimeAttribute, attributes.start_time},
-        {study_internal::kVersionAttribute, attributes.version},
-    };
-    for (const auto& [name, value] : root_attributes) {
-      HPO_RETURN_IF_ERROR(WriteAttribute(file_.get(), name, value));
-    }
-    return PublishImage();
+    initial_attributes_ = attributes;
+    published_any_ = true;
+    return Rewrite(/*include_staged=*/false, kTrialsChunkRows, kCurvesChunkRows, kMinimumSlotBytes);
   }
 
-  // Loads the published study into memory to append to it; BadInput when it is not a study file
-  // with this writer's layout.
+  // Opens the published study to append to it; BadInput when it is not a study file with this
+  // writer's layout. Writes nothing.
   Status Load() {
-    std::string bytes;
-    HPO_RETURN_IF_ERROR(ReadWholeFile(path_, "study", &bytes));
-    std::vector<char> image(bytes.begin(), bytes.end());
-    if (H5Fis_hdf5(path_.c_str()) <= 0) {
-      return Status::BadInput(path_ + ": not an HDF5 file");
+    struct stat info;
+    if (::stat(path_.c_str(), &info) != 0) {
+      return Status::BadInput(path_ + ": cannot open the study file: " + std::strerror(errno));
     }
-    PropertyListHandle fapl;
-    HPO_RETURN_IF_ERROR(MakeMemoryFileAccess(&image, &fapl));
-    // The core driver opens an image under a name that is no file on disk.
-    const std::string memory_name = path_ + ".in-memory";
-    file_.reset(H5Fopen(memory_name.c_str(), H5F_ACC_RDWR, fapl.get()));
-    if (!file_.valid()) return Status::BadInput(path_ + ": " + Hdf5Error("H5Fopen"));
+    if (H5Fis_hdf5(path_.c_str()) <= 0) return Status::BadInput(path_ + ": not an HDF5 file");
+    HPO_RETURN_IF_ERROR(OpenFile(/*writable=*/false));
+    bool present = false;
+    bool torn = false;
+    CommitRecord record;
     HPO_RETURN_IF_ERROR(
-        OpenTable(study_internal::kTrialsDataset, trials_schema_, &trials_, &trial_rows_));
-    HPO_RETURN_IF_ERROR(
-        OpenTable(study_internal::kCurvesDataset, curves_schema_, &curves_, &curve_rows_));
-    return MakeMemoryTypes();
+        study_internal::ReadPublished(file_.get(), &present, &record, &slot_attributes_, &torn)
+            .WithContext(path_));
+    if (!present) {
+      // Written before the appendable layout: every row is the study; the first publish rewrites.
+      committed_trials_ = trial_capacity_;
+      committed_curves_ = curve_capacity_;
+      needs_rewrite_ = true;
+      slot_bytes_ = kMinimumSlotBytes;
+      return Status::Ok();
+    }
+    if (static_cast<hsize_t>(record.trials) > trial_capacity_ ||
+        static_cast<hsize_t>(record.curves) > curve_capacity_ || !state_.valid()) {
+      return Status::BadInput(path_ + ": /published counts more rows than the tables have");
+    }
+    committed_trials_ = static_cast<hsize_t>(record.trials);
+    committed_curves_ = static_cast<hsize_t>(record.curves);
+    sequence_ = record.sequence;
+    DataspaceHandle space(H5Dget_space(state_.get()));
+    slot_bytes_ = static_cast<hsize_t>(H5Sget_simple_extent_npoints(space.get())) / 2;
+    return Status::Ok();
   }
 
   Status Stage(const TrialResult& result) override {
-    ScopedErrorSilencer silencer;
-    std::vector<char> trial_row(trials_schema_.row_size(), 0);
-    HPO_RETURN_IF_ERROR(EncodeTrial(result, trial_row.data()));
+    std::vector<char>& trial_rows = staged_trial_rows_;
+    std::vector<char>& curve_rows = staged_curve_rows_;
+    const size_t trial_bytes = trial_rows.size();
+    const size_t curve_bytes = curve_rows.size();
+    trial_rows.resize(trial_bytes + trials_schema_.row_size(), 0);
+    Status status = EncodeTrial(result, trial_rows.data() + trial_bytes);
     const size_t metrics = layout_.metric_names.size();
-    std::vector<char> curve_rows(curves_schema_.row_size() * result.curve.size(), 0);
-    for (size_t i = 0; i < result.curve.size(); ++i) {
+    for (size_t i = 0; status.ok() && i < result.curve.size(); ++i) {
       const EpochMetrics& epoch = result.curve[i];
       if (epoch.values.size() != metrics) {
-        return Status::Failure("trial " + std::to_string(result.trial_id) + ": curve entry " +
-                               std::to_string(i) + " (epoch " + std::to_string(epoch.epoch) +
-                               ") has " + std::to_string(epoch.values.size()) +
-                               " values, the study has " + std::to_string(metrics) + " metrics");
+        status = Status::Failure("trial " + std::to_string(result.trial_id) + ": curve entry " +
+                                 std::to_string(i) + " (epoch " + std::to_string(epoch.epoch) +
+                                 ") has " + std::to_string(epoch.values.size()) +
+                                 " values, the study has " + std::to_string(metrics) + " metrics");
+        break;
       }
-      char* row = curve_rows.data() + i * curves_schema_.row_size();
+      curve_rows.resize(curve_rows.size() + curves_schema_.row_size(), 0);
+      char* row = curve_rows.data() + curve_rows.size() - curves_schema_.row_size();
       curves_schema_.PutInt64(row, 0, result.trial_id);
       curves_schema_.PutInt64(row, 1, epoch.epoch);
       for (size_t m = 0; m < metrics; ++m) {
         curves_schema_.PutFloat64(row, study_internal::kCurvesLeadingFields + m, epoch.values[m]);
       }
     }
-    HPO_RETURN_IF_ERROR(
-        AppendRows(trials_.get(), trials_memory_type_.get(), trial_row, 1, &trial_rows_)
-            .WithContext(path_ + ": /trials"));
-    if (!result.curve.empty()) {
-      Status appended = AppendRows(curves_.get(), curves_memory_type_.get(), curve_rows,
-                                   result.curve.size(), &curve_rows_);
-      if (!appended.ok()) {
-        trial_rows_ -= 1;  // unstage the trial's row too
-        TruncateRows(trials_.get(), trial_rows_);
-        return appended.WithContext(path_ + ": /curves");
-      }
+    if (!status.ok()) {  // nothing of the trial stays staged
+      trial_rows.resize(trial_bytes);
+      curve_rows.resize(curve_bytes);
+      return status.WithContext(path_);
     }
+    staged_trials_ += 1;
+    staged_curves_ += result.curve.size();
     return Status::Ok();
   }
 
   Status StageTable(const MetricTable& table) override {
-    ScopedErrorSilencer silencer;
-    return WriteTable(file_.get(), table).WithContext(path_);
+    HPO_RETURN_IF_ERROR(CheckTable(table).WithContext(path_));
+    for (MetricTable& staged : pending_tables_) {
+      if (staged.name == table.name) {
+        staged = table;
+        return Status::Ok();
+      }
+    }
+    pending_tables_.push_back(table);
+    return Status::Ok();
   }
 
   Status Publish(const std::map<std::string, StudyAttribute>& attributes) override {
     ScopedErrorSilencer silencer;
-    HPO_RETURN_IF_ERROR(WriteAttributes(attributes));
-    return PublishImage();
+    for (const auto& [name, value] : attributes) {
+      if (name.empty()) return Status::Failure(path_ + ": attribute name is empty");
+    }
+    published_any_ = true;
+    for (const auto& [name, value] : attributes) {
+      slot_attributes_[name] = value;
+      if (!study_internal::CanEncodeStateName(name)) unencodable_ = true;
+    }
+    const hsize_t trials = committed_trials_ + staged_trials_;
+    const hsize_t curves = committed_curves_ + staged_curves_;
+    const std::string state =
+        unencodable_ ? std::string() : study_internal::EncodeStateAttributes(slot_attributes_);
+    if (needs_rewrite_ || unencodable_ || !pending_tables_.empty() || trials > trial_capacity_ ||
+        curves > curve_capacity_ || state.size() > slot_bytes_) {
+      return Rewrite(
+          /*include_staged=*/true,
+          trials > trial_capacity_ ? GrownCapacity(trial_capacity_, trials, kTrialsChunkRows)
+                                   : trial_capacity_,
+          curves > curve_capacity_ ? GrownCapacity(curve_capacity_, curves, kCurvesChunkRows)
+                                   : curve_capacity_,
+          std::max<hsize_t>(slot_bytes_, 2 * state.size()));
+    }
+    return PublishInPlace(state);
   }
 
  private:
   Status MakeMemoryTypes() {
     HPO_RETURN_IF_ERROR(trials_schema_.MakeMemoryType(&trials_memory_type_));
-    return curves_schema_.MakeMemoryType(&curves_memory_type_);
+    HPO_RETURN_IF_ERROR(curves_schema_.MakeMemoryType(&curves_memory_type_));
+    return study_internal::MakeCommitType(/*file=*/false, &commit_memory_type_);
+  }
+
+  void CloseFile() {
+    trials_.reset();
+    curves_.reset();
+    published_.reset();
+    state_.reset();
+    file_.reset();
+  }
+
+  // Opens STUDY.h5 and its datasets; the capacities are the tables' extents.
+  Status OpenFile(bool writable) {
+    CloseFile();
+    PropertyListHandle fapl;
+    HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
+    file_.reset(H5Fopen(path_.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()));
+    if (!file_.valid()) return Status::BadInput(path_ + ": " + Hdf5Error("H5Fopen"));
+    writable_ = writable;
+    HPO_RETURN_IF_ERROR(
+        OpenTable(study_internal::kTrialsDataset, trials_schema_, &trials_, &trial_capacity_));
+    HPO_RETURN_IF_ERROR(
+        OpenTable(study_internal::kCurvesDataset, curves_schema_, &curves_, &curve_capacity_));
+    if (H5Lexists(file_.get(), study_internal::kPublishedDataset, H5P_DEFAULT) > 0) {
+      published_.reset(H5Dopen2(file_.get(), study_internal::kPublishedDataset, H5P_DEFAULT));
+      state_.reset(H5Dopen2(file_.get(), study_internal::kStateDataset, H5P_DEFAULT));
+      if (!published_.valid() || !state_.valid()) {
+        return Status::BadInput(path_ + ": /published or /state does not open");
+      }
+    }
+    return MakeMemoryTypes();
   }
 
   // Opens an existing table and checks that its row type is this layout's.
@@ -450,11 +602,174 @@ class Hdf5StudyWriter final : public StudyWriter {
     return Status::Ok();
   }
 
-  Status WriteAttributes(const std::map<std::string, StudyAttribute>& attributes) {
-    for (const auto& [name, value] : attributes) {
-      if (name.empty()) return Status::Failure(path_ + ": attribute name is empty");
-      HPO_RETURN_IF_ERROR(WriteAttribute(file_.get(), name, value).WithContext(path_));
+  // The in-place publish of the protocol: rows and state, flush, then the record, flush.
+  Status PublishInPlace(const std::string& state) {
+    if (!writable_) HPO_RETURN_IF_ERROR(OpenFile(/*writable=*/true));
+    CommitRecord record;
+    record.sequence = sequence_ + 1;
+    record.trials = static_cast<int64_t>(committed_trials_ + staged_trials_);
+    record.curves = static_cast<int64_t>(committed_curves_ + staged_curves_);
+    const hsize_t slot = static_cast<hsize_t>(record.sequence % 2);
+    record.state_offset = static_cast<int64_t>(slot * slot_bytes_);
+    record.state_size = static_cast<int64_t>(state.size());
+    record.state_checksum = study_internal::Fnv1a64(state.data(), state.size());
+    record.checksum = study_internal::RecordChecksum(record);
+    HPO_RETURN_IF_ERROR(WriteRange(trials_.get(), trials_memory_type_.get(),
+                                   staged_trial_rows_.data(), committed_trials_, staged_trials_)
+                            .WithContext(path_ + ": /trials"));
+    HPO_RETURN_IF_ERROR(WriteRange(curves_.get(), curves_memory_type_.get(),
+                                   staged_curve_rows_.data(), committed_curves_, staged_curves_)
+                            .WithContext(path_ + ": /curves"));
+    HPO_RETURN_IF_ERROR(WriteRange(state_.get(), H5T_NATIVE_UINT8, state.data(),
+                                   static_cast<hsize_t>(record.state_offset), state.size())
+                            .WithContext(path_ + ": /state"));
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) {
+      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
     }
+    HPO_RETURN_IF_ERROR(WriteRange(published_.get(), commit_memory_type_.get(), &record, slot, 1)
+                            .WithContext(path_ + ": /published"));
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) {
+      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
+    }
+    Committed(record.sequence);
+    return Status::Ok();
+  }
+
+  // The staged rows are in the study now.
+  void Committed(int64_t sequence) {
+    sequence_ = sequence;
+    committed_trials_ += staged_trials_;
+    committed_curves_ += staged_curves_;
+    staged_trials_ = staged_curves_ = 0;
+    staged_trial_rows_.clear();
+    staged_curve_rows_.clear();
+  }
+
+  // The rewrite of the protocol: builds STUDY.h5.tmp and renames it over STUDY.h5.
+  Status Rewrite(bool include_staged, hsize_t trial_capacity, hsize_t curve_capacity,
+                 hsize_t slot_bytes) {
+    const std::string temporary = path_ + ".tmp";
+    ::unlink(temporary.c_str());
+    Status built = Build(temporary, include_staged, trial_capacity, curve_capacity, slot_bytes);
+    if (built.ok() && ::rename(temporary.c_str(), path_.c_str()) != 0) {
+      built = Status::Failure(path_ + ": cannot replace it: " + std::strerror(errno));
+    }
+    if (!built.ok()) {
+      ::unlink(temporary.c_str());
+      return built;
+    }
+    if (!include_staged) staged_trials_ = staged_curves_ = 0;
+    Committed(sequence_ + 1);
+    slot_attributes_.clear();
+    unencodable_ = false;
+    pending_tables_.clear();
+    needs_rewrite_ = false;
+    slot_bytes_ = slot_bytes;
+    return OpenFile(/*writable=*/true);
+  }
+
+  // Writes the whole study (see Rewrite) to `temporary`.
+  Status Build(const std::string& temporary, bool include_staged, hsize_t trial_capacity,
+               hsize_t curve_capacity, hsize_t slot_bytes) {
+    const hsize_t new_trials = include_staged ? staged_trials_ : 0;
+    const hsize_t new_curves = include_staged ? staged_curves_ : 0;
+    PropertyListHandle fapl;
+    HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
+    FileHandle out(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
+    if (!out.valid()) return Status::Failure(temporary + ": " + Hdf5Error("H5Fcreate"));
+    DatasetHandle trials;
+    DatasetHandle curves;
+    HPO_RETURN_IF_ERROR(CreateTable(out.get(), study_internal::kTrialsDataset, trials_schema_,
+                                    kTrialsChunkRows, trial_capacity, &trials));
+    HPO_RETURN_IF_ERROR(CreateTable(out.get(), study_internal::kCurvesDataset, curves_schema_,
+                                    kCurvesChunkRows, curve_capacity, &curves));
+    if (!trials_memory_type_.valid()) HPO_RETURN_IF_ERROR(MakeMemoryTypes());
+    std::vector<char> rows;
+    if (file_.valid()) {
+      HPO_RETURN_IF_ERROR(ReadFirst(trials_.get(), trials_memory_type_.get(),
+                                    trials_schema_.row_size(), committed_trials_, &rows));
+      HPO_RETURN_IF_ERROR(
+          WriteRange(trials.get(), trials_memory_type_.get(), rows.data(), 0, committed_trials_));
+      HPO_RETURN_IF_ERROR(ReadFirst(curves_.get(), curves_memory_type_.get(),
+                                    curves_schema_.row_size(), committed_curves_, &rows));
+      HPO_RETURN_IF_ERROR(
+          WriteRange(curves.get(), curves_memory_type_.get(), rows.data(), 0, committed_curves_));
+    }
+    HPO_RETURN_IF_ERROR(WriteRange(trials.get(), trials_memory_type_.get(),
+                                   staged_trial_rows_.data(), committed_trials_, new_trials));
+    HPO_RETURN_IF_ERROR(WriteRange(curves.get(), curves_memory_type_.get(),
+                                   staged_curve_rows_.data(), committed_curves_, new_curves));
+    // Root attributes: the old file's (or the initial ones), then the state's over them.
+    if (file_.valid()) {
+      AttributeCopy copy{out.get(), Status::Ok()};
+      if (H5Aiterate2(file_.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CopyRootAttribute, &copy) <
+          0) {
+        return copy.status.ok() ? Status::Failure(Hdf5Error("H5Aiterate2")) : copy.status;
+      }
+    } else {
+      const std::pair<const char*, StudyAttribute> root_attributes[] = {
+          {study_internal::kConfigAttribute, initial_attributes_.config},
+          {study_internal::kMetricNameAttribute, initial_attributes_.metric_name},
+          {study_internal::kMetricGoalAttribute, initial_attributes_.metric_goal},
+          {study_internal::kWorldSizeAttribute, initial_attributes_.world_size},
+          {study_internal::kStartTimeAttribute, initial_attributes_.start_time},
+          {study_internal::kVersionAttribute, initial_attributes_.version},
+      };
+      for (const auto& [name, value] : root_attributes) {
+        HPO_RETURN_IF_ERROR(WriteAttribute(out.get(), name, value));
+      }
+    }
+    for (const auto& [name, value] : slot_attributes_) {
+      HPO_RETURN_IF_ERROR(WriteAttribute(out.get(), name, value));
+    }
+    // Tables: the old file's that are not replaced, then the staged ones.
+    if (file_.valid()) {
+      std::vector<std::string> names;
+      hsize_t index = 0;
+      if (H5Literate(file_.get(), H5_INDEX_NAME, H5_ITER_INC, &index, CollectLinkName, &names) <
+          0) {
+        return Status::Failure(Hdf5Error("H5Literate"));
+      }
+      for (const std::string& name : names) {
+        if (name.rfind(study_internal::kTablePrefix, 0) != 0) continue;
+        const bool replaced = std::any_of(
+            pending_tables_.begin(), pending_tables_.end(), [&](const MetricTable& table) {
+              return study_internal::kTablePrefix + table.name == name;
+            });
+        if (replaced) continue;
+        if (H5Ocopy(file_.get(), name.c_str(), out.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) <
+            0) {
+          return Status::Failure(Hdf5Error("H5Ocopy") + " (/" + name + ")");
+        }
+      }
+    }
+    for (const MetricTable& table : pending_tables_) {
+      HPO_RETURN_IF_ERROR(WriteTable(out.get(), table));
+    }
+    // The state slots (empty: the state is in the attributes now) and the first record.
+    DatasetHandle state;
+    HPO_RETURN_IF_ERROR(CreateFixed(out.get(), study_internal::kStateDataset, H5T_STD_U8LE,
+                                    2 * slot_bytes, &state));
+    DatatypeHandle commit_file_type;
+    HPO_RETURN_IF_ERROR(study_internal::MakeCommitType(/*file=*/true, &commit_file_type));
+    DatasetHandle published;
+    HPO_RETURN_IF_ERROR(CreateFixed(out.get(), study_internal::kPublishedDataset,
+                                    commit_file_type.get(), 2, &published));
+    CommitRecord record;
+    record.sequence = sequence_ + 1;
+    record.trials = static_cast<int64_t>(committed_trials_ + new_trials);
+    record.curves = static_cast<int64_t>(committed_curves_ + new_curves);
+    record.state_offset = static_cast<int64_t>(record.sequence % 2 * slot_bytes);
+    record.state_checksum = study_internal::Fnv1a64(nullptr, 0);
+    record.checksum = study_internal::RecordChecksum(record);
+    HPO_RETURN_IF_ERROR(WriteRange(published.get(), commit_memory_type_.get(), &record,
+                                   static_cast<hsize_t>(record.sequence % 2), 1));
+    trials.reset();
+    curves.reset();
+    state.reset();
+    published.reset();
+    if (H5Fclose(out.release()) < 0)
+      return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
     return Status::Ok();
   }
 
@@ -510,34 +825,37 @@ class Hdf5StudyWriter final : public StudyWriter {
     return Status::Ok();
   }
 
-  // Publishes the in-memory study: see the protocol at the top of this file.
-  Status PublishImage() {
-    if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
-      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
-    }
-    const ssize_t size = H5Fget_file_image(file_.get(), nullptr, 0);
-    if (size <= 0) return Status::Failure(path_ + ": " + Hdf5Error("H5Fget_file_image"));
-    image_.resize(static_cast<size_t>(size));
-    if (H5Fget_file_image(file_.get(), image_.data(), image_.size()) != size) {
-      return Status::Failure(path_ + ": " + Hdf5Error("H5Fget_file_image"));
-    }
-    RestoreSuperblockFlags(&image_);
-    return WriteFileAtomically(path_, image_.data(), image_.size());
-  }
-
   const std::string path_;
   StudyLock lock_;
   const StudyLayout layout_;
   const RowSchema trials_schema_;
   const RowSchema curves_schema_;
-  FileHandle file_;
+  StudyAttributes initial_attributes_;  // Create only: the root attributes of the first build
+  FileHandle file_;                     // STUDY.h5 as last published
+  bool writable_ = false;
   DatasetHandle trials_;
   DatasetHandle curves_;
+  DatasetHandle published_;
+  DatasetHandle state_;
   DatatypeHandle trials_memory_type_;
   DatatypeHandle curves_memory_type_;
-  hsize_t trial_rows_ = 0;
-  hsize_t curve_rows_ = 0;
-  std::vector<char> image_;  // the last published image, reused as the buffer of the next
+  DatatypeHandle commit_memory_type_;
+  hsize_t trial_capacity_ = 0;  // rows of /trials (the extent)
+  hsize_t curve_capacity_ = 0;
+  hsize_t slot_bytes_ = 0;  // bytes of each of /state's two slots
+  hsize_t committed_trials_ = 0;
+  hsize_t committed_curves_ = 0;
+  int64_t sequence_ = 0;        // of the record in effect
+  bool needs_rewrite_ = false;  // the file predates the appendable layout
+  bool published_any_ = false;  // by this writer: only then does the destructor compact
+  bool unencodable_ = false;    // slot_attributes_ has a name the state cannot hold
+  // Root attributes published since the last rewrite (the state), and staged work.
+  std::map<std::string, StudyAttribute> slot_attributes_;
+  std::vector<MetricTable> pending_tables_;
+  std::vector<char> staged_trial_rows_;
+  std::vector<char> staged_curve_rows_;
+  hsize_t staged_trials_ = 0;
+  hsize_t staged_curves_ = 0;
 };
 
 }  // namespace
@@ -547,7 +865,7 @@ Status StudyWriter::Create(const std::string& path, const StudyLayout& layout,
                            std::unique_ptr<StudyWriter>* writer) {
   HPO_RETURN_IF_ERROR(ValidateLayout(layout).WithContext(path));
   // Claim the path exclusively first: this refuses an existing file without touching it and
-  // reports why a folder cannot take the file; the first publish then replaces the empty file.
+  // reports why a folder cannot take the file; the first build then replaces the empty file.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     const int error = errno;
