@@ -1,6 +1,7 @@
 #include "coord/coordinator.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -14,6 +15,11 @@
 namespace hpo {
 
 namespace {
+
+// The wall clock a trial's start_time_s is read from: seconds since the Unix epoch.
+double UnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 std::string FormatDuration(double seconds) {
   const auto total = static_cast<int64_t>(std::llround(std::max(0.0, seconds)));
@@ -230,6 +236,7 @@ Status Coordinator::HandleRequest(int group, bool interrupt, std::optional<Contr
   running_[group] = trial->trial_id;
   running_params_[group] = trial->params;
   unfinished_[trial->trial_id] = *trial;
+  dispatched_at_[trial->trial_id] = UnixSeconds();
   answer.kind = MessageKind::kTrial;
   answer.trial = std::move(*trial);
   *reply = std::move(answer);
@@ -307,6 +314,11 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   unfinished_.erase(received.trial_id);
   TrialResult result = received;
   result.group = group;
+  if (const auto dispatched = dispatched_at_.find(result.trial_id);
+      dispatched != dispatched_at_.end()) {
+    result.start_time_s = dispatched->second;
+    dispatched_at_.erase(dispatched);
+  }
   result.epochs = static_cast<int64_t>(result.curve.size());
   if (result.status != TrialStatus::kFailed && !result.curve.empty() &&
       objective_index_ < result.curve.back().values.size()) {

@@ -152,6 +152,7 @@ class Coordinator {
   std::vector<int64_t> running_;             // per group: its trial id, or -1
   std::vector<Assignment> running_params_;   // per group: its trial's hyperparameters
   std::map<int64_t, TrialSpec> unfinished_;  // dispatched, no final result yet
+  std::map<int64_t, double> dispatched_at_;  // unfinished trials' start_time_s (Unix seconds)
   std::deque<TrialSpec> requeued_;           // to dispatch before new suggestions
   bool interrupted_ = false;
   std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -54,7 +55,7 @@ Status ValidateLayout(const StudyLayout& layout) {
       study_internal::kTrialIdField,   study_internal::kStatusField,
       study_internal::kObjectiveField, study_internal::kEpochsField,
       study_internal::kDurationField,  study_internal::kGroupField,
-      study_internal::kMessageField};
+      study_internal::kMessageField,   study_internal::kStartTimeField};
   std::set<std::string> seen;
   for (const StudyParamColumn& column : layout.params) {
     if (column.name.empty()) return Status::BadInput("a hyperparameter has an empty name");
@@ -367,6 +368,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     const std::string memory_name = path_ + ".in-memory";
     file_.reset(H5Fopen(memory_name.c_str(), H5F_ACC_RDWR, fapl.get()));
     if (!file_.valid()) return Status::BadInput(path_ + ": " + Hdf5Error("H5Fopen"));
+    HPO_RETURN_IF_ERROR(AddStartTimeColumn());
     HPO_RETURN_IF_ERROR(
         OpenTable(study_internal::kTrialsDataset, trials_schema_, &trials_, &trial_rows_));
     HPO_RETURN_IF_ERROR(
@@ -450,6 +452,54 @@ class Hdf5StudyWriter final : public StudyWriter {
     return Status::Ok();
   }
 
+  // A study written before start_time_s (its /trials row type is LegacyTrialsSchema's): rewrites
+  // /trials in memory with the column added, NaN in every row (the time is unknown). Any other
+  // row type is left for OpenTable to judge.
+  Status AddStartTimeColumn() {
+    const char* name = study_internal::kTrialsDataset;
+    const std::string where = path_ + ": /" + name;
+    const RowSchema legacy = study_internal::LegacyTrialsSchema(layout_);
+    std::vector<char> old_rows;
+    hsize_t rows = 0;
+    {
+      DatasetHandle opened(H5Dopen2(file_.get(), name, H5P_DEFAULT));
+      if (!opened.valid()) return Status::Ok();
+      DatatypeHandle stored(H5Dget_type(opened.get()));
+      DatatypeHandle expected;
+      HPO_RETURN_IF_ERROR(legacy.MakeFileType(&expected));
+      if (!stored.valid() || H5Tequal(stored.get(), expected.get()) <= 0) return Status::Ok();
+      DataspaceHandle space(H5Dget_space(opened.get()));
+      if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1 ||
+          H5Sget_simple_extent_dims(space.get(), &rows, nullptr) < 0) {
+        return Status::BadInput(where + ": not a 1-D table");
+      }
+      old_rows.resize(legacy.row_size() * rows);
+      DatatypeHandle memory;
+      HPO_RETURN_IF_ERROR(legacy.MakeMemoryType(&memory));
+      if (rows > 0 &&
+          H5Dread(opened.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, old_rows.data()) < 0) {
+        return Status::BadInput(where + ": " + Hdf5Error("H5Dread"));
+      }
+    }
+    if (H5Ldelete(file_.get(), name, H5P_DEFAULT) < 0) {
+      return Status::Failure(where + ": " + Hdf5Error("H5Ldelete"));
+    }
+    DatasetHandle created;
+    HPO_RETURN_IF_ERROR(CreateTable(file_.get(), name, trials_schema_, kTrialsChunkRows, &created));
+    if (rows == 0) return Status::Ok();
+    const size_t start = trials_schema_.fields().size() - 1;
+    std::vector<char> new_rows(trials_schema_.row_size() * rows, 0);
+    for (hsize_t r = 0; r < rows; ++r) {
+      char* row = new_rows.data() + r * trials_schema_.row_size();
+      std::copy_n(old_rows.data() + r * legacy.row_size(), legacy.row_size(), row);
+      trials_schema_.PutFloat64(row, start, std::numeric_limits<double>::quiet_NaN());
+    }
+    DatatypeHandle memory;
+    HPO_RETURN_IF_ERROR(trials_schema_.MakeMemoryType(&memory));
+    hsize_t size = 0;
+    return AppendRows(created.get(), memory.get(), new_rows, rows, &size).WithContext(where);
+  }
+
   Status WriteAttributes(const std::map<std::string, StudyAttribute>& attributes) {
     for (const auto& [name, value] : attributes) {
       if (name.empty()) return Status::Failure(path_ + ": attribute name is empty");
@@ -507,6 +557,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     trials_schema_.PutFloat64(row, tail + 1, result.duration_s);
     trials_schema_.PutInt64(row, tail + 2, result.group);
     trials_schema_.PutString(row, tail + 3, result.message);
+    trials_schema_.PutFloat64(row, tail + 4, result.start_time_s);
     return Status::Ok();
   }
 
