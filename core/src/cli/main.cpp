@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -196,11 +197,10 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
   }
   if (!html_path.empty()) {
     std::string page;
+    std::optional<hpo::StudyImportance> importance;
     if (studies.size() == 1) {
-      const hpo::StudyImportance importance =
-          hpo::ComputeStudyImportance(studies[0], registry.catalog());
-      page = hpo::FormatHtmlReport(studies[0], registry.catalog(), importance);
-      StoreImportance(study_paths[0], studies[0], importance);
+      importance = hpo::ComputeStudyImportance(studies[0], registry.catalog());
+      page = hpo::FormatHtmlReport(studies[0], registry.catalog(), *importance);
     } else {
       std::vector<hpo::NamedStudy> named;
       for (size_t i = 0; i < studies.size(); ++i) named.push_back({study_paths[i], &studies[i]});
@@ -211,6 +211,7 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
       return ExitWith(hpo::Status::BadInput("--html: " + written.message()), true);
     }
     std::cerr << "hpo: HTML report: " << html_path << std::endl;
+    if (importance) StoreImportance(study_paths[0], studies[0], *importance);
   }
   for (size_t i = 0; i < studies.size(); ++i) {
     if (studies.size() > 1) std::cout << (i == 0 ? "" : "\n") << "== " << study_paths[i] << "\n";

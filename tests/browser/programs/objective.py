@@ -2,8 +2,9 @@
 """A stand-in training program for the report's tests (a command trial): each step prints one JSON
 line {"epoch": step, "loss": value}. The loss falls with the steps towards a floor that depends
 mostly on lr (best near 3e-3, a log-scale bowl), a little on optimizer and hardly on width, so the
-hyperparameter importance has a clear winner. batch 256 "runs out of memory" (exit 1 at step 2),
-so a sweep over batch has failed trials."""
+hyperparameter importance has a clear winner. Batch 256 or lr above 0.05 "runs out of memory"
+(exit 1 before the first step), so a sweep over them has failed trials whatever early stopping
+decides."""
 
 import argparse
 import json
@@ -26,8 +27,9 @@ def main():
     for step in range(1, args.steps + 1):
         if args.sleep:
             time.sleep(args.sleep)
-        if args.batch >= 256 and step == 2:
-            print("CUDA out of memory (pretend): batch %d" % args.batch, file=sys.stderr, flush=True)
+        if args.batch >= 256 or args.lr > 0.05:  # before its first report: early stopping
+            print("CUDA out of memory (pretend): batch %d, lr %g" % (args.batch, args.lr),
+                  file=sys.stderr, flush=True)  # cannot stop it first
             sys.exit(1)
         loss = floor + 1.0 / step
         print(json.dumps({"epoch": step, "loss": loss}), flush=True)
