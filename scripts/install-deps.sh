@@ -14,7 +14,8 @@ packages=(
   slurm-wlm munge
   dataset-fashion-mnist
   python3 python3-h5py python3-numpy python3-pandas python3-tables python3-yaml python3-jsonschema
-  python3-torch python3-sklearn
+  python3-torch python3-sklearn python3-optuna
+  chromium
 )
 # npm fetches the text corpus; machines that ship their own Node.js (whose nodejs package conflicts
 # with Debian's npm) keep theirs.

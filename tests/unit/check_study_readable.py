@@ -5,7 +5,8 @@ Usage: check_study_readable.py STUDY.h5 ROWS [--param NAME]... [--metric NAME]..
 
 Opens the file with h5py, builds pandas.DataFrame(h5py.File(p)["trials"][:]), checks its row count
 and columns (trial_id, status, objective, the --param names in order, epochs, duration_s, group,
-message), reads /curves (trial_id, epoch, the --metric names), reads the root attributes, and reads
+message, start_time_s), reads /curves (trial_id, epoch, the --metric names), reads the root
+attributes, and reads
 pandas.read_hdf(p, "trials") and pandas.read_hdf(p, "curves") (PyTables generic tables). Exits 0
 when everything matches, 1 with a message on stderr otherwise.
 
@@ -45,7 +46,7 @@ def published_rows(f):
     return best[1], best[2]
 
 TRIAL_HEAD = ["trial_id", "status", "objective"]
-TRIAL_TAIL = ["epochs", "duration_s", "group", "message"]
+TRIAL_TAIL = ["epochs", "duration_s", "group", "message", "start_time_s"]
 CURVE_HEAD = ["trial_id", "epoch"]
 ROOT_ATTRIBUTES = ["config", "metric_name", "metric_goal", "world_size", "start_time", "version"]
 

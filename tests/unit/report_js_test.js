@@ -87,9 +87,55 @@ assert.strictEqual(report.formatValue(0.000123456), "1.23e-4");
 assert.strictEqual(report.formatValue(0.87654321), "0.8765");
 assert.strictEqual(report.formatValue(64), "64");
 assert.strictEqual(report.formatValue(null), "-");
-// The drawing, on a minimal stand-in for the browser's DOM: every trial gets a line in both plots
-// and a table row; dragging on an axis selects, dims the rest and filters the table; a click on
-// the axis clears it; a click on a column header sorts by it.
+// History: x by finishing order, cumulative epochs or wall time; the best so far by the goal.
+const timed = [
+  {trial_id: 0, status: "completed", objective: 0.5, epochs: 3, duration_s: 10, group: 0, order: 1,
+   start_time_s: 1000},
+  {trial_id: 1, status: "stopped", objective: 0.7, epochs: 1, duration_s: 2, group: 1, order: 0,
+   start_time_s: 1001},
+  {trial_id: 2, status: "failed", objective: null, epochs: 0, duration_s: 1, group: 1, order: 2,
+   start_time_s: 1004},
+  {trial_id: 3, status: "completed", objective: 0.4, epochs: 3, duration_s: 6, group: 1, order: 3,
+   start_time_s: 1006},
+];
+const byTrial = report.history(timed, "minimize", "trial");
+assert.deepStrictEqual(byTrial.order, [1, 0, 2, 3]);
+assert.deepStrictEqual(byTrial.x, [2, 1, 3, 4]);
+assert.deepStrictEqual(byTrial.best, [[1, 0.7], [2, 0.5], [4, 0.4]]);
+assert.deepStrictEqual(report.history(timed, "minimize", "compute").x, [4, 1, 4, 7]);
+assert.deepStrictEqual(report.history(timed, "maximize", "compute").best, [[1, 0.7]]);
+const times = report.trialTimes(timed);
+assert.ok(times.exact);
+assert.deepStrictEqual(times.start, [0, 1, 4, 6]);
+assert.deepStrictEqual(times.end, [10, 3, 5, 12]);
+assert.deepStrictEqual(report.history(timed, "minimize", "time", times).x, [10, 3, 5, 12]);
+// Slot utilization: 19 s of trials on 2 groups over 12 s.
+close(report.utilization(times, 2).share, 19 / 24);
+// Without start times (an older study): each group's trials end to end, in finishing order.
+const untimed = timed.map((t) => Object.assign({}, t, {start_time_s: null}));
+const packed = report.trialTimes(untimed);
+assert.ok(!packed.exact);
+assert.strictEqual(packed.missing, 4);
+assert.deepStrictEqual(packed.start, [0, 0, 2, 3]);
+assert.deepStrictEqual(packed.end, [10, 2, 3, 9]);
+assert.strictEqual(report.formatDuration(42), "42 s");
+assert.strictEqual(report.formatDuration(600), "10 min");
+assert.strictEqual(report.formatDuration(7200), "2 h");
+
+// Interpolation passes through the trials and stays within their range.
+const grid = report.interpolateGrid([[0.25, 0.25, 1], [0.75, 0.75, 0]], 2);
+assert.strictEqual(grid[0], 1);  // the cell centred on the first point
+assert.strictEqual(grid[3], 0);
+assert.ok(grid[1] > 0 && grid[1] < 1);
+// The contour takes the two most important hyperparameters.
+const ranked = Object.assign({}, data, {importance: {importance: [
+  {name: "width", importance: 0.6}, {name: "lr", importance: 0.3}]}});
+assert.deepStrictEqual(report.contourAxes(ranked, axes).map((a) => a.name), ["width", "lr"]);
+assert.deepStrictEqual(report.contourAxes(data, axes).map((a) => a.name), ["lr", "optimizer"]);
+
+// The drawing, on a minimal stand-in for the browser's DOM and canvas: every section draws every
+// trial, the table has a row each; dragging on an axis of the parallel coordinates selects,
+// filters the table; a click on the axis clears it; a click on a column header sorts by it.
 class FakeNode {
   constructor(tag) {
     this.tag = tag;
@@ -97,13 +143,26 @@ class FakeNode {
     this.children = [];
     this.listeners = {};
     this.textContent = "";
+    this.style = {};
+    this.value = "trial";
   }
   setAttribute(name, value) { this.attributes[name] = String(value); }
   getAttribute(name) { return this.attributes[name]; }
-  appendChild(child) { this.children.push(child); return child; }
+  appendChild(child) { this.children.push(child); child.parentNode = this; return child; }
   addEventListener(type, listener) { this.listeners[type] = listener; }
   setPointerCapture() {}
-  getBoundingClientRect() { return {top: 0, left: 0, width: 1000, height: 360}; }
+  getBoundingClientRect() { return {top: 0, left: 0, width: 1000, height: 380}; }
+  getContext() {
+    const calls = {};
+    this.calls = calls;
+    return new Proxy({}, {
+      get: (target, key) => (key in target ? target[key] : (...args) => {
+        calls[key] = (calls[key] || 0) + 1;
+        return args;
+      }),
+    });
+  }
+  get classList() { return {add: (c) => { this.className = c; }}; }
   set className(value) { this.attributes.class = value; }
   get className() { return this.attributes.class || ""; }
   // Tables.
@@ -121,43 +180,56 @@ Object.defineProperty(FakeNode.prototype, "textContent", {
   set(value) { this._text = value; if (value === "") this.children = []; },
 });
 const elements = {};
-for (const id of ["parallel", "curves", "trials", "selection"]) elements[id] = new FakeNode(id);
+const elementIds = ["history", "history-plot", "history-x", "importance", "importance-plot", "slices",
+             "slices-plots", "contour", "contour-plot", "timeline", "timeline-plot", "utilization",
+             "parallel", "parallel-plot", "curves", "curves-plot", "trials", "selection",
+             "clear-selection", "show-all", "tooltip"];
+for (const id of elementIds) elements[id] = new FakeNode(id);
 global.document = {
   getElementById: (id) => elements[id],
   createElementNS: (ns, tag) => new FakeNode(tag),
   createElement: (tag) => new FakeNode(tag),
+  createTextNode: (text) => { const node = new FakeNode("#text"); node.textContent = text; return node; },
 };
 const drawn = Object.assign({}, data, {
+  groups: 2,
+  importance: {trees: 64, seed: 0, trials: 3, importance: [{name: "lr", importance: 0.75},
+                                                           {name: "width", importance: 0.25}]},
   trials: data.trials.map((t, i) => Object.assign({}, t, {
-    epochs: 3, duration_s: 1, message: "", curve: [[1, 0.5], [2, 0.6 + i / 100], [3, t.objective]],
+    epochs: 3, duration_s: 1 + i, group: i % 2, order: i, start_time_s: 100 + i, message: "",
+    curve: [[1, 0.5], [2, 0.6 + i / 100], [3, t.objective]],
   })),
 });
 report.render(drawn);
-const parallelLines = () => elements.parallel.all("polyline");
+const drawnIn = (id) => Number(elements[id].getAttribute("data-drawn"));
 const tableRows = () => elements.trials.all("tbody")[0].all("tr");
-assert.strictEqual(parallelLines().length, 4);
-assert.strictEqual(elements.curves.all("polyline").length, 4);
+assert.strictEqual(drawnIn("parallel"), 4);
+assert.strictEqual(drawnIn("curves"), 4);  // the failed trial up to its last finite value
+assert.strictEqual(drawnIn("history"), 4 + 1);  // every trial, and the best-so-far line
+assert.strictEqual(drawnIn("timeline"), 4);
+assert.strictEqual(drawnIn("importance"), 2);
+assert.strictEqual(drawnIn("slices"), 3 * 3);  // 3 axes x 3 trials with an objective
+assert.ok(drawnIn("contour") > 48 * 48);
+assert.strictEqual(elements["importance-plot"].all("rect").length, 2);
+assert.ok(elements.utilization.textContent.startsWith("Slot utilization: "),
+          elements.utilization.textContent);
 assert.strictEqual(tableRows().length, 4);
 assert.ok(elements.selection.textContent.startsWith("All 4 trials"), elements.selection.textContent);
-// The best trial's line is drawn last, thickest; its row is marked and comes first.
-assert.strictEqual(parallelLines()[3].getAttribute("stroke-width"), "3");
 assert.strictEqual(tableRows()[0].className, "best");
-// The failed trial's line skips its unknown category and its missing objective: 2 of 4 axes.
-const failedLine = parallelLines().find((l) => l.all("title")[0].textContent.startsWith("trial 3"));
-assert.strictEqual(failedLine.getAttribute("points").split(" ").length, 2);
-assert.strictEqual(failedLine.getAttribute("stroke-dasharray"), "4 3");
+// Switching the history to compute redraws it.
+elements["history-x"].value = "compute";
+elements["history-x"].listeners.change();
+assert.strictEqual(drawnIn("history"), 5);
 
-// Drag on the lr axis (the first) from y = 30 (top) to y = 160 (just above the middle).
-const lrHit = elements.parallel.all("rect").filter((r) => r.getAttribute("class") === "hit")[0];
-lrHit.listeners.pointerdown({clientY: 30, pointerId: 1});
-lrHit.listeners.pointermove({clientY: 160});
-lrHit.listeners.pointerup({clientY: 160});
+// Drag on the lr axis (the first) from y = 34 (top) to y = 170 (just above the middle).
+const lrHit = elements["parallel-plot"].all("rect").filter((r) => r.getAttribute("class") === "hit")[0];
+lrHit.listeners.pointerdown({clientY: 34, pointerId: 1});
+lrHit.listeners.pointermove({clientY: 170});
+lrHit.listeners.pointerup({clientY: 170});
 assert.strictEqual(elements.selection.textContent,
                    "2 of 4 trials selected (click an axis to clear it).");
 assert.deepStrictEqual(tableRows().map((r) => r.children[0].textContent), ["1", "3"]);
-assert.strictEqual(parallelLines().filter((l) => l.getAttribute("class") === "dimmed").length, 2);
-assert.strictEqual(
-    elements.curves.all("polyline").filter((l) => l.getAttribute("class") === "dimmed").length, 2);
+assert.strictEqual(elements["clear-selection"].hidden, false);
 lrHit.listeners.pointerdown({clientY: 100, pointerId: 1});
 lrHit.listeners.pointerup({clientY: 100});
 assert.ok(elements.selection.textContent.startsWith("All 4 trials"));
@@ -168,5 +240,15 @@ header().find((h) => h.textContent === "width").listeners.click();
 assert.deepStrictEqual(tableRows().map((r) => r.children[0].textContent), ["0", "3", "2", "1"]);
 header().find((h) => h.textContent.startsWith("width")).listeners.click();
 assert.deepStrictEqual(tableRows().map((r) => r.children[0].textContent), ["1", "2", "3", "0"]);
+
+// The comparison page: two studies overlaid, one best-so-far line each.
+elements["comparison-plot"] = new FakeNode("comparison-plot");
+elements["comparison-x"] = Object.assign(new FakeNode("comparison-x"), {value: "compute"});
+elements.comparison = new FakeNode("comparison");
+report.renderComparison({metric: "loss", goal: "minimize", studies: [
+  {name: "a.h5", method: "random", trials: timed},
+  {name: "b.h5", method: "bayes + hyperband", trials: timed.slice(0, 2)},
+]});
+assert.strictEqual(Number(elements.comparison.getAttribute("data-drawn")), 3 + 2 + 2);
 
 console.log("report.js: all checks passed");

@@ -209,9 +209,9 @@ TEST(HtmlReportTest, NoStudyTextEndsTheScriptOrTheMarkup) {
   study.tables.push_back(
       {"confusion", 2, 2, {1, 2, 3, 4}, {"</script><script>alert(3)</script>", "</td></table>"}});
   const std::string page = FormatHtmlReport(study);
-  // The page's own two script elements close; nothing from the study adds a tag.
-  EXPECT_EQ(Count(page, "</script>"), 2u) << page;
-  EXPECT_EQ(Count(page, "<script"), 2u) << page;
+  // The page's own three script elements close; nothing from the study adds a tag.
+  EXPECT_EQ(Count(page, "</script>"), 3u) << page;
+  EXPECT_EQ(Count(page, "<script"), 3u) << page;
   EXPECT_EQ(Count(page, "</pre>"), 1u) << page;
   EXPECT_EQ(Count(page, "</title>"), 1u) << page;
   EXPECT_NE(page.find("\\u003c/script>\\u003cscript>alert(2)"), std::string::npos) << page;
@@ -383,7 +383,8 @@ TEST(HtmlReportTest, NoTestSectionWithoutTestResults) {
   study.extra_attributes["best_trial_id"] = int64_t{0};
   study.extra_attributes["best_model"] = std::string("models/trial_0.pt");
   const std::string page = FormatHtmlReport(study);
-  EXPECT_EQ(page.find("<section"), std::string::npos) << page;
+  EXPECT_EQ(page.find("<section id=\"test\">"), std::string::npos) << page;
+  EXPECT_EQ(page.find("<section id=\"confusion\">"), std::string::npos) << page;
   EXPECT_EQ(page.find("Test split"), std::string::npos) << page;
   EXPECT_EQ(page.find("predicted"), std::string::npos) << page;
   if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
@@ -412,6 +413,82 @@ TEST(HtmlReportTest, EmbedsTheTestResultsAsTheJsonReportWritesThem) {
       "assert r['test_metrics'] == j['test_metrics'], j\n"
       "assert r['test_tables'] == j['test_tables'], j\n";
   EXPECT_TRUE(PythonCheck(FormatHtmlReport(study), check));
+}
+
+TEST(HtmlReportTest, EverySectionHasItsIdAndAReadingGuide) {
+  const std::string page = FormatHtmlReport(StudyWithTestResults());
+  size_t last = 0;
+  for (const char* id : {"history", "importance", "slices", "contour", "timeline", "parallel",
+                         "curves", "table", "config"}) {
+    const std::string open = std::string("<section id=\"") + id + "\">";
+    ASSERT_EQ(Count(page, open), 1u) << id;
+    EXPECT_GT(page.find(open), last) << id << " is out of order";
+    last = page.find(open);
+    const std::string section = Between(page, open, "</section>");
+    EXPECT_NE(section.find("<p class=\"guide\">"), std::string::npos) << section;
+  }
+  // One file: the script inline, nothing fetched from the network.
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_NE(page.find("id=\"history-x\""), std::string::npos);
+}
+
+TEST(HtmlReportTest, EmbedsTheImportanceStartTimesAndFinishingOrder) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  StudyContents study = TestStudy();
+  study.trials[0].start_time_s = 1800000000.5;
+  StudyImportance importance;
+  importance.trials = 1;
+  importance.values = {{"lr", 0.75}, {"width", 0.25}};
+  const std::string page = FormatHtmlReport(study, BuiltinTaskCatalog(), importance);
+  const std::string check =
+      std::string(kLoadStudy) +
+      "i = r['importance']\n"
+      "assert i['method'] == 'fanova' and i['trees'] == 64 and i['trials'] == 1, i\n"
+      "assert i['importance'] == [{'name': 'lr', 'importance': 0.75},"
+      " {'name': 'width', 'importance': 0.25}], i\n"
+      "assert r['groups'] == 4 and r['start_times'] is True, r\n"
+      "t = {x['trial_id']: x for x in r['trials']}\n"
+      "assert [t[k]['order'] for k in (0, 1, 2)] == [0, 1, 2], t\n"
+      "assert t[0]['start_time_s'] == 1800000000.5 and t[1]['start_time_s'] is None, t\n"
+      "assert t[0]['group'] == 0, t\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
+}
+
+TEST(HtmlReportTest, ComparisonOverlaysStudiesAndWarnsAboutAnotherMetric) {
+  StudyContents a = TestStudy();
+  StudyContents b = TestStudy();
+  b.trials.pop_back();
+  StudyContents c = TestStudy();
+  c.attributes.metric_name = "val_loss";
+  c.attributes.metric_goal = "minimize";
+  const std::string page = FormatComparisonHtml(
+      {{"runs/a/study.h5", &a}, {"runs/<b>/study.h5", &b}, {"c.h5", &c}}, BuiltinTaskCatalog());
+  EXPECT_EQ(Count(page, "<section id=\"comparison\">"), 1u) << page;
+  EXPECT_NE(page.find("<script id=\"hpo-comparison\" type=\"application/json\">"),
+            std::string::npos);
+  EXPECT_NE(page.find("<td>runs/&lt;b&gt;/study.h5</td><td>random</td>"), std::string::npos)
+      << page;
+  EXPECT_EQ(page.find("runs/<b>"), std::string::npos) << "the name must be escaped everywhere";
+  // Epochs in all (3 + 1 + 2) and until the best trial (trial 0, the first: 3).
+  EXPECT_NE(page.find("<td>0.85</td><td>6</td><td>3</td>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<p class=\"warning\">c.h5 tunes val_loss (minimize)"), std::string::npos)
+      << page;
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string check =
+      "import json, re, sys\n"
+      "page = open(sys.argv[1]).read()\n"
+      "m = re.search(r'<script id=\"hpo-comparison\" type=\"application/json\">(.*?)</script>',"
+      " page, re.S)\n"
+      "r = json.loads(m.group(1))\n"
+      "assert r['metric'] == 'val_accuracy' and r['goal'] == 'maximize', r\n"
+      "s = r['studies']\n"
+      "assert [x['name'] for x in s] == ['runs/a/study.h5', 'runs/<b>/study.h5', 'c.h5'], s\n"
+      "assert len(s[0]['trials']) == 3 and len(s[1]['trials']) == 2, s\n"
+      "assert s[0]['trials'][1] == {'trial_id': 1, 'status': 'stopped', 'objective': 0.5,"
+      " 'epochs': 1, 'duration_s': 1.5, 'group': 0, 'order': 1, 'start_time_s': None}, s\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
 }
 
 }  // namespace

@@ -49,6 +49,9 @@ struct TrialResult {
   int64_t group = -1;  // the trial group that ran it
   std::vector<EpochMetrics> curve;
   std::string message;  // why it failed or stopped; empty for completed trials
+  // When rank 0 dispatched the trial (its last attempt, or its continuation after a resume):
+  // seconds since the Unix epoch, UTC; NaN when unknown (studies written before hpo recorded it).
+  double start_time_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace hpo

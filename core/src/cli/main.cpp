@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -123,24 +124,47 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
   return ExitWith(hpo::RunSweep(sweep, registry), root);
 }
 
+// Stores `importance` in the study as its param_importance attribute, unless it holds that already.
+// A study another process is writing (a running sweep holds its lock) or one in a folder that
+// cannot be written is left as it is, with a note on stderr: the report goes on without it.
+void StoreImportance(const std::string& path, const hpo::StudyContents& study,
+                     const hpo::StudyImportance& importance) {
+  const std::string json = hpo::StudyImportanceJson(importance);
+  const auto stored = study.extra_attributes.find(hpo::kImportanceAttribute);
+  if (stored != study.extra_attributes.end() && stored->second == hpo::StudyAttribute(json)) {
+    return;
+  }
+  std::unique_ptr<hpo::StudyWriter> writer;
+  hpo::Status status = hpo::StudyWriter::Open(path, study.layout, &writer);
+  if (status.ok()) status = writer->SetAttribute(hpo::kImportanceAttribute, json);
+  if (!status.ok()) {
+    std::cerr << "hpo: note: the importance is not stored in the study: " << status.message()
+              << std::endl;
+  }
+}
+
 int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegistry& registry) {
-  std::string study_path;
+  std::vector<std::string> study_paths;
   std::string format = "table";
   std::string html_path;
   int top_k = 10;
   po::options_description options(
-      "usage: hpo report STUDY.h5 [--top K] [--format table|csv|json] [--html FILE]\n\n"
+      "usage: hpo report STUDY.h5 [STUDY2.h5 ...] [--top K] [--format table|csv|json]\n"
+      "                  [--html FILE]\n\n"
       "Prints the leaderboard of a study (best first by the sweep metric's goal) and the best\n"
       "trial's test accuracy. --html also writes the study as one self-contained web page\n"
-      "(parallel-coordinates plot, learning curves, sortable table; no network needed to view).\n"
+      "(history, hyperparameter importance, slices, contour, timeline, parallel coordinates,\n"
+      "learning curves, sortable table; no network needed to view) and stores the importance\n"
+      "(fANOVA) in the study as its param_importance attribute. With several studies, --html\n"
+      "writes a comparison instead: their histories and best-so-far lines overlaid by compute.\n"
       "\noptions");
   options.add_options()("help,h", "show this help")(
-      "study", po::value<std::string>(&study_path)->required(), "the study file")(
+      "study", po::value<std::vector<std::string>>(&study_paths)->required(), "the study file(s)")(
       "top,k", po::value<int>(&top_k)->default_value(10), "rows to show (0: all)")(
       "format,f", po::value<std::string>(&format)->default_value("table"), "table | csv | json")(
       "html", po::value<std::string>(&html_path), "also write the study as an HTML page to FILE");
   po::positional_options_description positional;
-  positional.add("study", 1);
+  positional.add("study", -1);
   for (const std::string& arg : args) {
     if (arg == "--help" || arg == "-h") {
       std::cout << options << std::endl;
@@ -163,18 +187,36 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
         hpo::Status::BadInput("--format must be table, csv or json, not '" + format + "'"), true);
   }
   if (top_k < 0) return ExitWith(hpo::Status::BadInput("--top must be 0 or more"), true);
-  hpo::StudyContents study;
-  hpo::Status read = hpo::ReadStudy(study_path, &study);
-  if (!read.ok()) return ExitWith(read, true);
+  if (study_paths.size() > 1 && report.format != hpo::ReportFormat::kTable) {
+    return ExitWith(hpo::Status::BadInput("--format " + format + " takes one study"), true);
+  }
+  std::vector<hpo::StudyContents> studies(study_paths.size());
+  for (size_t i = 0; i < study_paths.size(); ++i) {
+    hpo::Status read = hpo::ReadStudy(study_paths[i], &studies[i]);
+    if (!read.ok()) return ExitWith(read, true);
+  }
   if (!html_path.empty()) {
-    const std::string page = hpo::FormatHtmlReport(study, registry.catalog());
+    std::string page;
+    std::optional<hpo::StudyImportance> importance;
+    if (studies.size() == 1) {
+      importance = hpo::ComputeStudyImportance(studies[0], registry.catalog());
+      page = hpo::FormatHtmlReport(studies[0], registry.catalog(), *importance);
+    } else {
+      std::vector<hpo::NamedStudy> named;
+      for (size_t i = 0; i < studies.size(); ++i) named.push_back({study_paths[i], &studies[i]});
+      page = hpo::FormatComparisonHtml(named, registry.catalog());
+    }
     const hpo::Status written = hpo::WriteFileAtomically(html_path, page.data(), page.size());
     if (!written.ok()) {
       return ExitWith(hpo::Status::BadInput("--html: " + written.message()), true);
     }
     std::cerr << "hpo: HTML report: " << html_path << std::endl;
+    if (importance) StoreImportance(study_paths[0], studies[0], *importance);
   }
-  std::cout << hpo::FormatReport(study, report);
+  for (size_t i = 0; i < studies.size(); ++i) {
+    if (studies.size() > 1) std::cout << (i == 0 ? "" : "\n") << "== " << study_paths[i] << "\n";
+    std::cout << hpo::FormatReport(studies[i], report);
+  }
   return 0;
 }
 

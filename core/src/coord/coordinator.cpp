@@ -21,6 +21,11 @@ namespace hpo {
 
 namespace {
 
+// The wall clock a trial's start_time_s is read from: seconds since the Unix epoch.
+double UnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string FormatDuration(double seconds) {
   const auto total = static_cast<int64_t>(std::llround(std::max(0.0, seconds)));
   char buffer[32];
@@ -445,6 +450,7 @@ void Coordinator::Assign(int group, TrialSpec trial) {
   running_[group] = trial.trial_id;
   running_params_[group] = trial.params;
   unfinished_[trial.trial_id] = trial;
+  dispatched_at_[trial.trial_id] = UnixSeconds();
   ControlMessage answer;
   answer.kind = MessageKind::kTrial;
   answer.trial = std::move(trial);
@@ -534,6 +540,11 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   pausing_.erase(received.trial_id);
   TrialResult result = received;
   result.group = group;
+  if (const auto dispatched = dispatched_at_.find(result.trial_id);
+      dispatched != dispatched_at_.end()) {
+    result.start_time_s = dispatched->second;
+    dispatched_at_.erase(dispatched);
+  }
   result.epochs = static_cast<int64_t>(result.curve.size());
   if (result.status != TrialStatus::kFailed && !result.curve.empty() &&
       objective_index_ < result.curve.back().values.size()) {

@@ -214,6 +214,7 @@ class Coordinator {
   std::vector<int64_t> running_;             // per group: its trial id, or -1
   std::vector<Assignment> running_params_;   // per group: its trial's hyperparameters
   std::map<int64_t, TrialSpec> unfinished_;  // dispatched, no final result yet
+  std::map<int64_t, double> dispatched_at_;  // unfinished trials' start_time_s (Unix seconds)
   std::deque<TrialSpec> requeued_;           // to dispatch before new suggestions
   std::deque<int> waiting_groups_;           // requests not answered yet, oldest first
   struct SuggestionInFlight {

@@ -11,6 +11,7 @@
 
 #include "hpo/config.hpp"
 #include "hpo/task_catalog.hpp"
+#include "report/importance.hpp"
 #include "report/report.hpp"
 #include "report_internal.hpp"
 
@@ -19,7 +20,10 @@ namespace hpo {
 namespace {
 
 using report_internal::AttributeText;
+using report_internal::Axis;
+using report_internal::AxisScale;
 using report_internal::BestTrialId;
+using report_internal::BuildAxes;
 using report_internal::FindExtra;
 using report_internal::Goal;
 using report_internal::JsonNumber;
@@ -32,134 +36,6 @@ using report_internal::StatusCounts;
 using report_internal::TestMetrics;
 using report_internal::TestMetricsJson;
 using report_internal::TestTablesJson;
-
-enum class AxisScale { kLinear, kLog, kCategorical };
-
-// One axis of the parallel-coordinates plot.
-struct Axis {
-  std::string name;
-  AxisScale scale = AxisScale::kLinear;
-  double min = std::numeric_limits<double>::infinity();  // numeric axes
-  double max = -std::numeric_limits<double>::infinity();
-  std::vector<ParamValue> categories;  // categorical axes, bottom to top
-};
-
-void Extend(Axis* axis, double value) {
-  if (!std::isfinite(value) || (axis->scale == AxisScale::kLog && value <= 0.0)) return;
-  axis->min = std::min(axis->min, value);
-  axis->max = std::max(axis->max, value);
-}
-
-// Widens a numeric axis to the parameter's bounds where the distribution has them.
-void ExtendToBounds(const ParameterSpec& spec, Axis* axis) {
-  switch (spec.distribution) {
-    case Distribution::kIntUniform:
-    case Distribution::kUniform:
-    case Distribution::kQUniform:
-    case Distribution::kLogUniformValues:
-    case Distribution::kQLogUniformValues:
-      Extend(axis, spec.min);
-      Extend(axis, spec.max);
-      break;
-    case Distribution::kLogUniform:
-    case Distribution::kQLogUniform:
-      Extend(axis, std::exp(spec.min));
-      Extend(axis, std::exp(spec.max));
-      break;
-    case Distribution::kInvLogUniform:
-      Extend(axis, std::exp(-spec.max));
-      Extend(axis, std::exp(-spec.min));
-      break;
-    case Distribution::kInvLogUniformValues:
-      Extend(axis, 1.0 / spec.max);
-      Extend(axis, 1.0 / spec.min);
-      break;
-    case Distribution::kBeta:
-    case Distribution::kQBeta:
-      Extend(axis, 0.0);
-      Extend(axis, 1.0);
-      break;
-    default:
-      break;
-  }
-}
-
-std::optional<double> NumberOf(const ParamValue& value) {
-  if (const auto* i = std::get_if<int64_t>(&value)) return static_cast<double>(*i);
-  if (const auto* d = std::get_if<double>(&value)) return *d;
-  return std::nullopt;
-}
-
-// The axis of a parameter the config does not describe (or no config parsed): from its values.
-Axis AxisFromData(const std::string& name, const std::vector<const ParamValue*>& values) {
-  Axis axis;
-  axis.name = name;
-  bool numeric = true;
-  for (const ParamValue* value : values) numeric &= NumberOf(*value).has_value();
-  if (!numeric) {
-    axis.scale = AxisScale::kCategorical;
-    std::set<std::string> seen;
-    std::vector<std::pair<std::string, const ParamValue*>> sorted;
-    for (const ParamValue* value : values) {
-      const std::string text = FormatParamValueExact(*value);
-      if (seen.insert(text).second) sorted.emplace_back(text, value);
-    }
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& entry : sorted) axis.categories.push_back(*entry.second);
-    return axis;
-  }
-  for (const ParamValue* value : values) Extend(&axis, *NumberOf(*value));
-  if (axis.min > 0.0 && axis.max / axis.min >= 1000.0) axis.scale = AxisScale::kLog;
-  return axis;
-}
-
-// One axis per hyperparameter column of the study with more than one possible value.
-std::vector<Axis> BuildAxes(const StudyContents& study, const TaskCatalog& catalog) {
-  SweepConfig config;
-  const bool parsed =
-      ParseConfig(study.attributes.config, "study config", catalog, BareSweepSettings(), &config)
-          .ok();
-  std::vector<Axis> axes;
-  for (const StudyParamColumn& column : study.layout.params) {
-    std::vector<const ParamValue*> values;
-    for (const TrialResult& trial : study.trials) {
-      if (const ParamValue* value = FindParam(trial.params, column.name)) values.push_back(value);
-    }
-    const ParameterSpec* spec = nullptr;
-    if (parsed) {
-      for (const ParameterSpec& candidate : config.sweep.parameters) {
-        if (candidate.name == column.name) spec = &candidate;
-      }
-    }
-    if (spec == nullptr) {
-      axes.push_back(AxisFromData(column.name, values));
-      continue;
-    }
-    if (spec->distribution == Distribution::kConstant) continue;
-    Axis axis;
-    axis.name = column.name;
-    if (spec->distribution == Distribution::kCategorical ||
-        spec->distribution == Distribution::kCategoricalWithProbabilities) {
-      axis.scale = AxisScale::kCategorical;
-      axis.categories = spec->values;
-    } else {
-      axis.scale = IsLogScale(spec->distribution) ? AxisScale::kLog : AxisScale::kLinear;
-      for (const ParamValue* value : values) {
-        if (const std::optional<double> number = NumberOf(*value)) Extend(&axis, *number);
-      }
-      ExtendToBounds(*spec, &axis);
-    }
-    axes.push_back(std::move(axis));
-  }
-  for (Axis& axis : axes) {
-    if (axis.scale != AxisScale::kCategorical && axis.min > axis.max) {
-      axis.min = axis.scale == AxisScale::kLog ? 1.0 : 0.0;  // no values at all
-      axis.max = axis.scale == AxisScale::kLog ? 10.0 : 1.0;
-    }
-  }
-  return axes;
-}
 
 std::string AxisJson(const Axis& axis) {
   std::string out = "{\"name\": " + JsonString(axis.name) + ", \"scale\": ";
@@ -174,7 +50,7 @@ std::string AxisJson(const Axis& axis) {
          ", \"min\": " + JsonNumber(axis.min) + ", \"max\": " + JsonNumber(axis.max) + "}";
 }
 
-std::string TrialJson(const StudyContents& study, const TrialResult& trial) {
+std::string TrialJson(const StudyContents& study, const TrialResult& trial, size_t order) {
   const std::vector<std::string>& metrics = study.layout.metric_names;
   const size_t metric = static_cast<size_t>(
       std::find(metrics.begin(), metrics.end(), study.attributes.metric_name) - metrics.begin());
@@ -195,12 +71,42 @@ std::string TrialJson(const StudyContents& study, const TrialResult& trial) {
          "}, \"epochs\": " + std::to_string(trial.epochs) +
          ", \"duration_s\": " + JsonNumber(trial.duration_s) +
          ", \"group\": " + std::to_string(trial.group) +
-         ", \"message\": " + JsonString(trial.message) + ", \"curve\": [" + curve + "]}";
+         ", \"message\": " + JsonString(trial.message) + ", \"order\": " + std::to_string(order) +
+         ", \"start_time_s\": " + JsonNumber(trial.start_time_s) + ", \"curve\": [" + curve + "]}";
 }
 
-// The data the page draws. Every '<' (only ever inside JSON strings) becomes \u003c, so no text
-// of the study can end the script element it sits in.
-std::string StudyJson(const StudyContents& study, const TaskCatalog& catalog) {
+// Every '<' (only ever inside JSON strings) becomes \u003c, so no text of the study can end the
+// script element it sits in.
+std::string EscapeForScript(const std::string& json) {
+  std::string escaped;
+  escaped.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') {
+      escaped += "\\u003c";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+// The trial groups of the sweep: world_size / ranks_per_trial of its config, or more when its
+// trials name more (a study resumed on more ranks).
+int64_t GroupCount(const StudyContents& study, const TaskCatalog& catalog) {
+  int64_t groups = 0;
+  SweepConfig config;
+  if (ParseConfig(study.attributes.config, "study config", catalog, BareSweepSettings(), &config)
+          .ok() &&
+      config.execution.ranks_per_trial > 0) {
+    groups = study.attributes.world_size / config.execution.ranks_per_trial;
+  }
+  for (const TrialResult& trial : study.trials) groups = std::max(groups, trial.group + 1);
+  return std::max<int64_t>(groups, 1);
+}
+
+// The data the page draws.
+std::string StudyJson(const StudyContents& study, const TaskCatalog& catalog,
+                      const StudyImportance& importance) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::optional<int64_t> best = BestTrialId(study, board);
   std::string out = "{\"metric\": " + JsonString(study.attributes.metric_name) +
@@ -214,20 +120,21 @@ std::string StudyJson(const StudyContents& study, const TaskCatalog& catalog) {
   const std::vector<Axis> axes = BuildAxes(study, catalog);
   for (size_t i = 0; i < axes.size(); ++i) out += (i == 0 ? "" : ",\n  ") + AxisJson(axes[i]);
   out += "],\n\"trials\": [";
+  std::vector<size_t> order(board.size());
   for (size_t i = 0; i < board.size(); ++i) {
-    out += (i == 0 ? "\n  " : ",\n  ") + TrialJson(study, *board[i]);
+    order[i] = static_cast<size_t>(board[i] - study.trials.data());  // file order: as finished
   }
-  out += "],\n\"test_metrics\": " + TestMetricsJson(study) +
+  for (size_t i = 0; i < board.size(); ++i) {
+    out += (i == 0 ? "\n  " : ",\n  ") + TrialJson(study, *board[i], order[i]);
+  }
+  bool start_times = false;
+  for (const TrialResult& trial : study.trials) start_times |= std::isfinite(trial.start_time_s);
+  out += "],\n\"groups\": " + std::to_string(GroupCount(study, catalog)) +
+         ", \"start_times\": " + (start_times ? "true" : "false") +
+         ",\n\"importance\": " + StudyImportanceJson(importance) +
+         ",\n\"test_metrics\": " + TestMetricsJson(study) +
          ",\n\"test_tables\": " + TestTablesJson(study) + "}";
-  std::string escaped;
-  for (char c : out) {
-    if (c == '<') {
-      escaped += "\\u003c";
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
+  return EscapeForScript(out);
 }
 
 std::string HtmlText(const std::string& text) {
@@ -412,6 +319,40 @@ std::string TestSection(const StudyContents& study) {
   return out + "</section>\n";
 }
 
+// A section of the page: its id, heading and one-line reading guide, then `body`.
+std::string Section(const std::string& id, const std::string& heading, const std::string& guide,
+                    const std::string& body) {
+  return "<section id=\"" + id + "\">\n<h2>" + heading + "</h2>\n<p class=\"guide\">" + guide +
+         "</p>\n" + body + "</section>\n";
+}
+
+// Before any other script: errors of the page's script land in the page (#hpo-errors), where a
+// headless browser's --dump-dom shows them, as well as in the console.
+constexpr char kErrorHook[] =
+    "<script>window.hpoErrors = [];\n"
+    "window.addEventListener('error', (e) => { window.hpoErrors.push(String(e.message));\n"
+    "  const box = document.getElementById('hpo-errors');\n"
+    "  if (box) box.textContent = window.hpoErrors.join('\\n'); });</script>\n";
+
+std::string PageHead(const std::string& title) {
+  std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  page += "<title>" + HtmlText(title) + "</title>\n<style>\n";
+  page += report_internal::kReportCss;
+  page += "</style>\n" + std::string(kErrorHook) + "</head>\n<body>\n";
+  return page;
+}
+
+std::string PageTail(const std::string& data_id, const std::string& json) {
+  std::string page = "<div id=\"hpo-errors\" class=\"errors\"></div>\n";
+  page += "<div id=\"tooltip\" class=\"tooltip\" hidden></div>\n";
+  page += "<script id=\"" + data_id + "\" type=\"application/json\">\n" + json +
+          "\n</script>\n<script>\n";
+  page += report_internal::kReportJs;
+  page += "</script>\n</body>\n</html>\n";
+  return page;
+}
+
 }  // namespace
 
 std::string FormatHtmlReport(const StudyContents& study) {
@@ -419,23 +360,174 @@ std::string FormatHtmlReport(const StudyContents& study) {
 }
 
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog) {
+  return FormatHtmlReport(study, catalog, ComputeStudyImportance(study, catalog));
+}
+
+std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
+                             const StudyImportance& importance) {
+  const std::string metric = HtmlText(study.attributes.metric_name);
   const std::string title = "hpo study: " + study.attributes.metric_name;
-  std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  page += "<title>" + HtmlText(title) + "</title>\n<style>\n";
-  page += report_internal::kReportCss;
-  page += "</style>\n</head>\n<body>\n<h1>" + HtmlText(title) + "</h1>\n" + Summary(study);
-  page += TestSection(study);
+  std::string page = PageHead(title);
+  page += "<h1>" + HtmlText(title) + "</h1>\n" + Summary(study);
+  page +=
+      "<nav><a href=\"#history\">history</a> <a href=\"#importance\">importance</a> "
+      "<a href=\"#slices\">slices</a> <a href=\"#contour\">contour</a> "
+      "<a href=\"#timeline\">timeline</a> <a href=\"#parallel\">parallel coordinates</a> "
+      "<a href=\"#curves\">learning curves</a> " +
+      std::string(TestSection(study).empty() ? "" : "<a href=\"#test\">test split</a> ") +
+      "<a href=\"#table\">trials</a> <a href=\"#config\">config</a></nav>\n";
   page += "<noscript><p>The plots and the table need JavaScript.</p></noscript>\n";
-  page += "<h2>Hyperparameters and " + HtmlText(study.attributes.metric_name) + "</h2>\n";
-  page += "<p id=\"selection\"></p>\n<div class=\"scroll\"><svg id=\"parallel\"></svg></div>\n";
-  page += "<h2>Learning curves (" + HtmlText(study.attributes.metric_name) + ")</h2>\n";
-  page += "<svg id=\"curves\"></svg>\n<h2>Trials</h2>\n<div class=\"scroll\">";
-  page += "<table id=\"trials\"></table></div>\n";
-  page += "<h2>Config</h2>\n<pre>" + HtmlText(study.attributes.config) + "</pre>\n";
-  page += "<script id=\"hpo-study\" type=\"application/json\">\n" + StudyJson(study, catalog) +
-          "\n</script>\n<script>\n";
-  page += report_internal::kReportJs;
-  page += "</script>\n</body>\n</html>\n";
+  page +=
+      "<div class=\"selection-bar\"><span id=\"selection\"></span> "
+      "<button id=\"clear-selection\" type=\"button\" hidden>clear selection</button></div>\n";
+  page += TestSection(study);
+  page += Section(
+      "history", "Optimization history",
+      "Is the search still improving? Each trial's " + metric +
+          " in the order trials finished (colour: status; stopped trials are triangles, failed "
+          "ones crosses on the bottom edge) and the best so far as a line; switch the x axis to "
+          "wall time or to compute (cumulative epochs), which early stopping saves.",
+      "<div class=\"controls\"><label>x axis <select id=\"history-x\">"
+      "<option value=\"trial\">trial (finishing order)</option>"
+      "<option value=\"time\">wall time</option>"
+      "<option value=\"compute\">compute (cumulative epochs)</option></select></label></div>\n"
+      "<div class=\"plot\" id=\"history-plot\"></div>\n");
+  page += Section(
+      "importance", "Hyperparameter importance",
+      "Which hyperparameters matter? fANOVA over a random forest fitted to the completed trials "
+      "(as Optuna's default evaluator): each bar is the share of the " +
+          metric + "'s variance over the search space that the parameter explains on its own.",
+      "<div class=\"plot\" id=\"importance-plot\"></div>\n");
+  page +=
+      Section("slices", "Slices",
+              "Where in each range are the good trials? " + metric +
+                  " against each hyperparameter, one plot each (log axes for log distributions).",
+              "<div class=\"slices-grid\" id=\"slices-plots\"></div>\n");
+  page +=
+      Section("contour", "Contour of the two most important hyperparameters",
+              "How do the two most important hyperparameters interact? The colour is " + metric +
+                  " interpolated between the trials (dots), darker is better; the bar "
+                  "beside it is the scale.",
+              "<div class=\"plot\" id=\"contour-plot\"></div>\n");
+  page += Section("timeline", "Timeline",
+                  "Were the groups busy or idle? One lane per trial group, one bar per trial "
+                  "from its dispatch to its end, coloured by status; gaps are idle slots.",
+                  "<p id=\"utilization\" class=\"figure\"></p>\n"
+                  "<div class=\"plot\" id=\"timeline-plot\"></div>\n");
+  page += Section("parallel", "Hyperparameters and " + metric,
+                  "One line per trial across every hyperparameter to " + metric + ", coloured by " +
+                      metric +
+                      " (legend below). Drag along an axis to select a range; every plot and "
+                      "the table show the selection. Click an axis to clear it.",
+                  "<div class=\"plot\" id=\"parallel-plot\"></div>\n");
+  page += Section("curves", "Learning curves (" + metric + ")",
+                  "How did each trial's " + metric +
+                      " develop per epoch? Coloured as in the parallel coordinates; stopped "
+                      "trials end at their rung.",
+                  "<div class=\"plot\" id=\"curves-plot\"></div>\n");
+  page += Section("table", "Trials",
+                  "Every trial of the selection; click a column to sort. The best trial is bold.",
+                  "<div class=\"scroll\"><table id=\"trials\"></table></div>\n"
+                  "<p><button id=\"show-all\" type=\"button\" hidden></button></p>\n");
+  page += Section("config", "Config", "The sweep's config as the study recorded it.",
+                  "<pre>" + HtmlText(study.attributes.config) + "</pre>\n");
+  page += PageTail("hpo-study", StudyJson(study, catalog, importance));
+  return page;
+}
+
+// ---- comparison of several studies ----
+
+namespace {
+
+std::string ComparisonTrialJson(const TrialResult& trial, size_t order) {
+  return "{\"trial_id\": " + std::to_string(trial.trial_id) +
+         ", \"status\": " + JsonString(TrialStatusName(trial.status)) +
+         ", \"objective\": " + JsonNumber(trial.objective) +
+         ", \"epochs\": " + std::to_string(trial.epochs) +
+         ", \"duration_s\": " + JsonNumber(trial.duration_s) +
+         ", \"group\": " + std::to_string(trial.group) + ", \"order\": " + std::to_string(order) +
+         ", \"start_time_s\": " + JsonNumber(trial.start_time_s) + "}";
+}
+
+// "random", "bayes + hyperband", ... from the study's config ("" when it does not parse).
+std::string MethodWords(const StudyContents& study, const TaskCatalog& catalog) {
+  SweepConfig config;
+  if (!ParseConfig(study.attributes.config, "study config", catalog, BareSweepSettings(), &config)
+           .ok()) {
+    return "";
+  }
+  std::string words = SearchMethodName(config.sweep.method);
+  if (config.sweep.early_terminate.enabled) words += " + hyperband";
+  return words;
+}
+
+}  // namespace
+
+std::string FormatComparisonHtml(const std::vector<NamedStudy>& studies,
+                                 const TaskCatalog& catalog) {
+  const StudyContents& first = *studies.front().study;
+  const std::string metric = HtmlText(first.attributes.metric_name);
+  const std::string title = "hpo comparison: " + first.attributes.metric_name;
+  std::string page = PageHead(title);
+  page += "<h1>" + HtmlText(title) + "</h1>\n";
+  std::string notes;
+  std::string table =
+      "<div class=\"scroll\"><table class=\"studies\"><tr><th>study</th><th>method</th>"
+      "<th>trials</th><th>best " +
+      metric + "</th><th>epochs in all</th><th>epochs to the best</th></tr>\n";
+  std::string json = "{\"metric\": " + JsonString(first.attributes.metric_name) +
+                     ", \"goal\": " + JsonString(report_internal::Goal(first)) + ", \"studies\": [";
+  for (size_t s = 0; s < studies.size(); ++s) {
+    const StudyContents& study = *studies[s].study;
+    if (study.attributes.metric_name != first.attributes.metric_name ||
+        report_internal::Goal(study) != report_internal::Goal(first)) {
+      notes += "<p class=\"warning\">" + HtmlText(studies[s].name) + " tunes " +
+               HtmlText(study.attributes.metric_name) + " (" +
+               HtmlText(report_internal::Goal(study)) + "), not " + metric + " (" +
+               HtmlText(report_internal::Goal(first)) +
+               "): its trials are drawn by their own objective.</p>\n";
+    }
+    const std::vector<const TrialResult*> board = Leaderboard(study);
+    const std::optional<int64_t> best = BestTrialId(study, board);
+    int64_t epochs = 0;
+    int64_t epochs_to_best = 0;
+    double best_objective = std::numeric_limits<double>::quiet_NaN();
+    for (const TrialResult& trial : study.trials) {
+      epochs += trial.epochs;
+      if (best.has_value() && trial.trial_id == *best) {
+        epochs_to_best = epochs;
+        best_objective = trial.objective;
+      }
+    }
+    table += "<tr><td>" + HtmlText(studies[s].name) + "</td><td>" +
+             HtmlText(MethodWords(study, catalog)) + "</td><td>" + HtmlText(StatusCounts(study)) +
+             "</td><td>" + HtmlText(CellText(best_objective)) + "</td><td>" +
+             std::to_string(epochs) + "</td><td>" +
+             (best.has_value() ? std::to_string(epochs_to_best) : "-") + "</td></tr>\n";
+    json += std::string(s == 0 ? "\n" : ",\n") + "{\"name\": " + JsonString(studies[s].name) +
+            ", \"method\": " + JsonString(MethodWords(study, catalog)) +
+            ", \"metric\": " + JsonString(study.attributes.metric_name) +
+            ", \"goal\": " + JsonString(report_internal::Goal(study)) + ", \"trials\": [";
+    for (size_t i = 0; i < study.trials.size(); ++i) {
+      json += (i == 0 ? "" : ",\n  ") + ComparisonTrialJson(study.trials[i], i);
+    }
+    json += "]}";
+  }
+  json += "]}";
+  table += "</table></div>\n";
+  page += notes + table;
+  page += Section(
+      "comparison", "History of every study",
+      "Which search reached a good " + metric +
+          " with the least compute? Each study's trials (dots, one colour per study) in the order "
+          "they finished, by cumulative epochs, with its best so far as a line; switch the x axis "
+          "to trials or wall time.",
+      "<div class=\"controls\"><label>x axis <select id=\"comparison-x\">"
+      "<option value=\"compute\">compute (cumulative epochs)</option>"
+      "<option value=\"trial\">trial (finishing order)</option>"
+      "<option value=\"time\">wall time</option></select></label></div>\n"
+      "<div class=\"plot\" id=\"comparison-plot\"></div>\n");
+  page += PageTail("hpo-comparison", EscapeForScript(json));
   return page;
 }
 

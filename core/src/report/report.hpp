@@ -3,9 +3,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "hpo/status.hpp"
 #include "hpo/task_catalog.hpp"
+#include "report/importance.hpp"
 #include "study/study_file.hpp"
 
 namespace hpo {
@@ -26,13 +28,17 @@ struct ReportOptions {
 // (array of objects).
 std::string FormatReport(const StudyContents& study, const ReportOptions& options);
 
-// The study as one self-contained HTML page (`hpo report --html FILE`): a summary, an interactive
-// parallel-coordinates plot of every trial (one axis per swept hyperparameter, then the sweep
-// metric; lines coloured by the metric; drag along an axis to select a range), the sweep metric's
-// learning curves and a sortable table of the trials, the plots and table filtered by the same
-// selection, and the config. Inline CSS and JavaScript, no network access: it opens on a machine
-// without internet. The trials are embedded as JSON (`<script id="hpo-study"
-// type="application/json">`, every '<' escaped) so scripts can read them back. Axes follow the
+// The study as one self-contained HTML page (`hpo report --html FILE`): a summary, then one
+// <section> per view, each with a one-line reading guide: #history (the objective in finishing
+// order, by trial, wall time or cumulative epochs, with the best so far), #importance (fANOVA
+// bars), #slices (the objective against each hyperparameter), #contour (the two most important
+// hyperparameters), #timeline (a lane per trial group, a bar per trial, slot utilization),
+// #parallel (parallel coordinates: drag along an axis to select a range), #curves (learning
+// curves), #test with #confusion (the best trial on the test split, when the study has it),
+// #table (sortable) and #config; every plot and the table show the same selection. Inline CSS
+// and JavaScript, no network access: it opens on a machine without internet. The trials are
+// embedded as JSON (`<script id="hpo-study" type="application/json">`, every '<' escaped) so
+// scripts can read them back. Axes follow the
 // study's config when it parses: log scale for log distributions, the config's order of
 // categorical values, ranges spanning the search space's bounds; otherwise they follow the data
 // (strings categorical in sorted order, positive numbers over 3+ decades log, others linear).
@@ -40,5 +46,25 @@ std::string FormatReport(const StudyContents& study, const ReportOptions& option
 std::string FormatHtmlReport(const StudyContents& study);
 // As above, the config's task from `catalog` (the tasks of the run that wrote the study).
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog);
+// As above, with the importance already computed (ComputeStudyImportance), e.g. to store it too.
+std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
+                             const StudyImportance& importance);
+
+// One study of a comparison: how the page names it (e.g. its path) and its contents (borrowed).
+struct NamedStudy {
+  std::string name;
+  const StudyContents* study = nullptr;
+};
+
+// Several studies on one page (`hpo report A.h5 B.h5 ... --html FILE`): a table (method, trials,
+// best objective, epochs in all and until the best trial) and #comparison, every study's trials
+// and best-so-far line overlaid by cumulative epochs (or trials, or wall time). The metric and
+// goal are the first study's; a study of another metric is drawn and named in a warning. The
+// trials are embedded as `<script id="hpo-comparison" type="application/json">`:
+// {"metric", "goal", "studies": [{"name", "method", "metric", "goal", "trials": [{"trial_id",
+// "status", "objective", "epochs", "duration_s", "group", "order", "start_time_s"}]}]}.
+// `studies` must not be empty.
+std::string FormatComparisonHtml(const std::vector<NamedStudy>& studies,
+                                 const TaskCatalog& catalog);
 
 }  // namespace hpo

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "hpo/task_catalog.hpp"
 #include "study/study_file.hpp"
 
 namespace hpo::report_internal {
@@ -56,5 +58,23 @@ std::string JsonValue(const StudyAttribute& value);
 // ({"name": "test_NAME", "labels": [...], "rows": [[...], ...]}).
 std::string TestMetricsJson(const StudyContents& study);
 std::string TestTablesJson(const StudyContents& study);
+
+enum class AxisScale { kLinear, kLog, kCategorical };
+
+// One hyperparameter's axis: its scale and range (numeric) or its categories in order.
+struct Axis {
+  std::string name;
+  AxisScale scale = AxisScale::kLinear;
+  double min = std::numeric_limits<double>::infinity();  // numeric axes
+  double max = -std::numeric_limits<double>::infinity();
+  std::vector<ParamValue> categories;  // categorical axes, bottom to top
+};
+
+// One axis per hyperparameter column of the study with more than one possible value. Axes follow
+// the study's config when it parses (with `catalog`'s tasks): log scale for log distributions,
+// the config's order of categorical values, ranges spanning the search space's bounds; otherwise
+// they follow the data (strings categorical in sorted order, positive numbers over 3+ decades
+// log, others linear). Constants of the config have no axis.
+std::vector<Axis> BuildAxes(const StudyContents& study, const TaskCatalog& catalog);
 
 }  // namespace hpo::report_internal

@@ -161,7 +161,12 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
   HPO_RETURN_IF_ERROR(StudyRows(what, rows, published, &rows));
   std::vector<MemberInfo> members;
   HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
-  const size_t fixed = study_internal::kTrialsLeadingFields + study_internal::kTrialsTrailingFields;
+  // Studies written before start_time_s end with message; a parameter column never comes last.
+  const bool has_start_time =
+      !members.empty() && members.back().name == study_internal::kStartTimeField;
+  const size_t trailing = has_start_time ? study_internal::kTrialsTrailingFields
+                                         : study_internal::kLegacyTrialsTrailingFields;
+  const size_t fixed = study_internal::kTrialsLeadingFields + trailing;
   if (members.size() < fixed) {
     return Status::BadInput(what + " has " + std::to_string(members.size()) +
                             " columns, expected at least " + std::to_string(fixed));
@@ -173,7 +178,7 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
       AddFixedField(members, 1, study_internal::kStatusField, FieldKind::kString, what, &schema));
   HPO_RETURN_IF_ERROR(AddFixedField(members, 2, study_internal::kObjectiveField,
                                     FieldKind::kFloat64, what, &schema));
-  const size_t tail = members.size() - study_internal::kTrialsTrailingFields;
+  const size_t tail = members.size() - trailing;
   StudyLayout& layout = contents->layout;
   layout.params.clear();
   for (size_t i = study_internal::kTrialsLeadingFields; i < tail; ++i) {
@@ -203,6 +208,10 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
                                     FieldKind::kInt64, what, &schema));
   HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 3, study_internal::kMessageField,
                                     FieldKind::kString, what, &schema));
+  if (has_start_time) {
+    HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 4, study_internal::kStartTimeField,
+                                      FieldKind::kFloat64, what, &schema));
+  }
 
   std::vector<char> buffer;
   HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, rows, &buffer));
@@ -238,6 +247,7 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
     trial.duration_s = schema.GetFloat64(row, tail + 1);
     trial.group = schema.GetInt64(row, tail + 2);
     trial.message = schema.GetString(row, tail + 3);
+    if (has_start_time) trial.start_time_s = schema.GetFloat64(row, tail + 4);
     contents->trials.push_back(std::move(trial));
   }
   // A trial that paused at an ASHA rung has a row per pause before its last: the last row is its

@@ -105,7 +105,7 @@ std::string RowSchema::GetString(const char* row, size_t index) const {
 
 bool IsFixedTrialsField(const std::string& name) {
   for (const char* fixed : {kTrialIdField, kStatusField, kObjectiveField, kEpochsField,
-                            kDurationField, kGroupField, kMessageField}) {
+                            kDurationField, kGroupField, kMessageField, kStartTimeField}) {
     if (name == fixed) return true;
   }
   return false;
@@ -124,6 +124,12 @@ std::string ParamNameOfColumn(const std::string& column) {
 }
 
 RowSchema TrialsSchema(const StudyLayout& layout) {
+  RowSchema schema = LegacyTrialsSchema(layout);
+  schema.AddFloat64(kStartTimeField);
+  return schema;
+}
+
+RowSchema LegacyTrialsSchema(const StudyLayout& layout) {
   RowSchema schema;
   schema.AddInt64(kTrialIdField);
   schema.AddString(kStatusField, kStatusWidth, /*ascii=*/true);

@@ -29,6 +29,9 @@ inline constexpr char kEpochsField[] = "epochs";
 inline constexpr char kDurationField[] = "duration_s";
 inline constexpr char kGroupField[] = "group";
 inline constexpr char kMessageField[] = "message";
+// The last column, absent from studies written before hpo recorded dispatch times (the reader
+// then gives NaN; a resumed writer adds the column).
+inline constexpr char kStartTimeField[] = "start_time_s";
 inline constexpr size_t kStatusWidth = 16;
 inline constexpr size_t kMessageWidth = 256;
 // Columns of /trials before the parameters, and after them.
@@ -39,7 +42,9 @@ inline constexpr char kCollidingParamPrefix[] = "param:";
 bool IsFixedTrialsField(const std::string& name);
 std::string ParamColumnName(const std::string& param);
 std::string ParamNameOfColumn(const std::string& column);
-inline constexpr size_t kTrialsTrailingFields = 4;
+inline constexpr size_t kTrialsTrailingFields = 5;
+// The trailing columns of a study written before start_time_s.
+inline constexpr size_t kLegacyTrialsTrailingFields = 4;
 
 // The trial_id of the fill value of /trials and /curves: a row that reads with it (and, in
 // /trials, an empty status) was added by an Append that a crash cut short, and is skipped.
@@ -146,6 +151,9 @@ Status MakeStringType(size_t width, bool ascii, DatatypeHandle* type);
 
 // The /trials and /curves rows for `layout`, as the writer creates them.
 RowSchema TrialsSchema(const StudyLayout& layout);
+// /trials as written before start_time_s: TrialsSchema without its last field (a prefix of its
+// rows, byte for byte).
+RowSchema LegacyTrialsSchema(const StudyLayout& layout);
 RowSchema CurvesSchema(const StudyLayout& layout);
 
 }  // namespace hpo::study_internal

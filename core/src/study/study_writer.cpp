@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -79,7 +80,7 @@ Status ValidateLayout(const StudyLayout& layout) {
       study_internal::kTrialIdField,   study_internal::kStatusField,
       study_internal::kObjectiveField, study_internal::kEpochsField,
       study_internal::kDurationField,  study_internal::kGroupField,
-      study_internal::kMessageField};
+      study_internal::kMessageField,   study_internal::kStartTimeField};
   std::set<std::string> seen;
   for (const StudyParamColumn& column : layout.params) {
     if (column.name.empty()) return Status::BadInput("a hyperparameter has an empty name");
@@ -448,6 +449,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     HPO_RETURN_IF_ERROR(
         study_internal::ReadPublished(file_.get(), &present, &record, &slot_attributes_, &torn)
             .WithContext(path_));
+    needs_rewrite_ = legacy_trials_;
     if (!present) {
       // Written before the appendable layout: every row is the study; the first publish rewrites.
       committed_trials_ = trial_capacity_;
@@ -565,8 +567,18 @@ class Hdf5StudyWriter final : public StudyWriter {
     file_.reset(H5Fopen(path_.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()));
     if (!file_.valid()) return Status::BadInput(path_ + ": " + Hdf5Error("H5Fopen"));
     writable_ = writable;
-    HPO_RETURN_IF_ERROR(
-        OpenTable(study_internal::kTrialsDataset, trials_schema_, &trials_, &trial_capacity_));
+    legacy_trials_ = false;
+    Status trials_opened =
+        OpenTable(study_internal::kTrialsDataset, trials_schema_, &trials_, &trial_capacity_);
+    if (!trials_opened.ok() &&
+        OpenTable(study_internal::kTrialsDataset, study_internal::LegacyTrialsSchema(layout_),
+                  &trials_, &trial_capacity_)
+            .ok()) {
+      // Written before start_time_s: readable, and the first publish rewrites it with the column.
+      legacy_trials_ = true;
+      trials_opened = Status::Ok();
+    }
+    HPO_RETURN_IF_ERROR(trials_opened);
     HPO_RETURN_IF_ERROR(
         OpenTable(study_internal::kCurvesDataset, curves_schema_, &curves_, &curve_capacity_));
     if (H5Lexists(file_.get(), study_internal::kPublishedDataset, H5P_DEFAULT) > 0) {
@@ -685,9 +697,13 @@ class Hdf5StudyWriter final : public StudyWriter {
                                     kCurvesChunkRows, curve_capacity, &curves));
     if (!trials_memory_type_.valid()) HPO_RETURN_IF_ERROR(MakeMemoryTypes());
     std::vector<char> rows;
-    if (file_.valid()) {
+    if (file_.valid() && legacy_trials_) {
+      HPO_RETURN_IF_ERROR(ReadLegacyTrials(&rows));
+    } else if (file_.valid()) {
       HPO_RETURN_IF_ERROR(ReadFirst(trials_.get(), trials_memory_type_.get(),
                                     trials_schema_.row_size(), committed_trials_, &rows));
+    }
+    if (file_.valid()) {
       HPO_RETURN_IF_ERROR(
           WriteRange(trials.get(), trials_memory_type_.get(), rows.data(), 0, committed_trials_));
       HPO_RETURN_IF_ERROR(ReadFirst(curves_.get(), curves_memory_type_.get(),
@@ -774,6 +790,25 @@ class Hdf5StudyWriter final : public StudyWriter {
   }
 
   // Fills one /trials row from `result`, checking every layout column against its params.
+  // The committed rows of a /trials written before start_time_s, in this layout's rows (its row
+  // type is a prefix of this one's), with start_time_s NaN: the time is unknown.
+  Status ReadLegacyTrials(std::vector<char>* rows) const {
+    const RowSchema legacy = study_internal::LegacyTrialsSchema(layout_);
+    DatatypeHandle memory;
+    HPO_RETURN_IF_ERROR(legacy.MakeMemoryType(&memory));
+    std::vector<char> old_rows;
+    HPO_RETURN_IF_ERROR(
+        ReadFirst(trials_.get(), memory.get(), legacy.row_size(), committed_trials_, &old_rows));
+    rows->assign(trials_schema_.row_size() * committed_trials_, 0);
+    const size_t start_time = trials_schema_.fields().size() - 1;
+    for (hsize_t r = 0; r < committed_trials_; ++r) {
+      char* row = rows->data() + r * trials_schema_.row_size();
+      std::copy_n(old_rows.data() + r * legacy.row_size(), legacy.row_size(), row);
+      trials_schema_.PutFloat64(row, start_time, std::numeric_limits<double>::quiet_NaN());
+    }
+    return Status::Ok();
+  }
+
   Status EncodeTrial(const TrialResult& result, char* row) const {
     const std::string trial = "trial " + std::to_string(result.trial_id);
     if (result.trial_id < 0) return Status::Failure(trial + ": trial ids are not negative");
@@ -822,6 +857,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     trials_schema_.PutFloat64(row, tail + 1, result.duration_s);
     trials_schema_.PutInt64(row, tail + 2, result.group);
     trials_schema_.PutString(row, tail + 3, result.message);
+    trials_schema_.PutFloat64(row, tail + 4, result.start_time_s);
     return Status::Ok();
   }
 
@@ -846,7 +882,8 @@ class Hdf5StudyWriter final : public StudyWriter {
   hsize_t committed_trials_ = 0;
   hsize_t committed_curves_ = 0;
   int64_t sequence_ = 0;        // of the record in effect
-  bool needs_rewrite_ = false;  // the file predates the appendable layout
+  bool needs_rewrite_ = false;  // the file predates the appendable layout or start_time_s
+  bool legacy_trials_ = false;  // its /trials predates start_time_s
   bool published_any_ = false;  // by this writer: only then does the destructor compact
   bool unencodable_ = false;    // slot_attributes_ has a name the state cannot hold
   // Root attributes published since the last rewrite (the state), and staged work.
