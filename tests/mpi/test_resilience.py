@@ -24,21 +24,24 @@ CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
 HPO = None  # set from the command line
 
 
-def command(np_count, output, extra=()):
-    return (["mpirun", "--oversubscribe", "-np", str(np_count), HPO, "sweep", "--config", CONFIG,
+PROMOTION_CONFIG = os.path.join(HERE, "configs", "synthetic_promotion.yaml")
+
+
+def command(np_count, output, extra=(), config=CONFIG):
+    return (["mpirun", "--oversubscribe", "-np", str(np_count), HPO, "sweep", "--config", config,
              "--output", output] + list(extra))
 
 
-def run(np_count, output, extra=(), env=None, timeout=300):
+def run(np_count, output, extra=(), env=None, timeout=300, config=CONFIG):
     """Runs a sweep to its end; returns (rc, stdout + stderr)."""
-    done = subprocess.run(command(np_count, output, extra), capture_output=True, text=True,
+    done = subprocess.run(command(np_count, output, extra, config), capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ, **MPI_ENV, **(env or {})))
     return done.returncode, done.stdout + done.stderr
 
 
-def start(np_count, output, extra=()):
+def start(np_count, output, extra=(), config=CONFIG):
     """Starts a sweep in its own session (so the whole job can be signalled or killed)."""
-    return subprocess.Popen(command(np_count, output, extra), stdout=subprocess.PIPE,
+    return subprocess.Popen(command(np_count, output, extra, config), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True,
                             env=dict(os.environ, **MPI_ENV))
 
@@ -49,7 +52,8 @@ def base_config():
 
 
 def read_trials(study):
-    """The study's trials as {trial_id: row}, and its curves as {trial_id: [epochs]}."""
+    """The study's trials as {trial_id: row} (a trial's last row: later rows supersede the rows of
+    its pauses), and its curves as {trial_id: [epochs]}."""
     with h5py.File(study, "r") as f:
         trials = {int(row["trial_id"]): row for row in published_rows(f, "trials")}
         curves = {}
@@ -256,6 +260,61 @@ class Failures(ResilienceCase):
         for row in trials.values():
             self.assertEqual(row["status"], b"failed")
             self.assertIn("non-finite loss", row["message"].decode())
+
+
+def paused_rows(study):
+    """How many rows of the study are pauses, superseded or not."""
+    try:
+        with h5py.File(study, "r") as f:
+            return sum(1 for row in published_rows(f, "trials") if row["status"] == b"paused")
+    except (OSError, KeyError):
+        return 0
+
+
+class Promotion(ResilienceCase):
+    def assert_consistent(self, study, log):
+        """8 trials, each once, curves without repeated epochs, the best run to the end."""
+        trials, curves = read_trials(study)
+        self.assertEqual(sorted(trials), list(range(8)), log)
+        statuses = {row["status"] for row in trials.values()}
+        self.assertLessEqual(statuses, {b"completed", b"paused"}, log)
+        self.assertIn(b"completed", statuses, log)
+        for trial_id, epochs in curves.items():
+            self.assertEqual(epochs, sorted(set(epochs)), (trial_id, log))
+            self.assertEqual(len(epochs), int(trials[trial_id]["epochs"]), (trial_id, log))
+        return trials
+
+    def test_kill_9_while_trials_are_paused_then_resume_loses_no_trial(self):
+        output = self.out("killed")
+        study = os.path.join(output, "study.h5")
+        job = start(2, output, config=PROMOTION_CONFIG)
+        # Kill the whole job once a paused trial is in the study and a trial has finished or
+        # been promoted: trials wait at rungs with their checkpoints.
+        wait_for(lambda: paused_rows(study) >= 2, job)
+        kill_session(job)
+        before, _ = read_trials(study)
+        paused = [i for i, row in before.items() if row["status"] == b"paused"]
+        self.assertTrue(paused)
+        for trial_id in paused:  # a paused trial keeps its checkpoint
+            self.assertTrue(os.path.exists(os.path.join(output, "checkpoints",
+                                                        "trial_%d.pt" % trial_id)), trial_id)
+
+        rc, log = run(2, output, ["--resume"], config=PROMOTION_CONFIG)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("paused at a rung", log)
+        after = self.assert_consistent(study, log)
+        for trial_id, row in before.items():  # every trial before the kill is still there
+            self.assertIn(trial_id, after)
+            if row["status"] != b"paused":
+                self.assertEqual(row.tobytes(), after[trial_id].tobytes())
+        # A trial promoted after the resume continued from its checkpoint: its epochs before the
+        # pause were not trained again (one curve row per epoch, checked above) and it ends later.
+        resumed = [i for i in paused if after[i]["status"] != b"paused"]
+        for trial_id in resumed:
+            self.assertGreater(int(after[trial_id]["epochs"]), int(before[trial_id]["epochs"]))
+        for trial_id, row in after.items():  # only paused trials keep a checkpoint
+            kept = os.path.exists(os.path.join(output, "checkpoints", "trial_%d.pt" % trial_id))
+            self.assertEqual(kept, row["status"] == b"paused", trial_id)
 
 
 def main():
