@@ -32,6 +32,16 @@ the allocated node as the local one), at 127.0.0.1, with `CPUs = max(cpus, os.cp
 declared and `SlurmdParameters=config_overrides`, so a job may ask for more tasks than the
 machine has cores (4 tasks on a 2-core machine) and the node is not drained for it.
 
+With `bed=` a test bed of network namespaces (tests/multinode/netns_testbed.py's TestBed), the
+cluster has one node per host instead: a slurmd per host namespace (`slurmd -N HOST`, started
+with nsenter under the host's name; NodeName=HOST NodeAddr=its address, SlurmdSpoolDir,
+SlurmdPidFile and SlurmdLogFile per node through %n), slurmctld on the bed's switch at an address
+of its own on the bridge (bed.switch_address()), so that no host's loss takes it away, and the
+client commands run in the switch's namespace. munged stays in the machine's namespace: its
+socket is a file every namespace reaches. `slurmd_timeout_s` sets SlurmdTimeout: how soon a node
+that stopped answering is marked DOWN (its jobs then requeued or cancelled). The watchdog also
+deletes the bed's namespaces, with every process in them, when the test is killed.
+
 Behaviours worth knowing (measured with Debian 12's slurm-wlm 22.05.8; see test_slurm.py):
 
 * A requeued batch job stays PENDING with Reason=BeginTime until now + cred_expire + 1 s

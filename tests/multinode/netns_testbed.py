@@ -308,10 +308,6 @@ class TestBed:
                 "dev", "br0")
         return address
 
-    def uncut(self, host):
-        """Brings host index `host`'s link back after cut()."""
-        _ip("-n", self.switch, "link", "set", "p%d" % host, "up")
-
     def kill_all(self, host):
         """Loses host index `host` as a crashed node does: kill -9 of every process on it."""
         for pid in _ip("netns", "pids", self.names[host], check=False).stdout.split():

@@ -13,11 +13,14 @@ starts its daemon on the second one with srun; hosts tell themselves apart by th
 * TwoNodes: slurm/hpo-cpu.sbatch with --nodes=2 --ntasks-per-node=2 (4 ranks, a group of 2 on
   each node) runs a small sweep to COMPLETED; mpirun's map puts ranks 2 and 3 on the second node,
   hpo ranks are seen running in that node's namespace, both groups finish trials.
-* LostNode: the same script with --nodes=1-2 and a slower sweep; once a trial is in the study,
-  the second node's link is cut. Rank 0 ends the job with exit 4 after peer_timeout_s naming the
-  lost host, the script requeues the job, Slurm marks the node DOWN (SlurmdTimeout) and starts the
-  job again on the node that is left (2 ranks, one group): it resumes the study and completes
-  it with run_cap trials, no id twice, every trial finished before the loss kept as it was.
+* NodeCutOff, NodeKilled: the same script with --nodes=2 on a partition of three nodes and a slower sweep;
+  once a trial is in the study, the second node is lost: its link cut (rank 0 ends the job with
+  exit 4 after peer_timeout_s, naming the lost host; hpo-mpirun then ends mpirun, left waiting on
+  the lost node's daemon), or every process on it killed, slurmd included (mpirun sees its daemon
+  go and ends the job, which hpo-mpirun reports as exit 4). The script requeues the job, Slurm
+  marks the node DOWN (SlurmdTimeout) and starts the job again on the first and third nodes: it
+  resumes the study and completes it with run_cap trials, no id twice, every trial finished
+  before the loss kept as it was.
 """
 
 import argparse
@@ -76,7 +79,7 @@ def lost_node_config(run_cap):
             "task: synthetic\n"
             "synthetic: {train_samples: 12288, val_samples: 1024, test_samples: 512,"
             " features: 64, classes: 4}\n"
-            "epochs: 3\n"
+            "epochs: 6\n"
             "checkpoint: {interval: 1}\n"
             "ranks_per_trial: 2\n"
             "peer_timeout_s: %d\n"
@@ -216,11 +219,14 @@ class TwoNodes(TwoNodeCase):
         self.assertEqual(groups, [0, 1], text)
 
 
-class LostNode(TwoNodeCase):
+class LostNodeCase(TwoNodeCase):
     HOSTS = 3  # a partition of three nodes: the job's two, and one to replace a lost one
 
-    def test_a_node_cut_off_mid_sweep_requeues_the_job_which_finishes_on_another_node(self):
-        cap = 6
+    def lose_node_and_finish(self, lose, expected_first):
+        """Runs the sweep on nodes 0 and 1, calls lose() once a trial is in the study, and checks
+        that the job requeues itself, runs again on nodes 0 and 2, and completes the study with
+        every earlier trial kept. `expected_first`: what the first run's log must also hold."""
+        cap = 8
         config = os.path.join(self.tmp, "sweep.yaml")
         with open(config, "w") as f:
             f.write(lost_node_config(cap))
@@ -241,23 +247,23 @@ class LostNode(TwoNodeCase):
         self.assertEqual(info["NodeList"], "%s[0-1]" % prefix, info)
         before = {int(row["trial_id"]): row for row in read_trials(study)}
         self.assertLess(len(before), cap, "the sweep ended before the node was lost")
-        self.bed.cut(1)
-        cut_at = time.monotonic()
-        progress("%d trial(s) in the study: cut %s's link" % (len(before), names[1]))
+        lose()
+        lost_at = time.monotonic()
+        progress("%d trial(s) in the study: lost %s" % (len(before), names[1]))
 
         info = self.wait(job, log, study, what="the requeue (Restarts >= 1)",
                          until=lambda info: int(info.get("Restarts", "0")) >= 1 and info)
-        progress("requeued %.0fs after the cut: %s %s" % (time.monotonic() - cut_at,
+        progress("requeued %.0fs after the loss: %s %s" % (time.monotonic() - lost_at,
                                                          info.get("JobState"), info.get("Reason")))
         # Slurm completes the requeue once the lost node is marked DOWN (SlurmdTimeout), holds
         # the job back for cred_expire, then starts it on two nodes it has.
         info = self.wait(job, log, study, what="the second run",
                          until=lambda info: info.get("JobState") in ("RUNNING", "COMPLETED")
                          and int(info.get("Restarts", "0")) >= 1 and info)
-        progress("second run started %.0fs after the cut on %s" % (time.monotonic() - cut_at,
+        progress("second run started %.0fs after the loss on %s" % (time.monotonic() - lost_at,
                                                                    info.get("NodeList")))
         info = self.wait(job, log, study, {"COMPLETED"})
-        progress("completed %.0fs after the cut" % (time.monotonic() - cut_at))
+        progress("completed %.0fs after the loss" % (time.monotonic() - lost_at))
         text = read_log(log)
         self.assertEqual(info["ExitCode"], "0:0", text)
         self.assertEqual(int(info["Restarts"]), 1, info)
@@ -267,10 +273,8 @@ class LostNode(TwoNodeCase):
 
         first, _, second = text.partition("restarts: 1)")
         self.assertTrue(second, "no second run in the log:\n" + text)
-        for expected in ["4 tasks on %s[0-1]" % prefix, "(new)",
-                         "lost contact with ranks 2, 3 on %s" % names[1],
-                         "hpo: ending the job with exit code 4",
-                         "the sweep lost a host (exit 4)", "requeueing job %s" % job]:
+        for expected in ["4 tasks on %s[0-1]" % prefix, "(new)", "the sweep lost a host (exit 4)",
+                         "requeueing job %s" % job] + expected_first:
             self.assertIn(expected, first, "first run\n" + text)
         for expected in ["4 tasks on %s[0,2]" % prefix, "(exists: resuming it)",
                          "Data for node: %s\t" % names[2], "4 ranks in 2 groups of 2",
@@ -280,6 +284,25 @@ class LostNode(TwoNodeCase):
         after = self.assert_study_complete(study, cap, text)
         for trial_id, row in before.items():  # kept as they were
             self.assertEqual(row.tobytes(), after[trial_id].tobytes(), trial_id)
+        return text
+
+
+class NodeCutOff(LostNodeCase):
+    def test_a_node_cut_off_mid_sweep_requeues_the_job_which_finishes_on_another_node(self):
+        names = self.bed.names
+        text = self.lose_node_and_finish(lambda: self.bed.cut(1), [
+            "hpo: ending the job with exit code 4",
+            "hpo-mpirun: mpirun has not ended %d s after hpo ended the job" % ABORT_GRACE_S])
+        self.assertRegex(text, r"lost contact with ranks? [0-9, ]+ on %s " % names[1])
+
+
+class NodeKilled(LostNodeCase):
+    def test_a_node_whose_processes_die_mid_sweep_requeues_the_job_likewise(self):
+        # kill -9 of everything on the node, its slurmd included: mpirun sees its daemon there
+        # go first (exit 205), which hpo-mpirun reports as a lost host (4).
+        self.lose_node_and_finish(lambda: self.bed.kill_all(1), [
+            "ORTE has lost communication with a remote daemon",
+            "hpo-mpirun: mpirun lost a host's daemon and ended the job (exit 205)"])
 
 
 def main():

@@ -53,13 +53,16 @@
 # trial and the trials' last per-epoch checkpoints). To stop a job and save it, signal the
 # batch shell only: `scancel --batch --signal=TERM JOB` (or --signal=USR1 to requeue it).
 #
-# Lost hosts. When hpo loses contact with a rank (a node down or cut off: exit 4 after the
-# config's peer_timeout_s, the study saved), the job requeues itself (`scontrol requeue`), in
-# every script, preemptible or not, unless it has already restarted HPO_MAX_RESTARTS times
+# Lost hosts. When hpo loses contact with a node's ranks (the node down or cut off: exit 4
+# after the config's peer_timeout_s, the study saved; hpo-mpirun also exits 4 when mpirun saw
+# the node's daemon die and ended the job first), the job requeues itself (`scontrol requeue`),
+# in every script, preemptible or not, unless it has already restarted HPO_MAX_RESTARTS times
 # (default 5; SLURM_RESTART_COUNT counts every requeue). Slurm completes the requeue once the
-# lost node answers again or is marked DOWN (SlurmdTimeout), and starts the job again when it
-# has its nodes: submitted with --nodes=MIN-MAX, it may run on fewer nodes (the ones left); with
-# --nodes=N it waits for N. The next run resumes the study, on whatever number of ranks it gets.
+# lost node answers again or is marked DOWN (SlurmdTimeout), and starts the job again once it
+# has as many nodes as before (another node of the partition, or the lost one back; a requeued
+# job keeps its node and task counts even when submitted with --nodes=MIN-MAX:
+# `scontrol update jobid=N NumNodes=K NumTasks=M` while it is pending makes it smaller). The
+# next run resumes the study, on whatever number of ranks it gets.
 # Add --open-mode=append to keep the first run's log (a requeue truncates it otherwise).
 #
 # Exit code: hpo's (0 done, 1 failure, 2 bad input, 3 interrupted but saved, 4 a host lost),
@@ -229,8 +232,8 @@ case "$hpo_rc" in
     hpo_say "the sweep lost a host (exit 4): the study is saved in $hpo_output/study.h5"
     hpo_max="${HPO_MAX_RESTARTS:-5}"
     if [ -n "${SLURM_JOB_ID:-}" ] && [ "${SLURM_RESTART_COUNT:-0}" -lt "$hpo_max" ]; then
-      hpo_say "requeueing job $SLURM_JOB_ID: its next run resumes the study on the nodes Slurm" \
-        "gives it (with --nodes=MIN-MAX it may start on the nodes that are left)"
+      hpo_say "requeueing job $SLURM_JOB_ID: its next run resumes the study once Slurm has" \
+        "marked the lost node down and found it $SLURM_JOB_NUM_NODES node(s)"
       if ! scontrol requeue "$SLURM_JOB_ID"; then
         hpo_say "could not requeue job $SLURM_JOB_ID: submit it again with the same arguments" \
           "to resume the study"
