@@ -40,7 +40,7 @@ of its own on the bridge (bed.switch_address()), so that no host's loss takes it
 client commands run in the switch's namespace. munged stays in the machine's namespace: its
 socket is a file every namespace reaches. `slurmd_timeout_s` sets SlurmdTimeout: how soon a node
 that stopped answering is marked DOWN (its jobs then requeued or cancelled). The watchdog also
-deletes the bed's namespaces, with every process in them, when the test is killed.
+deletes the bed's namespaces, with every process in them, and its folders when the test is killed.
 
 Behaviours worth knowing (measured with Debian 12's slurm-wlm 22.05.8; see test_slurm.py):
 
@@ -221,9 +221,10 @@ def _start_time(pid):
         return None
 
 
-def _delete_namespaces(names):
-    """Kills every process in the network namespaces `names` and deletes them (a test bed's
-    hosts and switch, when its test was killed before it could)."""
+def _delete_namespaces(names, folders=()):
+    """Kills every process in the network namespaces `names` and deletes them, then removes
+    `folders` and Open MPI's session folders named after them (a test bed's hosts, switch and
+    folder, when its test was killed before it could)."""
     for name in names:
         for _ in range(3):
             pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True,
@@ -236,15 +237,20 @@ def _delete_namespaces(names):
                 except (OSError, ValueError):
                     pass
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    for folder in list(folders) + [path for name in names for path in
+                                   glob.glob(os.path.join(tempfile.gettempdir(),
+                                                          "ompi.%s.*" % name))]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-def _watchdog(root, parent, keep, namespaces=()):
-    """`python3 slurm_cluster.py --watchdog ROOT PARENT [--keep] [--netns NS]...`, started by
+def _watchdog(root, parent, keep, namespaces=(), folders=()):
+    """`python3 slurm_cluster.py --watchdog ROOT PARENT [--keep] [--netns NS]... [--rm DIR]...`,
+    started by
     SlurmCluster.start(): forks into the background, outside the test's process tree (ctest kills
     a timed-out test's whole tree with SIGKILL), prints its pid and, once process PARENT is gone,
     kills what is left of the cluster in ROOT, removes ROOT (unless --keep) and deletes the
-    network namespaces NS (a test bed's) with every process in them. stop() ends it first with
-    SIGKILL."""
+    network namespaces NS (a test bed's) with every process in them, and the folders DIR (the
+    bed's). stop() ends it first with SIGKILL."""
     parent_start = _start_time(parent)
     if os.fork() > 0:
         os._exit(0)  # the child carries on, its parent gone: nobody's child in the test's tree
@@ -266,7 +272,7 @@ def _watchdog(root, parent, keep, namespaces=()):
         if kill_leftovers(root) == 0:
             break
         time.sleep(1)
-    _delete_namespaces(namespaces)
+    _delete_namespaces(namespaces, folders)
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     os._exit(0)
@@ -474,7 +480,9 @@ class SlurmCluster:
             [sys.executable, os.path.abspath(__file__), "--watchdog", self.root, str(os.getpid())]
             + (["--keep"] if self.keep else [])
             + [arg for ns in ([] if self.bed is None else [self.bed.switch] + self.bed.names)
-               for arg in ("--netns", ns)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+               for arg in ("--netns", ns)]
+            + ([] if self.bed is None or not self.bed.workdir else ["--rm", self.bed.workdir]),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             start_new_session=True)
         with starter.stdout:
             line = starter.stdout.readline()
@@ -849,5 +857,6 @@ if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "--watchdog":
         rest = sys.argv[4:]
         _watchdog(sys.argv[2], int(sys.argv[3]), "--keep" in rest,
-                  [rest[i + 1] for i, arg in enumerate(rest[:-1]) if arg == "--netns"])
+                  [rest[i + 1] for i, arg in enumerate(rest[:-1]) if arg == "--netns"],
+                  [rest[i + 1] for i, arg in enumerate(rest[:-1]) if arg == "--rm"])
     sys.exit("usage: import slurm_cluster (this module is not a program)")
