@@ -32,6 +32,16 @@ the allocated node as the local one), at 127.0.0.1, with `CPUs = max(cpus, os.cp
 declared and `SlurmdParameters=config_overrides`, so a job may ask for more tasks than the
 machine has cores (4 tasks on a 2-core machine) and the node is not drained for it.
 
+With `bed=` a test bed of network namespaces (tests/multinode/netns_testbed.py's TestBed), the
+cluster has one node per host instead: a slurmd per host namespace (`slurmd -N HOST`, started
+with nsenter under the host's name; NodeName=HOST NodeAddr=its address, SlurmdSpoolDir,
+SlurmdPidFile and SlurmdLogFile per node through %n), slurmctld on the bed's switch at an address
+of its own on the bridge (bed.switch_address()), so that no host's loss takes it away, and the
+client commands run in the switch's namespace. munged stays in the machine's namespace: its
+socket is a file every namespace reaches. `slurmd_timeout_s` sets SlurmdTimeout: how soon a node
+that stopped answering is marked DOWN (its jobs then requeued or cancelled). The watchdog also
+deletes the bed's namespaces, with every process in them, and its folders when the test is killed.
+
 Behaviours worth knowing (measured with Debian 12's slurm-wlm 22.05.8; see test_slurm.py):
 
 * A requeued batch job stays PENDING with Reason=BeginTime until now + cred_expire + 1 s
@@ -65,6 +75,7 @@ the slurmstepd's and the jobs' processes) and removes the directory. The daemons
 started with PR_SET_PDEATHSIG (SIGTERM when this process dies).
 """
 
+import glob
 import os
 import re
 import shutil
@@ -116,6 +127,11 @@ def _die_with_parent():
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
+
+
+def _netns(name):
+    """argv prefix that runs a command in network namespace `name` (made by `ip netns add`)."""
+    return ["nsenter", "--net=/run/netns/" + name]
 
 
 def _free_port():
@@ -205,11 +221,36 @@ def _start_time(pid):
         return None
 
 
-def _watchdog(root, parent, keep):
-    """`python3 slurm_cluster.py --watchdog ROOT PARENT [--keep]`, started by SlurmCluster.start():
-    forks into the background, outside the test's process tree (ctest kills a timed-out test's
-    whole tree with SIGKILL), prints its pid and, once process PARENT is gone, kills what is left
-    of the cluster in ROOT and removes ROOT (unless --keep). stop() ends it first with SIGKILL."""
+def _delete_namespaces(names, folders=()):
+    """Kills every process in the network namespaces `names` and deletes them, then removes
+    `folders` and Open MPI's session folders named after them (a test bed's hosts, switch and
+    folder, when its test was killed before it could)."""
+    for name in names:
+        for _ in range(3):
+            pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True,
+                                  text=True).stdout.split()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    for folder in list(folders) + [path for name in names for path in
+                                   glob.glob(os.path.join(tempfile.gettempdir(),
+                                                          "ompi.%s.*" % name))]:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _watchdog(root, parent, keep, namespaces=(), folders=()):
+    """`python3 slurm_cluster.py --watchdog ROOT PARENT [--keep] [--netns NS]... [--rm DIR]...`,
+    started by
+    SlurmCluster.start(): forks into the background, outside the test's process tree (ctest kills
+    a timed-out test's whole tree with SIGKILL), prints its pid and, once process PARENT is gone,
+    kills what is left of the cluster in ROOT, removes ROOT (unless --keep) and deletes the
+    network namespaces NS (a test bed's) with every process in them, and the folders DIR (the
+    bed's). stop() ends it first with SIGKILL."""
     parent_start = _start_time(parent)
     if os.fork() > 0:
         os._exit(0)  # the child carries on, its parent gone: nobody's child in the test's tree
@@ -231,6 +272,7 @@ def _watchdog(root, parent, keep):
         if kill_leftovers(root) == 0:
             break
         time.sleep(1)
+    _delete_namespaces(namespaces, folders)
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     os._exit(0)
@@ -324,13 +366,29 @@ class SlurmCluster:
     set below the test runner's timeout so that a failure is reported, not killed).
     """
 
-    def __init__(self, cpus=4, keep=False, prefix="hpo-slurm-", deadline=None):
+    def __init__(self, cpus=4, keep=False, prefix="hpo-slurm-", deadline=None, bed=None,
+                 slurmd_timeout_s=60):
         self.cpus = max(int(cpus), os.cpu_count() or 1)
         self.keep = keep  # keep the temporary directory (for debugging)
         self.prefix = prefix
         self.deadline = deadline
+        self.slurmd_timeout_s = slurmd_timeout_s
         self.root = None
-        self.node = socket.gethostname().split(".")[0]
+        self.bed = bed
+        if bed is None:
+            # One node: this machine, under its own name, at 127.0.0.1; clients run here.
+            self.node = socket.gethostname().split(".")[0]
+            self.nodes = [(self.node, "127.0.0.1")]
+            self.controller = (self.node, "127.0.0.1")
+            self.client_prefix = []
+        else:
+            # One node per host of the test bed (its namespace, name and address); the
+            # controller on the bed's switch (its own address on the bridge), which no host's
+            # loss takes away; clients run in the switch's namespace, the only one that reaches it.
+            self.nodes = list(zip(bed.names, bed.addresses))
+            self.node = self.nodes[0][0]
+            self.controller = (bed.switch, bed.switch_address())
+            self.client_prefix = _netns(bed.switch)
         self.env = None
         self._procs = {}  # daemon name -> Popen
         self._watchdog = None  # (pid, start time): cleans up if this process dies without stop()
@@ -377,6 +435,8 @@ class SlurmCluster:
             os.chmod(self.root, 0o755)
             for sub in ("munge", "state", "spool", "log", "jobs"):
                 os.mkdir(self.path(sub), 0o755)
+            for name, _ in self.nodes:
+                os.mkdir(self.path("spool", name), 0o755)
             self._start_watchdog()
             self._start_munged()
             self._write_conf()
@@ -385,20 +445,44 @@ class SlurmCluster:
                 if name.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_")) and \
                         name != "SLURM_CONF":
                     del self.env[name]
-            self._spawn("slurmctld", [_which("slurmctld"), "-D", "-c", "-i",
-                                      "-f", self.path("slurm.conf")])
-            self._spawn("slurmd", [_which("slurmd"), "-D", "-N", self.node,
-                                   "-f", self.path("slurm.conf")])
-            self._wait_for_idle_node(timeout)
+            self._spawn("slurmctld", self._on(self.controller[0], [
+                _which("slurmctld"), "-D", "-c", "-i", "-f", self.path("slurm.conf")]))
+            for name, _ in self.nodes:
+                self.start_slurmd(name)
+            for name, _ in self.nodes:
+                self._wait_for_idle_node(timeout, name)
         except BaseException:
             self.stop()
             raise
         return self
 
+    def _on(self, host, argv):
+        """argv run on `host` (a node's or the controller's name): as it is on a single-node
+        cluster; on a test bed, in that host's network namespace under its host name."""
+        if self.bed is None:
+            return list(argv)
+        # nsenter, not `ip netns exec`: that mounts a sysfs of the namespace over /sys, without
+        # /sys/fs/cgroup, and slurmd will not start without it ("Unable to initialize cgroup
+        # plugin") even with proctrack/linuxproc and task/none.
+        return _netns(host) + ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+                               host] + list(argv)
+
+    def start_slurmd(self, node):
+        """Starts (or starts again, after kill_slurmd) the slurmd of node `node`."""
+        self._spawn("slurmd" if self.bed is None else "slurmd-" + node, self._on(node, [
+            _which("slurmd"), "-D", "-N", node, "-f", self.path("slurm.conf")]))
+
+    def _slurmds(self):
+        return [name for name in self._procs if name == "slurmd" or name.startswith("slurmd-")]
+
     def _start_watchdog(self):
         starter = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--watchdog", self.root, str(os.getpid())]
-            + (["--keep"] if self.keep else []), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            + (["--keep"] if self.keep else [])
+            + [arg for ns in ([] if self.bed is None else [self.bed.switch] + self.bed.names)
+               for arg in ("--netns", ns)]
+            + ([] if self.bed is None or not self.bed.workdir else ["--rm", self.bed.workdir]),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             start_new_session=True)
         with starter.stdout:
             line = starter.stdout.readline()
@@ -443,7 +527,7 @@ class SlurmCluster:
         conf = """\
 # Generated by tests/deploy/slurm_cluster.py: a single-node test cluster.
 ClusterName=hpotest
-SlurmctldHost={node}(127.0.0.1)
+SlurmctldHost={ctl_name}({ctl_addr})
 SlurmctldPort={ctld_port}
 SlurmdPort={slurmd_port}
 SlurmUser=root
@@ -454,9 +538,9 @@ AuthInfo=socket={munge},cred_expire={cred_expire}
 StateSaveLocation={root}/state
 SlurmdSpoolDir={root}/spool/%n
 SlurmctldPidFile={root}/slurmctld.pid
-SlurmdPidFile={root}/slurmd.pid
+SlurmdPidFile={root}/slurmd-%n.pid
 SlurmctldLogFile={root}/log/slurmctld.log
-SlurmdLogFile={root}/log/slurmd.log
+SlurmdLogFile={root}/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 PlugStackConfig={root}/plugstack.conf
@@ -477,15 +561,19 @@ SlurmdParameters=config_overrides
 KillWait=10
 MinJobAge=600
 InactiveLimit=0
-SlurmdTimeout=60
+SlurmdTimeout={slurmd_timeout}
 MailProg=/bin/true
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-NodeName={node} NodeAddr=127.0.0.1 NodeHostname={node} CPUs={cpus} Sockets=1 CoresPerSocket={cpus} ThreadsPerCore=1 RealMemory={memory_mb} State=UNKNOWN
-PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
-""".format(node=self.node, ctld_port=_free_port(), slurmd_port=_free_port(),
-           munge=self.munge_socket, cred_expire=CRED_EXPIRE_S, root=self.root, cpus=self.cpus,
-           memory_mb=_memory_mb())
+{nodes}PartitionName=debug Nodes={names} Default=YES MaxTime=INFINITE State=UP
+""".format(ctl_name=self.controller[0], ctl_addr=self.controller[1], ctld_port=_free_port(),
+           slurmd_port=_free_port(), munge=self.munge_socket, cred_expire=CRED_EXPIRE_S,
+           root=self.root, slurmd_timeout=self.slurmd_timeout_s, names=",".join(
+               name for name, _ in self.nodes), nodes="".join(
+               "NodeName={name} NodeAddr={addr} NodeHostname={name} CPUs={cpus} Sockets=1 "
+               "CoresPerSocket={cpus} ThreadsPerCore=1 RealMemory={memory_mb} State=UNKNOWN\n"
+               .format(name=name, addr=addr, cpus=self.cpus, memory_mb=_memory_mb())
+               for name, addr in self.nodes))
         with open(self.path("slurm.conf"), "w") as f:
             f.write(conf)
         with open(self.path("plugstack.conf"), "w") as f:
@@ -508,30 +596,32 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
                 raise SlurmError("%s exited with code %d while starting\n%s"
                                  % (name, proc.returncode, self.logs()))
 
-    def _wait_for_idle_node(self, timeout):
+    def _wait_for_idle_node(self, timeout, node):
         # Returns as soon as the node is IDLE; the timeout is a backstop (a loaded machine is
         # slow to start the daemons).
         deadline = time.monotonic() + timeout
         last = ""
         while time.monotonic() < deadline:
             self._check_alive()
-            done = subprocess.run(["scontrol", "show", "node", "-o", self.node],
+            done = subprocess.run(self.client_prefix + ["scontrol", "show", "node", "-o", node],
                                   capture_output=True, text=True, env=self.env)
             last = (done.stdout + done.stderr).strip()
             state = parse_scontrol(done.stdout).get("State", "") if done.returncode == 0 else ""
             if state.startswith("IDLE"):
                 return
             time.sleep(0.2)
-        raise SlurmError("the Slurm node did not become IDLE in %ds (last: %s)\n%s"
-                         % (timeout, last, self.logs()))
+        raise SlurmError("the Slurm node %s did not become IDLE in %ds (last: %s)\n%s"
+                         % (node, timeout, last, self.logs()))
 
     def logs(self, lines=40):
         """The tails of the daemons' logs, for error messages."""
         if self.root is None:
             return ""
         parts = []
-        for name in ("munged.log", "munged.out", "slurmctld.log", "slurmctld.out", "slurmd.log",
-                     "slurmd.out"):
+        slurmds = sorted(os.path.basename(path) for path in
+                         glob.glob(self.path("log", "slurmd*.log"))
+                         + glob.glob(self.path("log", "slurmd*.out")))
+        for name in ["munged.log", "munged.out", "slurmctld.log", "slurmctld.out"] + slurmds:
             path = self.path("log", name)
             if os.path.exists(path):
                 parts.append("---- %s (last %d lines) ----\n%s" % (path, lines, _tail(path, lines)))
@@ -551,14 +641,15 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
     def _stop(self):
         try:
             if self._procs.get("slurmctld") and self._procs["slurmctld"].poll() is None:
-                subprocess.run(["scancel", "--full", "--user=root"], env=self.env,
+                subprocess.run(self.client_prefix + ["scancel", "--full", "--user=root"],
+                               env=self.env,
                                capture_output=True, timeout=30)
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline and self._active_jobs():
                     time.sleep(0.2)
         except (OSError, subprocess.SubprocessError):
             pass
-        for name in ("slurmd", "slurmctld", "munged"):
+        for name in self._slurmds() + ["slurmctld", "munged"]:
             proc = self._procs.get(name)
             if proc is None or proc.poll() is not None:
                 continue
@@ -581,7 +672,8 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
         self.root = None
 
     def _active_jobs(self):
-        done = subprocess.run(["squeue", "-h", "-o", "%i %T"], capture_output=True, text=True,
+        done = subprocess.run(self.client_prefix + ["squeue", "-h", "-o", "%i %T"],
+                              capture_output=True, text=True,
                               env=self.env, timeout=30)
         return done.returncode == 0 and done.stdout.strip() != ""
 
@@ -591,7 +683,8 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
     # ----------------------------------------------------------------------------- commands
     def run(self, argv, check=True, timeout=60):
         """Runs a Slurm client command against this cluster; returns its stdout."""
-        done = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=timeout)
+        done = subprocess.run(self.client_prefix + list(argv), capture_output=True, text=True,
+                              env=self.env, timeout=timeout)
         if check and done.returncode != 0:
             raise SlurmError("%s failed (exit %d): %s" % (" ".join(argv), done.returncode,
                                                           (done.stdout + done.stderr).strip()))
@@ -601,7 +694,8 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
         """Submits a batch script (`sbatch --parsable OPTIONS SCRIPT ARGS`) with this process's
         environment plus `env`, from `cwd` (the job's SLURM_SUBMIT_DIR). Returns the job id."""
         job_env = dict(self.env, **(env or {}))
-        done = subprocess.run(["sbatch", "--parsable"] + list(options) + [script] + list(args),
+        done = subprocess.run(self.client_prefix + ["sbatch", "--parsable"] + list(options)
+                              + [script] + list(args),
                               capture_output=True, text=True, env=job_env, cwd=cwd or self.root,
                               timeout=60)
         if done.returncode != 0:
@@ -628,7 +722,8 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
         """The queue's lines ("ARRAY_JOB_ID|JOB_ID|STATE|REASON": pending, running and completing
         jobs), only those of `jobs` when given. None when squeue does not answer."""
         try:
-            done = subprocess.run(["squeue", "-h", "-o", "%F|%i|%T|%r"], capture_output=True,
+            done = subprocess.run(self.client_prefix + ["squeue", "-h", "-o", "%F|%i|%T|%r"],
+                                  capture_output=True,
                                   text=True, env=self.env, timeout=30)
         except (OSError, subprocess.SubprocessError):
             return None
@@ -760,5 +855,8 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
 if __name__ == "__main__":
     # python3 slurm_cluster.py --watchdog ROOT PARENT [--keep]: what SlurmCluster.start() runs.
     if len(sys.argv) >= 4 and sys.argv[1] == "--watchdog":
-        _watchdog(sys.argv[2], int(sys.argv[3]), "--keep" in sys.argv[4:])
+        rest = sys.argv[4:]
+        _watchdog(sys.argv[2], int(sys.argv[3]), "--keep" in rest,
+                  [rest[i + 1] for i, arg in enumerate(rest[:-1]) if arg == "--netns"],
+                  [rest[i + 1] for i, arg in enumerate(rest[:-1]) if arg == "--rm"])
     sys.exit("usage: import slurm_cluster (this module is not a program)")

@@ -296,6 +296,18 @@ class TestBed:
         its processes keep running but nothing reaches them or comes from them."""
         _ip("-n", self.switch, "link", "set", "p%d" % host, "down")
 
+    def switch_address(self):
+        """Gives the switch namespace an address on the subnet (the last one, .254, on its
+        bridge) and returns it: a host outside the hosts that every host reaches as long as its
+        link is up, for a service that must outlive any one host (a Slurm controller). Cutting a
+        host's link cuts it off from this address too."""
+        address = str(list(self.subnet.hosts())[-1])
+        shown = _ip("-n", self.switch, "-o", "addr", "show", "dev", "br0").stdout
+        if address + "/" not in shown:
+            _ip("-n", self.switch, "addr", "add", "%s/%d" % (address, self.subnet.prefixlen),
+                "dev", "br0")
+        return address
+
     def kill_all(self, host):
         """Loses host index `host` as a crashed node does: kill -9 of every process on it."""
         for pid in _ip("netns", "pids", self.names[host], check=False).stdout.split():

@@ -22,7 +22,12 @@
 # Environment it reads:
 #   HPO_BIN          the hpo binary (else `hpo` on PATH, else $SLURM_SUBMIT_DIR/build/hpo)
 #   HPO_MPIRUN_ARGS  extra mpirun arguments, split at spaces (e.g. "--mca btl self,vader,tcp")
+#   HPO_MPIRUN_WRAPPER  hpo-mpirun, which runs mpirun and ends it once hpo has ended the job
+#                    (default: hpo-mpirun beside hpo, on PATH, or scripts/hpo-mpirun in the
+#                    submit directory; `none`, or none found: plain mpirun)
 #   HPO_SRUN_ARGS    extra srun arguments, split at spaces (HPO_LAUNCHER=srun)
+#   HPO_MAX_RESTARTS after a lost host (exit 4) the job requeues itself unless it has restarted
+#                    this many times (default 5)
 #   SLURM_CPUS_PER_TASK -> OMP_NUM_THREADS (1 when unset); OMP_WAIT_POLICY defaults to passive.
 #
 # It always runs `hpo sweep --config C --output O --resume`, so a first run starts the study and
@@ -48,8 +53,20 @@
 # trial and the trials' last per-epoch checkpoints). To stop a job and save it, signal the
 # batch shell only: `scancel --batch --signal=TERM JOB` (or --signal=USR1 to requeue it).
 #
-# Exit code: hpo's (0 done, 1 failure, 2 bad input, 3 interrupted but saved), 2 when this script
-# is given bad arguments or cannot find hpo.
+# Lost hosts. When hpo loses contact with a node's ranks (the node down or cut off: exit 4
+# after the config's peer_timeout_s, the study saved; hpo-mpirun also exits 4 when mpirun saw
+# the node's daemon die and ended the job first), the job requeues itself (`scontrol requeue`),
+# in every script, preemptible or not, unless it has already restarted HPO_MAX_RESTARTS times
+# (default 5; SLURM_RESTART_COUNT counts every requeue). Slurm completes the requeue once the
+# lost node answers again or is marked DOWN (SlurmdTimeout), and starts the job again once it
+# has as many nodes as before (another node of the partition, or the lost one back; a requeued
+# job keeps its node and task counts even when submitted with --nodes=MIN-MAX:
+# `scontrol update jobid=N NumNodes=K NumTasks=M` while it is pending makes it smaller). The
+# next run resumes the study, on whatever number of ranks it gets.
+# Add --open-mode=append to keep the first run's log (a requeue truncates it otherwise).
+#
+# Exit code: hpo's (0 done, 1 failure, 2 bad input, 3 interrupted but saved, 4 a host lost),
+# 2 when this script is given bad arguments or cannot find hpo.
 # ---------------------------------------------------------------------------------------------
 
 hpo_say() { printf 'hpo-sbatch: %s\n' "$*"; }
@@ -114,7 +131,25 @@ case "$HPO_LAUNCHER" in
   mpirun)
     read -r -a hpo_extra <<<"${HPO_MPIRUN_ARGS:-}"
     # Inside the allocation Open MPI reads the nodes and slots from the Slurm environment.
-    hpo_cmd=(mpirun)
+    # Through hpo-mpirun where there is one: after hpo ends the job (a lost node: exit 4), mpirun
+    # can wait many minutes on the TCP connection to the lost node's daemon; hpo-mpirun kills
+    # it HPO_MPIRUN_ABORT_GRACE_S (30) seconds later, so the job ends and can be requeued.
+    hpo_wrapper="${HPO_MPIRUN_WRAPPER:-}"
+    if [ -z "$hpo_wrapper" ]; then
+      for hpo_candidate in "$(dirname "$hpo_bin")/hpo-mpirun" "$(command -v hpo-mpirun)" \
+          "${SLURM_SUBMIT_DIR:-$PWD}/scripts/hpo-mpirun"; do
+        if [ -n "$hpo_candidate" ] && [ -x "$hpo_candidate" ]; then
+          hpo_wrapper="$hpo_candidate"
+          break
+        fi
+      done
+    fi
+    if [ -n "$hpo_wrapper" ] && [ "$hpo_wrapper" != none ]; then
+      [ -x "$hpo_wrapper" ] || hpo_fail "HPO_MPIRUN_WRAPPER is not an executable: $hpo_wrapper"
+      hpo_cmd=("$hpo_wrapper")
+    else
+      hpo_cmd=(mpirun)
+    fi
     [ -n "${SLURM_NTASKS:-}" ] && hpo_cmd+=(-np "$SLURM_NTASKS")
     hpo_cmd+=(-x OMP_NUM_THREADS -x OMP_WAIT_POLICY "${hpo_extra[@]}" "${hpo_sweep[@]}")
     ;;
@@ -191,6 +226,21 @@ case "$hpo_rc" in
       fi
     else
       hpo_say "resume it by submitting the same job again (it passes --resume)"
+    fi
+    ;;
+  4)
+    hpo_say "the sweep lost a host (exit 4): the study is saved in $hpo_output/study.h5"
+    hpo_max="${HPO_MAX_RESTARTS:-5}"
+    if [ -n "${SLURM_JOB_ID:-}" ] && [ "${SLURM_RESTART_COUNT:-0}" -lt "$hpo_max" ]; then
+      hpo_say "requeueing job $SLURM_JOB_ID: its next run resumes the study once Slurm has" \
+        "marked the lost node down and found it $SLURM_JOB_NUM_NODES node(s)"
+      if ! scontrol requeue "$SLURM_JOB_ID"; then
+        hpo_say "could not requeue job $SLURM_JOB_ID: submit it again with the same arguments" \
+          "to resume the study"
+      fi
+    else
+      hpo_say "not requeueing (restarts: ${SLURM_RESTART_COUNT:-0}, HPO_MAX_RESTARTS=$hpo_max):" \
+        "submit the same job again to resume the study"
     fi
     ;;
   *) hpo_say "the sweep failed (exit $hpo_rc)" ;;
