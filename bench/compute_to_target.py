@@ -23,7 +23,9 @@ K reach the target, p = K/N and expected epochs = (1 - p) / p * epochs + mean ep
 badly (lr over 4.7 decades, sgd without momentum, heavy dropout), where early stopping matters;
 "long" is "wide" trained for 27 epochs and validated on 5,000 samples instead of 9 and 1,000, with
 a third method: bayes+hyperband judging rungs by each trial's best value so far (strict: false),
-and a fourth: the Gaussian-process model (search.model gp) instead of TPE, with hyperband.
+a fourth: the Gaussian-process model (search.model gp) instead of TPE, with hyperband, and a
+fifth: ASHA's promotion variant (bayes+promotion; a paused trial has a row per pause, whose
+`epochs` count every epoch it trained so far).
 """
 
 import argparse
@@ -43,7 +45,8 @@ SPACES = {
     "wide": {"random": "fmnist_wide_random.yaml", "bayes+hyperband": "fmnist_wide_bohb.yaml"},
     "long": {"random": "fmnist_long_random.yaml", "bayes+hyperband": "fmnist_long_bohb.yaml",
              "bayes+hyperband-nonstrict": "fmnist_long_bohb_nonstrict.yaml",
-             "bayes-gp+hyperband": "fmnist_long_bohb_gp.yaml"},
+             "bayes-gp+hyperband": "fmnist_long_bohb_gp.yaml",
+             "bayes+promotion": "fmnist_long_bohb_promotion.yaml"},
 }
 
 
@@ -111,13 +114,19 @@ def epochs_to_target(study, target):
     spent = 0
     consistent = True
     reached_at = None
+    trained = {}  # trial id -> epochs trained so far (a paused trial has a row per pause)
     for trial in trials:  # finish order
-        rows = curves[curves["trial_id"] == trial["trial_id"]]
-        consistent &= len(rows) == trial["epochs"]
-        hits = [int(r["epoch"]) for r in rows if r["val_accuracy"] >= target]
+        trial_id = int(trial["trial_id"])
+        before, after = trained.get(trial_id, 0), int(trial["epochs"])
+        rows = curves[curves["trial_id"] == trial_id]
+        hits = [int(r["epoch"]) for r in rows
+                if before < int(r["epoch"]) <= after and r["val_accuracy"] >= target]
         if reached_at is None and hits:
-            reached_at = spent + hits[0]
-        spent += int(trial["epochs"])
+            reached_at = spent + min(hits) - before
+        spent += after - before
+        trained[trial_id] = after
+    for trial_id, epochs in trained.items():
+        consistent &= int((curves["trial_id"] == trial_id).sum()) == epochs
     return reached_at, spent, consistent
 
 
