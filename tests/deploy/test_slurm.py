@@ -53,8 +53,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "mpi"))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import slurm_cluster  # noqa: E402
+from hpo_test_support import published_rows, study_attributes  # noqa: E402
 
 QUICK = os.path.join(HERE, "configs", "slurm_quick.yaml")
 PREEMPT = os.path.join(HERE, "configs", "slurm_preempt.yaml")
@@ -101,7 +103,7 @@ def read_trials(study):
     """The study's trials as {trial_id: row} (an empty dict while there is no study yet)."""
     try:
         with h5py_file(study) as f:
-            return {int(row["trial_id"]): row for row in f["trials"][:]}
+            return {int(row["trial_id"]): row for row in published_rows(f, "trials")}
     except (OSError, KeyError):
         return {}
 
@@ -113,7 +115,7 @@ def count_trials(study):
         return None
     try:
         with h5py_file(study) as f:
-            return int(f["trials"].shape[0])
+            return len(published_rows(f, "trials"))
     except ImportError:
         raise
     except Exception:  # noqa: BLE001  (h5py raises OSError, KeyError, RuntimeError, ValueError)
@@ -396,7 +398,7 @@ class Preemption(SlurmCase):
         for trial_id, row in before.items():  # kept as they were
             self.assertEqual(row.tobytes(), after[trial_id].tobytes(), trial_id)
         with h5py_file(study) as f:
-            curves = f["curves"][:]
+            curves = published_rows(f, "curves")
         resumed = 0
         for trial_id in running:
             with open(os.path.join(output, "trials", str(trial_id), "rank-0.log")) as f:
@@ -430,7 +432,7 @@ class Preemption(SlurmCase):
         self.assertNotIn("requeueing", text)
         self.assertTrue(glob.glob(checkpoints), text)
         with h5py_file(os.path.join(output, "study.h5")) as f:
-            self.assertIn("running_trials", f.attrs)
+            self.assertIn("running_trials", study_attributes(f))
 
 
 class SrunLauncher(SlurmCase):

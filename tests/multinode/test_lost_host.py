@@ -20,7 +20,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "mpi"))
-from hpo_test_support import parse_command_line  # noqa: E402
+from hpo_test_support import parse_command_line, published_rows  # noqa: E402
 import netns_testbed  # noqa: E402
 from netns_testbed import TestBed  # noqa: E402
 
@@ -59,8 +59,8 @@ def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
 def read_study(path):
     import h5py
     with h5py.File(path, "r") as f:
-        trials = {int(row["trial_id"]): row["status"].decode() for row in f["trials"][:]
-                  if row["trial_id"] >= 0}  # fill rows past the published ones
+        trials = {int(row["trial_id"]): row["status"].decode()
+                  for row in published_rows(f, "trials")}
     return trials
 
 

@@ -85,6 +85,7 @@ const HpoReport = (() => {
 
   const STATUS_COLOURS = {
     completed: "#1f77b4", stopped: "#ff7f0e", failed: "#d62728", running: "#7f7f7f",
+    paused: "#9467bd",
   };
   const STUDY_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
                          "#e377c2", "#17becf"];
@@ -473,7 +474,8 @@ const HpoReport = (() => {
         "sample of the rest; the other plots and the table show every trial).");
   }
 
-  const SHAPES = {completed: "circle", stopped: "triangle", failed: "cross", running: "circle"};
+  const SHAPES = {completed: "circle", stopped: "triangle", paused: "triangle", failed: "cross",
+                  running: "circle"};
 
   // The status shapes, in the status colours (or all in `neutral`, where colour means another
   // thing), then `extra` items [label, swatch class, colour].
