@@ -473,9 +473,10 @@ sweep:
     width: {min: 8, max: 64}
 search:
   startup_trials: 4
-)" + std::string(GetParam() == BayesModel::kGp                ? "  model: gp\n"
-                     : GetParam() == BayesModel::kTpeIndependent ? "  model: tpe_independent\n  candidates: 16\n"
-                                                                 : "  candidates: 16\n");
+)" + std::string(GetParam() == BayesModel::kGp ? "  model: gp\n"
+                 : GetParam() == BayesModel::kTpeIndependent
+                     ? "  model: tpe_independent\n  candidates: 16\n"
+                     : "  candidates: 16\n");
   SweepConfig config;
   const Status parsed = ParseConfig(text, "bayes.yaml", &config);
   EXPECT_EQ(config.search.model, GetParam());
