@@ -20,6 +20,7 @@
 
 #include <unistd.h>
 
+#include "bench_study.hpp"
 #include "coord/coordinator.hpp"
 #include "harness.hpp"
 #include "hpo/config.hpp"
@@ -172,19 +173,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<Coordinator> coordinator;
   std::thread server;
   if (world.rank() == 0) {
-    std::filesystem::create_directories(folder);
-    StudyLayout study_layout;
-    for (const ParameterSpec& spec : config.sweep.parameters) {
-      study_layout.params.push_back(
-          {spec.name, spec.type, spec.type == ParamType::kString ? 8u : 0u});
-    }
-    study_layout.metric_names = config.metric_names;
-    StudyAttributes attributes;
-    attributes.metric_name = "val_loss";
-    attributes.metric_goal = "minimize";
-    Status created =
-        StudyWriter::Create((folder / "study.h5").string(), study_layout, attributes, &study);
-    if (!created.ok()) AbortJob(created.exit_code(), created.message());
+    study = bench::CreateBenchStudy(config, folder);
     CoordinatorDeps deps;
     Status made = MakeSearcher(config, &deps.searcher);
     if (!made.ok()) AbortJob(made.exit_code(), made.message());
