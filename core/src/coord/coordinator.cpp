@@ -333,10 +333,6 @@ Status Coordinator::HandleRequest(int group, bool interrupt, std::optional<Contr
                  : "trial " + std::to_string(running_[group]) + " is still running"));
   }
   if (interrupt) Interrupt("group " + std::to_string(group) + " received a preemption signal");
-  const std::optional<double>& time_budget = config_.budget.time_budget_s;
-  if (time_budget && deps_.clock() - start_time_ >= *time_budget) {
-    EndSweep("the time budget of " + FormatDuration(*time_budget) + " is used up");
-  }
   waiting_groups_.push_back(group);
   AnswerWaitingGroups();
   const auto answered = std::find_if(replies_.begin(), replies_.end(),
@@ -377,6 +373,10 @@ void Coordinator::CollectSuggestion() {
 }
 
 void Coordinator::AnswerWaitingGroups() {
+  const std::optional<double>& time_budget = config_.budget.time_budget_s;
+  if (!waiting_groups_.empty() && time_budget && deps_.clock() - start_time_ >= *time_budget) {
+    EndSweep("the time budget of " + FormatDuration(*time_budget) + " is used up");
+  }
   while (!waiting_groups_.empty()) {
     const int group = waiting_groups_.front();
     std::optional<TrialSpec> trial;
