@@ -828,12 +828,17 @@ const BadConfig kBadConfigs[] = {
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
      "    type: hyperband\n    bands: [1, 3]\n",
      "test.yaml:13: sweep.early_terminate.bands: unknown key (accepted keys: type, min_iter, "
-     "max_iter, s, eta, strict, promotion)"},
-    {"EarlyTerminatePromotionNotBoolean",
+     "max_iter, s, eta, strict)"},
+    {"AshaPromotionNotBoolean",
      "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"
-     "    type: hyperband\n    min_iter: 1\n    promotion: sometimes\n",
-     "test.yaml:14: sweep.early_terminate.promotion: must be true or false"},
+     "    type: hyperband\n    min_iter: 1\nasha:\n  promotion: sometimes\n",
+     "test.yaml:15: asha.promotion: must be true or false"},
+    {"AshaWithoutEarlyTerminate",
+     "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
+     "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\nasha:\n"
+     "  promotion: true\n",
+     "test.yaml:11: asha: needs sweep.early_terminate (type hyperband)"},
     {"EarlyTerminateStrictNotBoolean",
      "task: synthetic\nepochs: 9\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n  early_terminate:\n"

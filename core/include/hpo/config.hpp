@@ -95,10 +95,11 @@ struct HyperbandSpec {
   // judges its best value so far there (W&B's conservative condition: a noisy dip on the rung's
   // epoch does not stop a trial that was doing well).
   bool strict = true;
-  // hpo's `promotion` (default false): ASHA's promotion variant (Li et al., MLSys 2020) instead of
-  // the stopping one. A trial that reaches a rung outside the top 1/eta of that rung so far pauses
-  // (keeps its checkpoint, frees its group) and resumes from its checkpoint once it is in the top
-  // 1/eta of the rung, so no trial passes a rung on the evidence of the few that came before it.
+  // hpo's `asha: {promotion: true}` beside `sweep:` (default false): ASHA's promotion variant (Li
+  // et al., MLSys 2020) instead of the stopping one. A trial that reaches a rung outside the top
+  // 1/eta of that rung so far pauses (keeps its checkpoint, frees its group) and resumes from its
+  // checkpoint once it is in the top 1/eta of the rung, so no trial passes a rung on the evidence
+  // of the few that came before it.
   bool promotion = false;
 };
 

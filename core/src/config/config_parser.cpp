@@ -299,6 +299,9 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
     HPO_RETURN_IF_ERROR(config_internal::ParseSearchOptions(errors, *search, config->sweep.method,
                                                             &config->search));
   }
+  if (const Field* asha = top.Find("asha")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParseAsha(errors, *asha, &config->sweep.early_terminate));
+  }
   if (const Field* median_stopping = top.Find("median_stopping")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseMedianStopping(
         errors, *median_stopping, config->execution.epochs, &config->median_stopping));
@@ -426,6 +429,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "synthetic",
                                     "search",
                                     "median_stopping",
+                                    "asha",
                                     "time_budget_s",
                                     "max_failed_trials",
                                     "trial_retries",

@@ -62,8 +62,7 @@ Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int
                            HyperbandSpec* spec) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
-  HPO_RETURN_IF_ERROR(
-      fields.CheckKeys({"type", "min_iter", "max_iter", "s", "eta", "strict", "promotion"}));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"type", "min_iter", "max_iter", "s", "eta", "strict"}));
   const Field* type = fields.Find("type");
   if (type == nullptr) return fields.Missing("type", "hyperband");
   std::string name;
@@ -87,12 +86,6 @@ Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int
       return errors.At(*strict, "must be true or false");
     }
     parsed.strict = strict->value.as<bool>();
-  }
-  if (const Field* promotion = fields.Find("promotion")) {
-    if (!promotion->value.IsScalar() || ResolveScalar(promotion->value) != ScalarKind::kBool) {
-      return errors.At(*promotion, "must be true or false");
-    }
-    parsed.promotion = promotion->value.as<bool>();
   }
   if (parsed.min_iter && parsed.max_iter) {
     return errors.At(*fields.Find("max_iter"),
@@ -162,6 +155,24 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
     }
   }
   *options = parsed;
+  return Status::Ok();
+}
+
+Status ParseAsha(const ErrorFormatter& errors, const Field& field, HyperbandSpec* spec) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"promotion"}));
+  if (!spec->enabled) {
+    return errors.At(field,
+                     "needs sweep.early_terminate (type hyperband): its settings apply to ASHA's "
+                     "rungs");
+  }
+  if (const Field* promotion = fields.Find("promotion")) {
+    if (!promotion->value.IsScalar() || ResolveScalar(promotion->value) != ScalarKind::kBool) {
+      return errors.At(*promotion, "must be true or false");
+    }
+    spec->promotion = promotion->value.as<bool>();
+  }
   return Status::Ok();
 }
 

@@ -26,6 +26,11 @@ Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int
 Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, SearchMethod method,
                           SearchOptions* options);
 
+// `asha:` beside `sweep:` (hpo's own, so that `sweep:` stays a valid W&B sweep): `promotion`
+// switches sweep.early_terminate's ASHA to its promotion variant. BadInput without an
+// early_terminate to apply to.
+Status ParseAsha(const ErrorFormatter& errors, const Field& field, HyperbandSpec* spec);
+
 // `median_stopping:` {min_trials >= 1, start_step >= 1}; its presence enables the rule, which
 // needs start_step < epochs (it never stops a trial at its last epoch). Sets spec->enabled.
 Status ParseMedianStopping(const ErrorFormatter& errors, const Field& field, int64_t epochs,

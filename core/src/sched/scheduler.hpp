@@ -2,7 +2,7 @@
 // ASHA from W&B's `early_terminate: {type: hyperband}` and the median stopping rule from
 // `median_stopping:`. They live on rank 0 inside the coordinator and know nothing of MPI or torch.
 // Decisions are immediate (asynchronous): no running trial ever waits for another. With
-// `early_terminate.promotion`, ASHA pauses trials at rungs instead of stopping them, and Promote
+// `asha: {promotion: true}`, ASHA pauses trials at rungs instead of stopping them, and Promote
 // says which paused trial goes on next. Not thread-safe.
 #pragma once
 
