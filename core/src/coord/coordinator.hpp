@@ -13,14 +13,15 @@
 // (ObservePending, their reports), which gives the state they had (both keep their records by
 // trial id, so the order of arrival does not matter; ASHA's promotion variant records which trials
 // were paused and promoted from where each trial's epochs end; a study written before this layout
-// restores from its searcher_state and scheduler_state). So a study read back at any moment resumes consistently: the trials that were
-// running, or had finished after the last publish, run again with the same ids, hyperparameters
-// and seeds, from their checkpoints (a trial's checkpoint is deleted only once its result is
-// published), and the searcher continues where it was. A trial dispatched after the last publish
-// is suggested again (random, grid and Sobol suggest the same point, whose checkpoint is then
-// used; TPE may suggest another, and a checkpoint of other hyperparameters is ignored). It knows
-// neither MPI nor torch: the runtime feeds it the leaders' messages and sends its replies
-// (Horovod's controller/execution split), so it is unit-tested with fakes.
+// restores from its searcher_state and scheduler_state). So a study read back at any moment resumes
+// consistently: the trials that were running, or had finished after the last publish, run again
+// with the same ids, hyperparameters and seeds, from their checkpoints (a trial's checkpoint is
+// deleted only once its result is published), and the searcher continues where it was. A trial
+// dispatched after the last publish is suggested again (random, grid and Sobol suggest the same
+// point, whose checkpoint is then used; TPE may suggest another, and a checkpoint of other
+// hyperparameters is ignored). It knows neither MPI nor torch: the runtime feeds it the leaders'
+// messages and sends its replies (Horovod's controller/execution split), so it is unit-tested with
+// fakes.
 //
 // With ASHA's promotion variant, a trial the scheduler pauses at a rung is told to checkpoint and
 // stop (as on an interruption); it becomes a study row with status "paused" (the sweep's later
