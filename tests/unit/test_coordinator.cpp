@@ -156,13 +156,22 @@ class CoordinatorTest : public ::testing::Test {
                                     bool with_scheduler = false) {
     auto searcher = std::make_unique<ScriptedSearcher>(space);
     searcher_ = searcher.get();
+    std::unique_ptr<Scheduler> scheduler;
+    if (with_scheduler) {
+      auto scripted = std::make_unique<ScriptedScheduler>();
+      scheduler_ = scripted.get();
+      scheduler = std::move(scripted);
+    }
+    return MakeWith(groups, std::move(searcher), std::move(scheduler));
+  }
+
+  // A coordinator of config_ over `groups` with these collaborators and the fixture's study,
+  // artifacts, progress stream and clock.
+  std::unique_ptr<Coordinator> MakeWith(int groups, std::unique_ptr<Searcher> searcher,
+                                        std::unique_ptr<Scheduler> scheduler = nullptr) {
     CoordinatorDeps deps;
     deps.searcher = std::move(searcher);
-    if (with_scheduler) {
-      auto scheduler = std::make_unique<ScriptedScheduler>();
-      scheduler_ = scheduler.get();
-      deps.scheduler = std::move(scheduler);
-    }
+    deps.scheduler = std::move(scheduler);
     deps.study = &study_;
     deps.artifacts = &artifacts_;
     deps.progress = &progress_;
@@ -796,11 +805,8 @@ TEST_F(CoordinatorTest, OtherGroupsAreAnsweredWhileASuggestionIsComputed) {
   config_.sweep.run_cap = 4;
   auto slow = std::make_unique<SlowSearcher>();
   SlowSearcher* searcher = slow.get();
-  CoordinatorDeps deps;
-  deps.searcher = std::move(slow);
-  deps.study = &study_;
-  deps.clock = [this] { return now_; };
-  Coordinator coordinator(config_, 2, std::move(deps));
+  const std::unique_ptr<Coordinator> made = MakeWith(2, std::move(slow));
+  Coordinator& coordinator = *made;
   EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
   EXPECT_EQ(Request(coordinator, 1).trial.trial_id, 1);
   ASSERT_TRUE(Finish(coordinator, 0, 0, 0.5).ok());
@@ -840,11 +846,8 @@ TEST_F(CoordinatorTest, OtherGroupsAreAnsweredWhileASuggestionIsComputed) {
 TEST_F(CoordinatorTest, AnInterruptionWhileASuggestionIsComputedAnswersNoMoreTrials) {
   auto slow = std::make_unique<SlowSearcher>();
   SlowSearcher* searcher = slow.get();
-  CoordinatorDeps deps;
-  deps.searcher = std::move(slow);
-  deps.study = &study_;
-  deps.clock = [this] { return now_; };
-  Coordinator coordinator(config_, 2, std::move(deps));
+  const std::unique_ptr<Coordinator> made = MakeWith(2, std::move(slow));
+  Coordinator& coordinator = *made;
   EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
   EXPECT_EQ(Request(coordinator, 1).trial.trial_id, 1);
   ASSERT_TRUE(Finish(coordinator, 0, 0, 0.5).ok());
@@ -874,14 +877,11 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   config_.sweep.early_terminate.min_iter = 1;
   config_.sweep.early_terminate.eta = 3;  // rungs at epochs 1 and 3
   config_.sweep.early_terminate.promotion = true;
-  CoordinatorDeps deps;
-  deps.searcher = std::make_unique<ScriptedSearcher>(std::nullopt);
-  ASSERT_TRUE(MakeScheduler(config_, &deps.scheduler).ok());
-  deps.study = &study_;
-  deps.artifacts = &artifacts_;
-  deps.progress = &progress_;
-  deps.clock = [this] { return now_; };
-  Coordinator coordinator(config_, 2, std::move(deps));
+  std::unique_ptr<Scheduler> scheduler;
+  ASSERT_TRUE(MakeScheduler(config_, &scheduler).ok());
+  const std::unique_ptr<Coordinator> made =
+      MakeWith(2, std::make_unique<ScriptedSearcher>(std::nullopt), std::move(scheduler));
+  Coordinator& coordinator = *made;
   const auto accuracies = [](int64_t epochs, double last) {
     std::vector<double> values(static_cast<size_t>(epochs), last / 2);
     values.back() = last;
