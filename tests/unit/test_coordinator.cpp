@@ -963,6 +963,42 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   EXPECT_EQ(coordinator.best_trial()->trial_id, 1);
 }
 
+TEST_F(CoordinatorTest, APausedRetryKeepsItsSeedAcrossAResume) {
+  config_.sweep.run_cap = 1;
+  config_.execution.epochs = 9;
+  config_.budget.trial_retries = 1;
+  config_.sweep.early_terminate.enabled = true;
+  config_.sweep.early_terminate.min_iter = 1;
+  config_.sweep.early_terminate.eta = 3;
+  config_.sweep.early_terminate.promotion = true;
+  const auto make = [this] {
+    std::unique_ptr<Scheduler> scheduler;
+    EXPECT_TRUE(MakeScheduler(config_, &scheduler).ok());
+    return MakeWith(1, std::make_unique<ScriptedSearcher>(std::nullopt), std::move(scheduler));
+  };
+  std::unique_ptr<Coordinator> coordinator = make();
+  const TrialSpec first = Request(*coordinator, 0).trial;
+  ASSERT_TRUE(SendResult(*coordinator, 0, 0, TrialStatus::kFailed, {}, "boom").ok());
+  const TrialSpec retry = Request(*coordinator, 0).trial;
+  ASSERT_EQ(retry.attempt, 1);
+  ASSERT_NE(retry.seed, first.seed);
+  EXPECT_TRUE(Report(*coordinator, 0, 0, 1, 0.5).interrupt);  // alone at rung 0: it pauses
+  ASSERT_TRUE(SendResult(*coordinator, 0, 0, TrialStatus::kRunning, {0.5}).ok());
+  ASSERT_TRUE(coordinator->Publish().ok());
+
+  StudyContents contents;
+  contents.trials = study_.rows;
+  contents.extra_attributes = study_.attributes;
+  coordinator = make();
+  ASSERT_TRUE(coordinator->Restore(contents).ok());
+  EXPECT_EQ(coordinator->trials_paused(), 1u);
+  // Nothing else can run, so the paused trial goes on, with the retry's seed its checkpoint has.
+  const TrialSpec resumed = Request(*coordinator, 0).trial;
+  EXPECT_EQ(resumed.trial_id, 0);
+  EXPECT_EQ(resumed.seed, retry.seed);
+  EXPECT_EQ(resumed.attempt, 1);
+}
+
 TEST_F(CoordinatorTest, AnInterruptionEndsDispatchAndRunningTrialsCheckpoint) {
   auto coordinator = Make(2);
   const int64_t first = Request(*coordinator, 0).trial.trial_id;

@@ -228,13 +228,24 @@ Status Coordinator::Restore(const StudyContents& study) {
       return Status::BadInput("the study's attribute running_trials is damaged");
     }
   }
+  std::map<int64_t, TrialSpec> paused_retries;
+  if (has("paused_retries")) {
+    EpochReports none;
+    HPO_RETURN_IF_ERROR(StateAttribute(study, "paused_retries", &state));
+    if (!DecodeTrials(state, &paused_retries, &none)) {
+      return Status::BadInput("the study's attribute paused_retries is damaged");
+    }
+  }
   for (const TrialResult& trial : study.trials) {
     next_trial_id_ = std::max(next_trial_id_, trial.trial_id + 1);
     if (trial.status == TrialStatus::kPaused) {
       staged_epochs_[trial.trial_id] = trial.curve.empty() ? 0 : trial.curve.back().epoch;
       // Promoted since (running again) when it is among the running trials; paused otherwise.
       if (unfinished_.count(trial.trial_id) == 0) {
-        paused_[trial.trial_id] = NewTrial(trial.trial_id, trial.params);
+        const auto retried = paused_retries.find(trial.trial_id);
+        paused_[trial.trial_id] = retried != paused_retries.end()
+                                      ? retried->second
+                                      : NewTrial(trial.trial_id, trial.params);
       }
       continue;
     }
@@ -667,6 +678,13 @@ std::map<std::string, StudyAttribute> Coordinator::SweepStateAttributes() const 
     attributes["scheduler_fingerprint"] = HexEncode(deps_.scheduler->ConfigFingerprint());
   }
   attributes["running_trials"] = HexEncode(EncodeTrials(unfinished_, reports_));
+  // A paused trial's row does not hold its attempt; those paused after a retry are kept here, so
+  // that after a resume they continue from their checkpoints with their own seeds.
+  std::map<int64_t, TrialSpec> paused_retries;
+  for (const auto& [id, trial] : paused_) {
+    if (trial.attempt > 0) paused_retries.emplace(id, trial);
+  }
+  attributes["paused_retries"] = HexEncode(EncodeTrials(paused_retries, {}));
   return attributes;
 }
 

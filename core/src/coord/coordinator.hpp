@@ -6,22 +6,22 @@
 // staged in the study as they arrive and published in groups (see PublishIfDue), each publish
 // with the sweep's state, which is small and bounded: searcher_fingerprint and
 // scheduler_fingerprint (the search and early stopping settings, so that a resume with others is
-// refused) and running_trials (the trials dispatched and not finished, with the epochs they
-// reported). The searcher's and scheduler's state is not saved: Restore rebuilds it by replaying
-// the study's trials in file order (each trial's curve through ObserveEpoch and
-// Scheduler::ReplayTrial, then Observe; a paused trial as pending) and then the running trials
-// (ObservePending, their reports), which gives the state they had (both keep their records by
-// trial id, so the order of arrival does not matter; ASHA's promotion variant records which trials
-// were paused and promoted from where each trial's epochs end; a study written before this layout
-// restores from its searcher_state and scheduler_state). So a study read back at any moment resumes
-// consistently: the trials that were running, or had finished after the last publish, run again
-// with the same ids, hyperparameters and seeds, from their checkpoints (a trial's checkpoint is
-// deleted only once its result is published), and the searcher continues where it was. A trial
-// dispatched after the last publish is suggested again (random, grid and Sobol suggest the same
-// point, whose checkpoint is then used; TPE may suggest another, and a checkpoint of other
-// hyperparameters is ignored). It knows neither MPI nor torch: the runtime feeds it the leaders'
-// messages and sends its replies (Horovod's controller/execution split), so it is unit-tested with
-// fakes.
+// refused), running_trials (the trials dispatched and not finished, with the epochs they
+// reported) and paused_retries (paused trials that had been retried: their seeds). The searcher's
+// and scheduler's state is not saved: Restore rebuilds it by replaying the study's trials in file
+// order (each trial's curve through ObserveEpoch and Scheduler::ReplayTrial, then Observe; a paused
+// trial as pending) and then the running trials (ObservePending, their reports), which gives the
+// state they had (both keep their records by trial id, so the order of arrival does not matter;
+// ASHA's promotion variant records which trials were paused and promoted from where each trial's
+// epochs end; a study written before this layout restores from its searcher_state and
+// scheduler_state). So a study read back at any moment resumes consistently: the trials that were
+// running, or had finished after the last publish, run again with the same ids, hyperparameters and
+// seeds, from their checkpoints (a trial's checkpoint is deleted only once its result is
+// published), and the searcher continues where it was. A trial dispatched after the last publish is
+// suggested again (random, grid and Sobol suggest the same point, whose checkpoint is then used;
+// TPE may suggest another, and a checkpoint of other hyperparameters is ignored). It knows neither
+// MPI nor torch: the runtime feeds it the leaders' messages and sends its replies (Horovod's
+// controller/execution split), so it is unit-tested with fakes.
 //
 // With ASHA's promotion variant, a trial the scheduler pauses at a rung is told to checkpoint and
 // stop (as on an interruption); it becomes a study row with status "paused" (the sweep's later
