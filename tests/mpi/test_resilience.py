@@ -88,7 +88,8 @@ def kill_session(job):
         except ProcessLookupError:
             pass
     job.wait()
-    job.stdout.close()
+    if not job.stdout.closed:
+        job.stdout.close()
     deadline = time.monotonic() + 30
     while session_pids(job.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -107,12 +108,17 @@ PARAMS = ["lr", "batch_size", "optimizer", "width"]
 class ResilienceCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="hpo-resilience-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        # Cleanups run last first: a job started later is killed before its folder goes.
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
 
     def out(self, name):
         return os.path.join(self.tmp, name)
+
+    def start(self, np_count, output, extra=(), config=CONFIG):
+        """start(), and the whole job killed when the test ends, whether it passed or not."""
+        job = start(np_count, output, extra, config)
+        self.addCleanup(kill_session, job)
+        return job
 
     def assert_same_trials(self, expected, actual):
         """Same trial ids, hyperparameters, statuses and objectives."""
@@ -134,7 +140,7 @@ class Resume(ResilienceCase):
 
         output = self.out("killed")
         study = os.path.join(output, "study.h5")
-        job = start(4, output)
+        job = self.start(4, output)
         # Kill the whole job (mpirun and every rank) once two trials are in the study and others
         # have checkpoints: somewhere inside a trial.
         wait_for(lambda: finished_trials(study) >= 2 and
@@ -170,7 +176,7 @@ class Preemption(ResilienceCase):
     def test_sigterm_mid_epoch_exits_3_and_resume_continues_from_the_checkpoint(self):
         output = self.out("preempted")
         study = os.path.join(output, "study.h5")
-        job = start(4, output)
+        job = self.start(4, output)
         checkpoints = os.path.join(output, "checkpoints", "*.pt")
         wait_for(lambda: glob.glob(checkpoints), job)
         # As Kubernetes does when it deletes the pods: SIGTERM to every rank.
@@ -204,7 +210,7 @@ class Preemption(ResilienceCase):
 
     def test_sigusr1_to_mpirun_is_forwarded_and_exits_3(self):
         output = self.out("usr1")
-        job = start(4, output)
+        job = self.start(4, output)
         wait_for(lambda: glob.glob(os.path.join(output, "checkpoints", "*.pt")), job)
         job.send_signal(signal.SIGUSR1)  # Slurm's --signal, forwarded by the batch script's trap
         log, _ = job.communicate(timeout=120)
@@ -287,7 +293,7 @@ class Promotion(ResilienceCase):
     def test_kill_9_while_trials_are_paused_then_resume_loses_no_trial(self):
         output = self.out("killed")
         study = os.path.join(output, "study.h5")
-        job = start(2, output, config=PROMOTION_CONFIG)
+        job = self.start(2, output, config=PROMOTION_CONFIG)
         # Kill the whole job once a paused trial is in the study and a trial has finished or
         # been promoted: trials wait at rungs with their checkpoints.
         wait_for(lambda: paused_rows(study) >= 2, job)
