@@ -20,6 +20,8 @@
 #include "../../core/src/search/gaussian_process.hpp"
 #include "hpo/config.hpp"
 #include "search/searcher.hpp"
+#include "search/searchers.hpp"
+#include "search/trial_history.hpp"
 #include "searcher_test_support.hpp"
 
 namespace hpo {
@@ -438,8 +440,10 @@ TEST(TpeSearcherTest, MultiFidelityRanksTrialsStoppedEarlyBehindThoseThatReached
   // Trials reach epoch 3 (a third of them), are stopped at epoch 2 or 1, or fail. Fitted on epoch
   // 3, the ranking is: epoch-3 values; then stopped trials, later stops first, each by its final
   // objective (however good it looks); then failures. A searcher without early termination told
-  // final objectives that rank the same way must suggest exactly the same trials.
+  // final objectives that rank the same way must suggest exactly the same trials. (Independent
+  // TPE: multivariate TPE sizes l(x) by the trials at the fidelity, see GoodGroupSize below.)
   SweepConfig config = SquareConfig(SearchMethod::kBayes, 8);
+  config.search.model = BayesModel::kTpeIndependent;
   config.sweep.early_terminate.enabled = true;
   std::unique_ptr<Searcher> multi_fidelity = MakeOrDie(config);
   config.sweep.early_terminate.enabled = false;
@@ -458,6 +462,26 @@ TEST(TpeSearcherTest, MultiFidelityRanksTrialsStoppedEarlyBehindThoseThatReached
     multi_fidelity->Observe(id, a, TrialStatus::kStopped, Bowl(a) + 1.0);
     final_only->Observe(id, b, TrialStatus::kStopped, Bowl(b) + 200.0 + 1.0);
   }
+}
+
+TEST(TpeSearcherTest, MultivariateSizesTheGoodGroupByTheTrialsThatReachedTheFidelity) {
+  // 40 data points: 9 from epoch 3 (the fidelity), 31 stopped at epochs 1 and 2.
+  const std::vector<double> coordinates = {0.5};
+  std::vector<TrialHistory::DataPoint> observed;
+  for (int64_t id = 0; id < 40; ++id) {
+    observed.push_back({id, &coordinates, id < 9 ? 3 : 1 + id % 2, 0.1 * static_cast<double>(id)});
+  }
+  EXPECT_EQ(TpeSearcher::GoodGroupSize(observed, /*multivariate=*/true), 5u);   // ceil(1.5 * 3)
+  EXPECT_EQ(TpeSearcher::GoodGroupSize(observed, /*multivariate=*/false), 4u);  // ceil(0.1 * 40)
+  // Without early termination every point is final (epoch 0): ceil(1.5 sqrt(40)).
+  for (TrialHistory::DataPoint& point : observed) point.epoch = 0;
+  EXPECT_EQ(TpeSearcher::GoodGroupSize(observed, /*multivariate=*/true), 10u);
+  // A failed trial (epoch -1) is not at the fidelity; at most 25.
+  observed.resize(1000, {0, &coordinates, 0, 1.0});
+  observed[0].epoch = TrialHistory::kFailedEpoch;
+  EXPECT_EQ(TpeSearcher::GoodGroupSize(observed, /*multivariate=*/true), 25u);
+  observed.resize(2);
+  EXPECT_EQ(TpeSearcher::GoodGroupSize(observed, /*multivariate=*/true), 2u);
 }
 
 TEST_P(BayesSearcherTest, IsBuiltFromAParsedBayesConfig) {

@@ -138,7 +138,8 @@ class ModelBasedSearcher : public Searcher {
 //  * Split: the best G of the n data points (by TrialHistory's ranking: the fidelity's reports
 //    first, trials stopped before it behind them, failed ones last; loss by the metric's goal;
 //    ties by trial id) form l(x), the rest g(x); G = min(ceil(0.1 n), 25) (Optuna's gamma) for
-//    tpe_independent, min(ceil(1.5 sqrt(n)), 25) for tpe.
+//    tpe_independent, min(ceil(1.5 sqrt(m)), 25) for tpe, m counting the data points at the
+//    highest epoch among them (n without early termination).
 //  * Constant liar: every trial suggested and not yet observed (other than k itself) joins g(x)
 //    at the worst value, so concurrent suggestions for busy groups spread out; a pending trial
 //    that reported the chosen epoch counts with that report instead.
@@ -159,6 +160,9 @@ class TpeSearcher final : public ModelBasedSearcher {
  public:
   // BadInput when search.candidates < 1 or search.startup_trials < 0.
   static Status Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
+
+  // G, the size of l(x), for the data points `observed` (see Split above).
+  static size_t GoodGroupSize(const std::vector<DataPoint>& observed, bool multivariate);
 
  private:
   explicit TpeSearcher(const SweepConfig& config);
