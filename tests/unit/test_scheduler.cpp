@@ -8,10 +8,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpo/config.hpp"
 #include "sched/scheduler.hpp"
+#include "sched/stopping_rules.hpp"
 
 namespace hpo {
 namespace {
@@ -717,3 +719,44 @@ TEST(SchedulerStateTest, GarbageIsBadInputAndChangesNothing) {
 
 }  // namespace
 }  // namespace hpo
+
+TEST(RungRecordTest, CountsStrictlyBetterValuesForEitherGoalWithNanWorst) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  hpo::sched_internal::RungRecord maximized(hpo::Goal::kMaximize);
+  for (const auto& [id, value] :
+       std::vector<std::pair<int64_t, double>>{{0, 0.5}, {1, 0.7}, {2, 0.5}, {3, nan}, {4, 0.9}}) {
+    maximized.Record(id, value);
+  }
+  EXPECT_EQ(maximized.size(), 5u);
+  EXPECT_EQ(maximized.CountBetterThan(0.9), 0);
+  EXPECT_EQ(maximized.CountBetterThan(0.7), 1);
+  EXPECT_EQ(maximized.CountBetterThan(0.5), 2);  // the other 0.5 ties: not better
+  EXPECT_EQ(maximized.CountBetterThan(0.1), 4);
+  EXPECT_EQ(maximized.CountBetterThan(nan), 4);  // every number beats NaN; NaNs tie
+  // A repeated record replaces the trial's value.
+  maximized.Record(4, 0.6);
+  EXPECT_EQ(maximized.size(), 5u);
+  EXPECT_EQ(maximized.CountBetterThan(0.65), 1);
+  EXPECT_EQ(maximized.values().at(4), 0.6);
+  maximized.Record(3, 1.0);
+  EXPECT_EQ(maximized.CountBetterThan(nan), 5);
+
+  hpo::sched_internal::RungRecord minimized(hpo::Goal::kMinimize);
+  minimized.Record(7, 0.2);
+  minimized.Record(8, 0.1);
+  minimized.Record(9, nan);
+  EXPECT_EQ(minimized.CountBetterThan(0.15), 1);
+  EXPECT_EQ(minimized.CountBetterThan(0.3), 2);
+  // Rank order: best first, NaN last, ties by trial id.
+  EXPECT_TRUE(minimized.RankOf(8, 0.1) < minimized.RankOf(7, 0.2));
+  EXPECT_TRUE(minimized.RankOf(7, 0.2) < minimized.RankOf(9, nan));
+  EXPECT_TRUE(minimized.RankOf(1, 0.2) < minimized.RankOf(7, 0.2));
+  // Copies are independent.
+  hpo::sched_internal::RungRecord copy = minimized;
+  copy.Record(10, 0.0);
+  EXPECT_EQ(copy.CountBetterThan(0.1), 1);
+  EXPECT_EQ(minimized.CountBetterThan(0.1), 0);
+  minimized.Clear();
+  EXPECT_EQ(minimized.size(), 0u);
+  EXPECT_EQ(minimized.CountBetterThan(nan), 0);
+}

@@ -14,17 +14,29 @@ AshaPromotionRule::AshaPromotionRule(std::vector<int64_t> rungs, int64_t eta, in
       epochs_(epochs),
       goal_(goal),
       metric_(std::move(metric)),
-      recorded_(rungs_.size()),
-      promoted_(rungs_.size()) {}
+      recorded_(rungs_.size(), RungRecord(goal)),
+      promoted_(rungs_.size()),
+      paused_ranks_(rungs_.size()) {}
 
 bool AshaPromotionRule::InTop(size_t index, int64_t trial_id) const {
-  const std::map<int64_t, double>& at_rung = recorded_[index];
-  const double value = at_rung.at(trial_id);
-  int64_t better = 0;
-  for (const auto& [other_id, other] : at_rung) {
-    if (other_id != trial_id && IsBetter(goal_, other, value)) ++better;
-  }
+  const RungRecord& at_rung = recorded_[index];
+  const int64_t better = at_rung.CountBetterThan(at_rung.values().at(trial_id));
   return better < static_cast<int64_t>(at_rung.size()) / eta_;
+}
+
+void AshaPromotionRule::SetPaused(int64_t trial_id, size_t index) {
+  ErasePaused(trial_id);
+  const RungRecord::Rank rank =
+      recorded_[index].RankOf(trial_id, recorded_[index].values().at(trial_id));
+  paused_.emplace(trial_id, PausedAt{index, rank});
+  paused_ranks_[index].insert(rank);
+}
+
+void AshaPromotionRule::ErasePaused(int64_t trial_id) {
+  const auto found = paused_.find(trial_id);
+  if (found == paused_.end()) return;
+  paused_ranks_[found->second.index].erase(found->second.rank);
+  paused_.erase(found);
 }
 
 SchedulerDecision AshaPromotionRule::OnEpoch(int64_t trial_id, int64_t epoch, double objective) {
@@ -32,14 +44,14 @@ SchedulerDecision AshaPromotionRule::OnEpoch(int64_t trial_id, int64_t epoch, do
   const auto rung = std::find(rungs_.begin(), rungs_.end(), epoch);
   if (rung == rungs_.end()) return {};
   const size_t index = static_cast<size_t>(rung - rungs_.begin());
-  recorded_[index][trial_id] = objective;
-  paused_.erase(trial_id);
+  ErasePaused(trial_id);
+  recorded_[index].Record(trial_id, objective);
   if (promoted_[index].count(trial_id) != 0) return {};  // promoted before (a resumed trial)
   if (InTop(index, trial_id)) {
     promoted_[index].insert(trial_id);
     return {};
   }
-  paused_[trial_id] = index;
+  SetPaused(trial_id, index);
   SchedulerDecision decision;
   decision.keep_going = false;
   decision.pause = true;
@@ -51,17 +63,12 @@ SchedulerDecision AshaPromotionRule::OnEpoch(int64_t trial_id, int64_t epoch, do
 }
 
 std::optional<int64_t> AshaPromotionRule::Promote(bool idle) {
-  // The best paused trial at rung `index` (only among those in its top floor(n / eta) when
-  // `only_in_top`); -1 when none.
-  const auto best_paused = [this](size_t index, bool only_in_top) {
-    int64_t best = -1;
-    for (const auto& [trial_id, at] : paused_) {
-      if (at != index || (only_in_top && !InTop(index, trial_id))) continue;
-      if (best < 0 || IsBetter(goal_, recorded_[index].at(trial_id), recorded_[index].at(best))) {
-        best = trial_id;
-      }
-    }
-    return best;
+  // The best paused trial at rung `index` (only when it is in its top floor(n / eta), where the
+  // others, no better, would be too if they could); -1 when none.
+  const auto best_paused = [this](size_t index, bool only_in_top) -> int64_t {
+    if (paused_ranks_[index].empty()) return -1;
+    const int64_t best = paused_ranks_[index].begin()->trial_id;
+    return only_in_top && !InTop(index, best) ? -1 : best;
   };
   int64_t chosen = -1;
   for (size_t index = rungs_.size(); index-- > 0 && chosen < 0;) {
@@ -73,8 +80,8 @@ std::optional<int64_t> AshaPromotionRule::Promote(bool idle) {
     }
   }
   if (chosen < 0) return std::nullopt;
-  promoted_[paused_.at(chosen)].insert(chosen);
-  paused_.erase(chosen);
+  promoted_[paused_.at(chosen).index].insert(chosen);
+  ErasePaused(chosen);
   return chosen;
 }
 
@@ -86,11 +93,12 @@ void AshaPromotionRule::Replay(int64_t trial_id, const std::map<int64_t, double>
   for (size_t index = 0; index < rungs_.size(); ++index) {
     const auto found = reports.find(rungs_[index]);
     if (found == reports.end()) continue;
-    recorded_[index][trial_id] = found->second;
+    ErasePaused(trial_id);
+    recorded_[index].Record(trial_id, found->second);
     if (rungs_[index] < last || status == TrialStatus::kRunning) {
       promoted_[index].insert(trial_id);
     } else if (status == TrialStatus::kPaused) {
-      paused_[trial_id] = index;
+      SetPaused(trial_id, index);
     }
   }
 }
@@ -99,7 +107,7 @@ void AshaPromotionRule::Save(ByteWriter* writer) const {
   writer->Put<uint64_t>(recorded_.size());
   for (size_t index = 0; index < recorded_.size(); ++index) {
     writer->Put<uint64_t>(recorded_[index].size());
-    for (const auto& [trial_id, value] : recorded_[index]) {
+    for (const auto& [trial_id, value] : recorded_[index].values()) {
       writer->Put(trial_id);
       writer->Put(value);
     }
@@ -107,9 +115,9 @@ void AshaPromotionRule::Save(ByteWriter* writer) const {
     for (const int64_t trial_id : promoted_[index]) writer->Put(trial_id);
   }
   writer->Put<uint64_t>(paused_.size());
-  for (const auto& [trial_id, index] : paused_) {
+  for (const auto& [trial_id, at] : paused_) {
     writer->Put(trial_id);
-    writer->Put<uint64_t>(index);
+    writer->Put<uint64_t>(at.index);
   }
   writer->Put<uint8_t>(ran_every_epoch_ ? 1 : 0);
 }
@@ -117,13 +125,15 @@ void AshaPromotionRule::Save(ByteWriter* writer) const {
 bool AshaPromotionRule::Restore(ByteReader* reader) {
   if (reader->Get<uint64_t>() != rungs_.size() || !reader->ok()) return false;
   for (size_t index = 0; index < rungs_.size(); ++index) {
-    recorded_[index].clear();
+    recorded_[index].Clear();
     promoted_[index].clear();
+    paused_ranks_[index].clear();
     const uint64_t count = reader->Get<uint64_t>();
     for (uint64_t i = 0; i < count && reader->ok(); ++i) {
       const int64_t trial_id = reader->Get<int64_t>();
       const double value = reader->Get<double>();
-      if (!recorded_[index].emplace(trial_id, value).second) return false;
+      if (recorded_[index].values().count(trial_id) != 0) return false;
+      recorded_[index].Record(trial_id, value);
     }
     const uint64_t promoted = reader->Get<uint64_t>();
     for (uint64_t i = 0; i < promoted && reader->ok(); ++i) {
@@ -136,10 +146,11 @@ bool AshaPromotionRule::Restore(ByteReader* reader) {
   for (uint64_t i = 0; i < paused && reader->ok(); ++i) {
     const int64_t trial_id = reader->Get<int64_t>();
     const uint64_t index = reader->Get<uint64_t>();
-    if (index >= rungs_.size() || recorded_[index].count(trial_id) == 0 ||
-        !paused_.emplace(trial_id, static_cast<size_t>(index)).second) {
+    if (index >= rungs_.size() || recorded_[index].values().count(trial_id) == 0 ||
+        paused_.count(trial_id) != 0) {
       return false;
     }
+    SetPaused(trial_id, static_cast<size_t>(index));
   }
   ran_every_epoch_ = reader->Get<uint8_t>() != 0;
   return reader->ok();

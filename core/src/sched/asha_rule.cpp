@@ -22,15 +22,14 @@ AshaRule::AshaRule(std::vector<int64_t> rungs, int64_t eta, int64_t epochs, Goal
       goal_(goal),
       metric_(std::move(metric)),
       strict_(strict),
-      recorded_(rungs_.size()) {}
+      recorded_(rungs_.size(), RungRecord(goal)) {}
 
 bool AshaRule::OutsideTop(size_t index, int64_t trial_id, double objective, int64_t* count) const {
-  const std::map<int64_t, double>& at_rung = recorded_[index];
+  const RungRecord& at_rung = recorded_[index];
   *count = static_cast<int64_t>(at_rung.size());
-  int64_t better = 0;
-  for (const auto& [other_id, value] : at_rung) {
-    if (other_id != trial_id && IsBetter(goal_, value, objective)) ++better;
-  }
+  int64_t better = at_rung.CountBetterThan(objective);
+  const auto own = at_rung.values().find(trial_id);
+  if (own != at_rung.values().end() && IsBetter(goal_, own->second, objective)) --better;
   return better >= std::max<int64_t>(1, *count / eta_);
 }
 
@@ -45,7 +44,7 @@ SchedulerDecision AshaRule::OnEpoch(int64_t trial_id, int64_t epoch, double obje
   SchedulerDecision decision;
   if (rung != rungs_.end() && *rung == epoch) {
     const size_t index = static_cast<size_t>(rung - rungs_.begin());
-    recorded_[index][trial_id] = objective;
+    recorded_[index].Record(trial_id, objective);
     const double condition = strict_ ? objective : best_.at(trial_id);
     int64_t count = 0;
     if (!OutsideTop(index, trial_id, condition, &count)) return {};
@@ -60,7 +59,7 @@ SchedulerDecision AshaRule::OnEpoch(int64_t trial_id, int64_t epoch, double obje
   // Between rungs: is the best so far still in the top 1/eta of the last rung passed?
   if (rung == rungs_.begin() || epoch >= epochs_) return {};
   const size_t index = static_cast<size_t>(rung - rungs_.begin()) - 1;
-  if (recorded_[index].count(trial_id) == 0) return {};
+  if (recorded_[index].values().count(trial_id) == 0) return {};
   const double best_so_far = best_.at(trial_id);
   int64_t count = 0;
   if (!OutsideTop(index, trial_id, best_so_far, &count)) return {};
@@ -76,9 +75,9 @@ void AshaRule::OnTrialEnd(int64_t trial_id) { best_.erase(trial_id); }
 
 void AshaRule::Save(ByteWriter* writer) const {
   writer->Put<uint64_t>(recorded_.size());
-  for (const std::map<int64_t, double>& at_rung : recorded_) {
+  for (const RungRecord& at_rung : recorded_) {
     writer->Put<uint64_t>(at_rung.size());
-    for (const auto& [trial_id, value] : at_rung) {
+    for (const auto& [trial_id, value] : at_rung.values()) {
       writer->Put(trial_id);
       writer->Put(value);
     }
@@ -92,13 +91,14 @@ void AshaRule::Save(ByteWriter* writer) const {
 
 bool AshaRule::Restore(ByteReader* reader, bool with_best) {
   if (reader->Get<uint64_t>() != rungs_.size() || !reader->ok()) return false;
-  for (std::map<int64_t, double>& at_rung : recorded_) {
-    at_rung.clear();
+  for (RungRecord& at_rung : recorded_) {
+    at_rung.Clear();
     const uint64_t count = reader->Get<uint64_t>();
     for (uint64_t i = 0; i < count && reader->ok(); ++i) {
       const int64_t trial_id = reader->Get<int64_t>();
       const double value = reader->Get<double>();
-      if (!at_rung.emplace(trial_id, value).second) return false;
+      if (at_rung.values().count(trial_id) != 0) return false;
+      at_rung.Record(trial_id, value);
     }
     if (!reader->ok()) return false;
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +21,43 @@ namespace hpo::sched_internal {
 // True when objective `a` is strictly better than `b` for `goal`. NaN is worse than any number,
 // and two NaNs tie (neither is better).
 bool IsBetter(Goal goal, double a, double b);
+
+// The values recorded at one rung, by trial id and in rank order, so that a trial's standing is
+// found in O(log n) whatever the rung's size (a scan per arrival made a sweep of n trials O(n^2)
+// at its first rung, and Promote, which tests paused trials, worse).
+class RungRecord {
+ public:
+  // A value's place in rank order: best first (by IsBetter), NaN last, ties by trial id.
+  struct Rank {
+    bool nan = false;
+    double loss = 0.0;  // the value, negated when maximising
+    int64_t trial_id = 0;
+    bool operator<(const Rank& other) const;
+  };
+
+  explicit RungRecord(Goal goal);
+  RungRecord(const RungRecord& other);
+  RungRecord& operator=(const RungRecord& other);
+  RungRecord(RungRecord&&) noexcept;
+  RungRecord& operator=(RungRecord&&) noexcept;
+  ~RungRecord();
+
+  // Records (or replaces) `trial_id`'s value.
+  void Record(int64_t trial_id, double value);
+  void Clear();
+  size_t size() const { return values_.size(); }
+  // How many recorded values are strictly better than `value` (IsBetter).
+  int64_t CountBetterThan(double value) const;
+  Rank RankOf(int64_t trial_id, double value) const;
+  // Trial id -> value, in id order.
+  const std::map<int64_t, double>& values() const { return values_; }
+
+ private:
+  struct OrderedTree;
+  Goal goal_;
+  std::map<int64_t, double> values_;
+  std::unique_ptr<OrderedTree> ordered_;  // every value's Rank, with subtree sizes
+};
 
 // Asynchronous successive halving, stopping variant (Ray Tune's AsyncHyperBand, W&B's hyperband
 // early termination). When a trial reports an epoch that is a rung, its objective is recorded at
@@ -86,8 +124,8 @@ class AshaRule {
   Goal goal_;
   std::string metric_;
   bool strict_;
-  std::vector<std::map<int64_t, double>> recorded_;  // per rung: trial id -> objective
-  std::map<int64_t, double> best_;                   // running trial id -> best objective so far
+  std::vector<RungRecord> recorded_;  // per rung
+  std::map<int64_t, double> best_;    // running trial id -> best objective so far
 };
 
 // Asynchronous successive halving, promotion variant (Li et al., MLSys 2020, Algorithm 2; Ray
@@ -134,10 +172,19 @@ class AshaPromotionRule {
   int64_t epochs_;
   Goal goal_;
   std::string metric_;
-  std::vector<std::map<int64_t, double>> recorded_;  // per rung: trial id -> objective
-  std::vector<std::set<int64_t>> promoted_;          // per rung: trials that went on from it
-  std::map<int64_t, size_t> paused_;                 // paused trial id -> its rung's index
-  bool ran_every_epoch_ = false;                     // some trial reported the last epoch
+  // Marks `trial_id` paused at rung `index` (its value recorded there), or not paused.
+  void SetPaused(int64_t trial_id, size_t index);
+  void ErasePaused(int64_t trial_id);
+
+  std::vector<RungRecord> recorded_;         // per rung
+  std::vector<std::set<int64_t>> promoted_;  // per rung: trials that went on from it
+  struct PausedAt {
+    size_t index;           // its rung
+    RungRecord::Rank rank;  // its place in paused_ranks_[index]
+  };
+  std::map<int64_t, PausedAt> paused_;                    // paused trial id -> where
+  std::vector<std::set<RungRecord::Rank>> paused_ranks_;  // per rung: paused trials, best first
+  bool ran_every_epoch_ = false;                          // some trial reported the last epoch
 };
 
 // The median stopping rule (Katib's medianstop, Google Vizier's automated early stopping). At
