@@ -9,9 +9,10 @@ really reaches the target.
 
 usage: compute_to_target.py HPO_BINARY [--space tuned|wide|long] [--seeds 1,2,3] [--ranks 4]
                             [--target 0.86] [--run-cap N] [--methods random,bayes+hyperband]
-                            [--keep DIR [--reuse]]
+                            [--keep DIR [--reuse]] [--extra NAME=CONFIG ...]
 --run-cap replaces both configs' run_cap (the same for both methods); --keep leaves the studies in
-DIR (one folder per method and seed) instead of a temporary folder. --reuse reads a study already
+DIR (one folder per method and seed) instead of a temporary folder. --extra adds a method run
+from another config file (a variant of the space's, for exploring its settings). --reuse reads a study already
 kept in DIR instead of running it again, when that sweep had the same run_cap and a target at
 least as hard as --target (its trials up to the first one reaching --target are then exactly
 those of a sweep with --target: a sweep's trials do not depend on its target until it ends).
@@ -142,6 +143,8 @@ def main():
                         help="overrides both configs' run_cap")
     parser.add_argument("--methods", default=None,
                         help="comma-separated subset of the space's methods")
+    parser.add_argument("--extra", action="append", default=[],
+                        help="NAME=CONFIG: also run CONFIG as method NAME")
     parser.add_argument("--keep", default=None, help="keep the studies in this folder")
     parser.add_argument("--reuse", action="store_true",
                         help="read studies kept in --keep that can stand for this run")
@@ -150,9 +153,12 @@ def main():
     ok = True
     with tempfile.TemporaryDirectory(prefix="hpo-bench-target-") as scratch:
         tmp = args.keep or scratch
-        methods = SPACES[args.space]
+        methods = dict(SPACES[args.space])
         if args.methods:
             methods = {m: methods[m] for m in args.methods.split(",")}
+        for extra in args.extra:
+            name, _, config = extra.partition("=")
+            methods[name] = os.path.abspath(config)
         results = {method: [] for method in methods}
         studies = {}
         for seed in seeds:  # interleaved, so both methods see the same machine noise
