@@ -111,6 +111,15 @@ assert.deepStrictEqual(times.end, [10, 3, 5, 12]);
 assert.deepStrictEqual(report.history(timed, "minimize", "time", times).x, [10, 3, 5, 12]);
 // Slot utilization: 19 s of trials on 2 groups over 12 s.
 close(report.utilization(times, 2).share, 19 / 24);
+// A promoted trial ran once per pause before its last run: every run counts and is drawn.
+const promoted = timed.map((t) => Object.assign({}, t));
+promoted[3] = Object.assign({}, timed[3], {spans: [[999, 2, 0], [1003, 1, 1]]});
+const spanned = report.trialTimes(promoted);
+assert.deepStrictEqual(spanned.start, [1, 2, 5, 7]);  // from the first run, at 999
+assert.deepStrictEqual(spanned.spans[3], [[0, 2, 0, false], [4, 5, 1, false], [7, 13, 1, true]]);
+assert.deepStrictEqual(spanned.spans[0], [[1, 11, 0, true]]);
+// 19 s as before plus the 3 s of the earlier runs, on 2 groups over 13 s.
+close(report.utilization(spanned, 2).share, 22 / 26);
 // Without start times (an older study): each group's trials end to end, in finishing order.
 const untimed = timed.map((t) => Object.assign({}, t, {start_time_s: null}));
 const packed = report.trialTimes(untimed);

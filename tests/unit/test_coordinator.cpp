@@ -897,6 +897,7 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   ASSERT_EQ(study_.rows.size(), 1u);
   EXPECT_EQ(study_.rows[0].status, TrialStatus::kPaused);
   EXPECT_DOUBLE_EQ(study_.rows[0].objective, 0.5);
+  EXPECT_TRUE(std::isfinite(study_.rows[0].start_time_s));  // when this run was dispatched
   EXPECT_NE(study_.rows[0].message.find("paused at rung 0 (epoch 1)"), std::string::npos);
   EXPECT_EQ(coordinator.trials_paused(), 1u);
   EXPECT_EQ(coordinator.trials_finished(), 0);
@@ -954,6 +955,8 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   EXPECT_EQ(rows_of_1[1]->curve.front().epoch, 2);
   EXPECT_EQ(rows_of_1[2]->status, TrialStatus::kCompleted);
   EXPECT_EQ(rows_of_1[2]->epochs, 9);
+  EXPECT_LE(rows_of_1[0]->start_time_s, rows_of_1[1]->start_time_s);  // one start per run
+  EXPECT_LE(rows_of_1[1]->start_time_s, rows_of_1[2]->start_time_s);
   ASSERT_EQ(rows_of_1[2]->curve.size(), 6u);
   EXPECT_EQ(rows_of_1[2]->curve.front().epoch, 4);
   EXPECT_EQ(coordinator.trials_finished(), 1);

@@ -182,6 +182,42 @@ TEST_F(StudyFileTest, RoundTripsTrialsCurvesAndLayout) {
   EXPECT_TRUE(contents.extra_attributes.empty());
 }
 
+TEST_F(StudyFileTest, APausedTrialReadsAsItsLastRowWithItsEarlierRunsAsSpans) {
+  // Trial 0 pauses twice (ASHA promotion variant), each row holding only its new epochs.
+  TrialResult first = MakeTrial(0, TrialStatus::kPaused, 0.4, 1);
+  first.start_time_s = 100.0;
+  first.duration_s = 2.0;
+  first.group = 1;
+  TrialResult second = MakeTrial(0, TrialStatus::kPaused, 0.45, 3);
+  second.curve.erase(second.curve.begin());
+  second.start_time_s = 110.0;
+  second.duration_s = 3.0;
+  second.group = 0;
+  TrialResult last = MakeTrial(0, TrialStatus::kCompleted, 0.5, 5);
+  last.curve.erase(last.curve.begin(), last.curve.begin() + 3);
+  last.start_time_s = 120.0;
+  TrialResult other = MakeTrial(1, TrialStatus::kCompleted, 0.3, 2);
+  other.start_time_s = 101.0;
+  WriteStudy({first, other, second, last});
+  const StudyContents contents = Read();
+  ASSERT_EQ(contents.trials.size(), 2u);
+  EXPECT_EQ(contents.trials[0].trial_id, 1);
+  EXPECT_EQ(contents.trials[1].trial_id, 0);
+  EXPECT_EQ(contents.trials[1].status, TrialStatus::kCompleted);
+  EXPECT_EQ(contents.trials[1].epochs, 5);
+  EXPECT_EQ(contents.trials[1].curve.size(), 5u);  // every row's epochs
+  EXPECT_EQ(contents.earlier_spans.count(1), 0u);
+  ASSERT_EQ(contents.earlier_spans.count(0), 1u);
+  const std::vector<RunSpan>& spans = contents.earlier_spans.at(0);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].start_time_s, 100.0);
+  EXPECT_EQ(spans[0].duration_s, 2.0);
+  EXPECT_EQ(spans[0].group, 1);
+  EXPECT_EQ(spans[1].start_time_s, 110.0);
+  EXPECT_EQ(spans[1].duration_s, 3.0);
+  EXPECT_EQ(spans[1].group, 0);
+}
+
 TEST_F(StudyFileTest, FloatColumnTakesIntegerValueAndLongMessageIsTruncated) {
   TrialResult trial = MakeTrial(7, TrialStatus::kFailed, kNaN, 2);
   trial.params[0].value = int64_t{1};  // "lr" is a float column

@@ -520,6 +520,11 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     TrialResult row = received;
     row.group = group;
     row.status = TrialStatus::kPaused;
+    if (const auto dispatched = dispatched_at_.find(row.trial_id);
+        dispatched != dispatched_at_.end()) {
+      row.start_time_s = dispatched->second;  // this run's; a promotion dispatches it again
+      dispatched_at_.erase(dispatched);
+    }
     row.message = std::move(pausing->second);
     pausing_.erase(pausing);
     return Pause(spec, std::move(row));

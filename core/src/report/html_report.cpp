@@ -50,6 +50,19 @@ std::string AxisJson(const Axis& axis) {
          ", \"min\": " + JsonNumber(axis.min) + ", \"max\": " + JsonNumber(axis.max) + "}";
 }
 
+// ", \"spans\": [[start_time_s, duration_s, group], ...]" for the rows before the trial's last
+// (a trial paused at ASHA rungs ran in several spans), or nothing.
+std::string EarlierSpansJson(const StudyContents& study, const TrialResult& trial) {
+  const auto found = study.earlier_spans.find(trial.trial_id);
+  if (found == study.earlier_spans.end()) return "";
+  std::string spans;
+  for (const RunSpan& span : found->second) {
+    spans += (spans.empty() ? "[" : ", [") + JsonNumber(span.start_time_s) + ", " +
+             JsonNumber(span.duration_s) + ", " + std::to_string(span.group) + "]";
+  }
+  return ", \"spans\": [" + spans + "]";
+}
+
 std::string TrialJson(const StudyContents& study, const TrialResult& trial, size_t order) {
   const std::vector<std::string>& metrics = study.layout.metric_names;
   const size_t metric = static_cast<size_t>(
@@ -72,7 +85,8 @@ std::string TrialJson(const StudyContents& study, const TrialResult& trial, size
          ", \"duration_s\": " + JsonNumber(trial.duration_s) +
          ", \"group\": " + std::to_string(trial.group) +
          ", \"message\": " + JsonString(trial.message) + ", \"order\": " + std::to_string(order) +
-         ", \"start_time_s\": " + JsonNumber(trial.start_time_s) + ", \"curve\": [" + curve + "]}";
+         ", \"start_time_s\": " + JsonNumber(trial.start_time_s) + EarlierSpansJson(study, trial) +
+         ", \"curve\": [" + curve + "]}";
 }
 
 // Every '<' (only ever inside JSON strings) becomes \u003c, so no text of the study can end the

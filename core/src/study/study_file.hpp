@@ -108,12 +108,22 @@ class StudyWriter {
   }
 };
 
+// A stretch of time one group ran a trial: what one row of /trials records.
+struct RunSpan {
+  double start_time_s = 0.0;  // NaN in studies from before start_time_s
+  double duration_s = 0.0;
+  int64_t group = 0;
+};
+
 // Everything in a study file, as read back.
 struct StudyContents {
   StudyLayout layout;
   StudyAttributes attributes;
   std::map<std::string, StudyAttribute> extra_attributes;  // root attributes beyond the above
   std::vector<TrialResult> trials;  // the last row of each trial, file order; curve from /curves
+  // The rows before a trial's last (ASHA's promotion variant: one per pause), as run spans in file
+  // order, for the trials that have any.
+  std::map<int64_t, std::vector<RunSpan>> earlier_spans;
   std::vector<MetricTable> tables;  // /test_* datasets, by name (name without "test_")
 };
 

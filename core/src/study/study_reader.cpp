@@ -258,8 +258,12 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
     std::vector<TrialResult> latest;
     latest.reserve(last_row.size());
     for (size_t t = 0; t < contents->trials.size(); ++t) {
-      if (last_row[contents->trials[t].trial_id] == t) {
-        latest.push_back(std::move(contents->trials[t]));
+      TrialResult& trial = contents->trials[t];
+      if (last_row[trial.trial_id] == t) {
+        latest.push_back(std::move(trial));
+      } else {
+        contents->earlier_spans[trial.trial_id].push_back(
+            {trial.start_time_s, trial.duration_s, trial.group});
       }
     }
     contents->trials = std::move(latest);

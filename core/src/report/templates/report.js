@@ -117,31 +117,40 @@ const HpoReport = (() => {
 
   // When each trial ran, in seconds from the first dispatch: exact from the study's start_time_s
   // when every trial has one; otherwise (a study written before hpo recorded it) approximate, each
-  // group's trials laid end to end in the order they finished. {start, end, exact, missing}.
+  // group's trials laid end to end in the order they finished. {start, end, spans, exact,
+  // missing}: start and end of each trial's last run; spans[i] every run of trial i as [start,
+  // end, group, last] (exact: a trial paused at ASHA rungs ran once per pause before its last).
   function trialTimes(trials) {
     const order = finishingOrder(trials);
     const missing = trials.filter((t) => !Number.isFinite(t.start_time_s)).length;
     const start = new Array(trials.length);
     const end = new Array(trials.length);
-    const duration = (t) => (Number.isFinite(t.duration_s) ? Math.max(0, t.duration_s) : 0);
+    const duration = (d) => (Number.isFinite(d) ? Math.max(0, d) : 0);
     if (missing === 0 && trials.length > 0) {
       let origin = Infinity;
-      for (const t of trials) origin = Math.min(origin, t.start_time_s);
-      trials.forEach((t, i) => {
+      for (const t of trials) {
+        origin = Math.min(origin, t.start_time_s);
+        for (const [s] of t.spans || []) if (Number.isFinite(s)) origin = Math.min(origin, s);
+      }
+      const spans = trials.map((t, i) => {
         start[i] = t.start_time_s - origin;
-        end[i] = start[i] + duration(t);
+        end[i] = start[i] + duration(t.duration_s);
+        const earlier = (t.spans || []).filter(([s]) => Number.isFinite(s))
+                            .map(([s, d, g]) => [s - origin, s - origin + duration(d), g, false]);
+        return earlier.concat([[start[i], end[i], t.group, true]]);
       });
-      return {start, end, exact: true, missing: 0};
+      return {start, end, spans, exact: true, missing: 0};
     }
     const cursor = {};
     for (const i of order) {
       const t = trials[i];
       const at = cursor[t.group] || 0;
       start[i] = at;
-      end[i] = at + duration(t);
+      end[i] = at + duration(t.duration_s);
       cursor[t.group] = end[i];
     }
-    return {start, end, exact: false, missing};
+    const spans = trials.map((t, i) => [[start[i], end[i], t.group, true]]);
+    return {start, end, spans, exact: false, missing};
   }
 
   // Trial indices in the order the trials finished (the study file's order).
@@ -186,11 +195,13 @@ const HpoReport = (() => {
     let lo = Infinity;
     let hi = -Infinity;
     let busy = 0;
-    times.start.forEach((s, i) => {
-      lo = Math.min(lo, s);
-      hi = Math.max(hi, times.end[i]);
-      busy += times.end[i] - s;
-    });
+    for (const spans of times.spans) {
+      for (const [s, e] of spans) {
+        lo = Math.min(lo, s);
+        hi = Math.max(hi, e);
+        busy += e - s;
+      }
+    }
     const span = hi - lo;
     if (!(span > 0) || !(groups > 0)) return null;
     return {share: Math.min(1, busy / (groups * span)), busy, span};
@@ -937,16 +948,20 @@ const HpoReport = (() => {
       const ctx = plot.ctx;
       const batches = new Map();
       trials.forEach((t, i) => {
-        const g = Number.isFinite(t.group) && t.group >= 0 ? t.group : 0;
-        const x = X(times.start[i]);
-        const w = Math.max(1, X(times.end[i]) - x);
-        const y = laneTop(g) + 1;
-        const h = Math.max(2, lane - 2);
-        const c = selected[i] ? STATUS_COLOURS[t.status] || "#555" : "#ddd";
-        if (!batches.has(c)) batches.set(c, []);
-        batches.get(c).push([x, y, w, h]);
-        rects.push([x, y, w, h, i]);
-        plot.marks += 1;
+        for (const [s, e, group, last] of times.spans[i]) {
+          const g = Number.isFinite(group) && group >= 0 ? group : 0;
+          const x = X(s);
+          const w = Math.max(1, X(e) - x);
+          const y = laneTop(g) + 1;
+          const h = Math.max(2, lane - 2);
+          // A run that ended in a pause is drawn as paused, whatever became of the trial.
+          const status = last ? t.status : "paused";
+          const c = selected[i] ? STATUS_COLOURS[status] || "#555" : "#ddd";
+          if (!batches.has(c)) batches.set(c, []);
+          batches.get(c).push([x, y, w, h]);
+          rects.push([x, y, w, h, i]);
+          plot.marks += 1;
+        }
       });
       for (const [c, list] of batches) {
         ctx.fillStyle = c;
