@@ -25,13 +25,15 @@ def parse_command_line():
 
 
 class RunResult:
-    """What run_in_own_session saw: returncode (None when it timed out), output (stdout and
-    stderr together), and on a time-out the processes it killed (`ps` lines)."""
+    """What run_in_own_session saw: returncode (None when it timed out), output (stdout, and
+    stderr with it unless asked apart), stderr (when asked apart, else ""), and on a time-out the
+    processes it killed (`ps` lines)."""
 
-    def __init__(self, returncode, output, killed=""):
+    def __init__(self, returncode, output, killed="", stderr=""):
         self.returncode = returncode
         self.output = output
         self.killed = killed
+        self.stderr = stderr
 
     def describe(self):
         if self.returncode is not None:
@@ -39,14 +41,15 @@ class RunResult:
         return "timed out; killed:\n%s\noutput so far:\n%s" % (self.killed, self.output)
 
 
-def run_in_own_session(argv, timeout, cwd=None, env=None):
+def run_in_own_session(argv, timeout, cwd=None, env=None, stderr_apart=False):
     """Runs argv (e.g. mpirun ...) in a session of its own and waits up to `timeout` seconds. On a
     time-out every process of that session is listed and killed, so no rank outlives the test."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               cwd=cwd, env=env, start_new_session=True)
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE if stderr_apart else subprocess.STDOUT,
+                               text=True, cwd=cwd, env=env, start_new_session=True)
     try:
-        output, _ = process.communicate(timeout=timeout)
-        return RunResult(process.returncode, output)
+        output, errors = process.communicate(timeout=timeout)
+        return RunResult(process.returncode, output, stderr=errors or "")
     except subprocess.TimeoutExpired:
         listing = subprocess.run(["ps", "-s", str(process.pid), "-o", "pid,stat,wchan:24,etime,args"],
                                  capture_output=True, text=True).stdout
@@ -54,8 +57,8 @@ def run_in_own_session(argv, timeout, cwd=None, env=None):
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        output, _ = process.communicate()
-        return RunResult(None, output, listing)
+        output, errors = process.communicate()
+        return RunResult(None, output, listing, errors or "")
 
 
 def _fnv1a64(data):

@@ -9,13 +9,12 @@ import gzip
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 
 import h5py
 
-from hpo_test_support import MPI_ENV, parse_command_line
+from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HPO = None  # set from the command line
@@ -165,9 +164,8 @@ class BadInputCase(unittest.TestCase):
 
     def hpo(self, args, np_count=1, env=None):
         command = ["mpirun", "--oversubscribe", "-np", str(np_count), HPO] + args
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120,
-                              env=dict(os.environ, **MPI_ENV, **(env or {})))
-        return done.returncode, done.stdout + done.stderr
+        done = run_in_own_session(command, 120, env=dict(os.environ, **MPI_ENV, **(env or {})))
+        return done.returncode, done.describe()
 
     def check(self, args, code, pieces, np_count=1, env=None):
         """Runs `hpo ARGS`; asserts the exit code, the message and that nothing changed."""

@@ -18,7 +18,7 @@ import unittest
 
 import h5py
 
-from hpo_test_support import MPI_ENV, parse_command_line
+from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "programs", "trial_program.py")
@@ -112,10 +112,9 @@ class CommandCase(unittest.TestCase):
                  config_path, "--output", output] + list(extra))
 
     def run_sweep(self, np_count, config_path, output, extra=(), timeout=300):
-        done = subprocess.run(self.command(np_count, config_path, output, extra),
-                              capture_output=True, text=True, timeout=timeout,
-                              env=dict(os.environ, **MPI_ENV))
-        return done.returncode, done.stdout + done.stderr
+        done = run_in_own_session(self.command(np_count, config_path, output, extra), timeout,
+                                  env=dict(os.environ, **MPI_ENV))
+        return done.returncode, done.describe()
 
     def start(self, np_count, config_path, output, extra=()):
         job = subprocess.Popen(self.command(np_count, config_path, output, extra),
@@ -339,11 +338,11 @@ class Examples(CommandCase):
         output = os.path.join(self.tmp, "out")
         # As on a fresh Debian: /usr/bin first, so `python` falls back to Debian's python3 + torch.
         env = dict(os.environ, **MPI_ENV, PATH="/usr/bin:/bin:/usr/sbin:/sbin")
-        done = subprocess.run(
+        done = run_in_own_session(
             ["mpirun", "--oversubscribe", "-np", "2", HPO, "sweep", "--config",
              os.path.join(root, "configs", "wandb_sweep", "sweep.yaml"), "--run-cap", "3",
-             "--output", output], capture_output=True, text=True, timeout=300, env=env)
-        log = done.stdout + done.stderr
+             "--output", output], 300, env=env)
+        log = done.describe()
         self.assertEqual(done.returncode, 0, log)
         trials, curves = read_study(os.path.join(output, "study.h5"))
         self.assertEqual(len(trials), 3, log)

@@ -17,7 +17,8 @@ import unittest
 import h5py
 import numpy as np
 
-from hpo_test_support import MPI_ENV, parse_command_line, published_rows, study_attributes
+from hpo_test_support import (MPI_ENV, parse_command_line, published_rows, run_in_own_session,
+                              study_attributes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
@@ -33,10 +34,11 @@ def command(np_count, output, extra=(), config=CONFIG):
 
 
 def run(np_count, output, extra=(), env=None, timeout=300, config=CONFIG):
-    """Runs a sweep to its end; returns (rc, stdout + stderr)."""
-    done = subprocess.run(command(np_count, output, extra, config), capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ, **MPI_ENV, **(env or {})))
-    return done.returncode, done.stdout + done.stderr
+    """Runs a sweep to its end; returns (rc, stdout + stderr); rc None when it timed out (the
+    whole job killed, the log saying what ran)."""
+    done = run_in_own_session(command(np_count, output, extra, config), timeout,
+                              env=dict(os.environ, **MPI_ENV, **(env or {})))
+    return done.returncode, done.describe()
 
 
 def start(np_count, output, extra=(), config=CONFIG):
@@ -238,12 +240,8 @@ class Failures(ResilienceCase):
         config = os.path.join(self.tmp, "retry.yaml")
         with open(config, "w") as f:
             f.write(text)
-        done = subprocess.run(
-            ["mpirun", "--oversubscribe", "-np", "4", HPO, "sweep", "--config", config,
-             "--output", output], capture_output=True, text=True, timeout=300,
-            env=dict(os.environ, **MPI_ENV, HPO_INJECT_FAULT="oom:0:1:0"))
-        log = done.stdout + done.stderr
-        self.assertEqual(done.returncode, 0, log)
+        rc, log = run(4, output, env={"HPO_INJECT_FAULT": "oom:0:1:0"}, config=config)
+        self.assertEqual(rc, 0, log)
         self.assertIn("trial 0 failed (exception at epoch 1 step 1 on rank 0: out of memory", log)
         self.assertIn("retry 1 of 1 with a new seed", log)
         trials, _ = read_trials(os.path.join(output, "study.h5"))
@@ -256,11 +254,8 @@ class Failures(ResilienceCase):
         with open(config, "w") as f:
             f.write(text.replace("run_cap: 6", "run_cap: 2") + "max_failed_trials: 2\n")
         output = self.out("nan")
-        done = subprocess.run(
-            ["mpirun", "--oversubscribe", "-np", "4", HPO, "sweep", "--config", config,
-             "--output", output], capture_output=True, text=True, timeout=300,
-            env=dict(os.environ, **MPI_ENV))
-        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        rc, log = run(4, output, config=config)
+        self.assertEqual(rc, 0, log)
         trials, _ = read_trials(os.path.join(output, "study.h5"))
         self.assertEqual(len(trials), 2)
         for row in trials.values():

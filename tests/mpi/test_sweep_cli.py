@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 import pandas
 
-from hpo_test_support import MPI_ENV, parse_command_line
+from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(HERE, "configs")
@@ -31,8 +31,8 @@ def mpirun(np_count, args, timeout=300, mpmd_tail=None):
         command += mpmd_tail
     env = dict(os.environ, **MPI_ENV)
     start = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-    return done.returncode, done.stdout, done.stderr, time.monotonic() - start
+    done = run_in_own_session(command, timeout, env=env, stderr_apart=True)
+    return done.returncode, done.describe(), done.stderr, time.monotonic() - start
 
 
 def hpo(args):
