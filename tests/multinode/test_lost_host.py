@@ -64,6 +64,14 @@ def read_study(path):
     return trials
 
 
+def published_count(path):
+    """How many trials the study at `path` has published (0 while it cannot be read yet)."""
+    try:
+        return len(read_study(path))
+    except (OSError, KeyError):
+        return 0
+
+
 class LostHostCase(unittest.TestCase):
     """Runs the sweep on a bed, loses a host, resumes."""
 
@@ -101,6 +109,14 @@ class LostHostCase(unittest.TestCase):
         reader.start()
         try:
             self.assertTrue(finished.wait(300), "no two trials finished:\n" + "".join(lines))
+            # A result is printed when it arrives and published a moment later: lose the host
+            # once both are in the study, so that the resume has them to keep.
+            study = os.path.join(self.output, "study.h5")
+            deadline = time.monotonic() + 120
+            while published_count(study) < 2 and job.poll() is None:
+                self.assertLess(time.monotonic(), deadline,
+                                "two results printed but not published:\n" + "".join(lines))
+                time.sleep(0.05)
             self.assertIsNone(job.poll(), "the sweep ended before the host was lost:\n" +
                               "".join(lines))
             lost_at = time.monotonic()
