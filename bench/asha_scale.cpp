@@ -80,8 +80,8 @@ SweepCost RunSweep(bool promotion, int64_t trials) {
     const size_t id = static_cast<size_t>(*trial);
     while (true) {
       const int64_t epoch = ++trained[id];
-      const double value = qualities[id] * (1.0 - std::exp(-static_cast<double>(epoch) / 4.0)) +
-                           noise(rng);
+      const double value =
+          qualities[id] * (1.0 - std::exp(-static_cast<double>(epoch) / 4.0)) + noise(rng);
       reports[id][epoch] = value;
       const hpo::SchedulerDecision decision = scheduler->OnEpoch(*trial, epoch, value);
       ++step_calls;
