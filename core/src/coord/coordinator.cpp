@@ -520,11 +520,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     TrialResult row = received;
     row.group = group;
     row.status = TrialStatus::kPaused;
-    if (const auto dispatched = dispatched_at_.find(row.trial_id);
-        dispatched != dispatched_at_.end()) {
-      row.start_time_s = dispatched->second;  // this run's; a promotion dispatches it again
-      dispatched_at_.erase(dispatched);
-    }
+    TakeStartTime(&row);  // this run's; a promotion dispatches it again
     row.message = std::move(pausing->second);
     pausing_.erase(pausing);
     return Pause(spec, std::move(row));
@@ -556,11 +552,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   pausing_.erase(received.trial_id);
   TrialResult result = received;
   result.group = group;
-  if (const auto dispatched = dispatched_at_.find(result.trial_id);
-      dispatched != dispatched_at_.end()) {
-    result.start_time_s = dispatched->second;
-    dispatched_at_.erase(dispatched);
-  }
+  TakeStartTime(&result);
   result.epochs = static_cast<int64_t>(result.curve.size());
   if (result.status != TrialStatus::kFailed && !result.curve.empty() &&
       objective_index_ < result.curve.back().values.size()) {
@@ -584,6 +576,13 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   if (!new_best) weights_to_discard_.push_back(result.trial_id);
   PrintProgress(result);
   return Status::Ok();
+}
+
+void Coordinator::TakeStartTime(TrialResult* row) {
+  const auto dispatched = dispatched_at_.find(row->trial_id);
+  if (dispatched == dispatched_at_.end()) return;
+  row->start_time_s = dispatched->second;
+  dispatched_at_.erase(dispatched);
 }
 
 Status Coordinator::Pause(const TrialSpec& spec, TrialResult row) {

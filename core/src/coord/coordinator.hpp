@@ -169,6 +169,9 @@ class Coordinator {
   std::optional<TrialSpec> PromotedTrial(bool idle);
   // A trial runs in some group, or a suggestion for one is being computed.
   bool AnyTrialRunning() const;
+  // Sets row->start_time_s to when the trial's current run was dispatched, which is then
+  // forgotten (a paused trial's next run is dispatched anew); unchanged when not dispatched here.
+  void TakeStartTime(TrialResult* row);
   // Trial `spec` paused at a rung: `row` (status paused) goes to the study, the trial waits in
   // paused_ with its checkpoint kept.
   Status Pause(const TrialSpec& spec, TrialResult row);

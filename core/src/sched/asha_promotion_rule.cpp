@@ -90,10 +90,10 @@ void AshaPromotionRule::Replay(int64_t trial_id, const std::map<int64_t, double>
   if (reports.empty()) return;
   const int64_t last = reports.rbegin()->first;
   if (last >= epochs_) ran_every_epoch_ = true;
+  ErasePaused(trial_id);
   for (size_t index = 0; index < rungs_.size(); ++index) {
     const auto found = reports.find(rungs_[index]);
     if (found == reports.end()) continue;
-    ErasePaused(trial_id);
     recorded_[index].Record(trial_id, found->second);
     if (rungs_[index] < last || status == TrialStatus::kRunning) {
       promoted_[index].insert(trial_id);
@@ -132,8 +132,7 @@ bool AshaPromotionRule::Restore(ByteReader* reader) {
     for (uint64_t i = 0; i < count && reader->ok(); ++i) {
       const int64_t trial_id = reader->Get<int64_t>();
       const double value = reader->Get<double>();
-      if (recorded_[index].values().count(trial_id) != 0) return false;
-      recorded_[index].Record(trial_id, value);
+      if (!recorded_[index].Record(trial_id, value)) return false;
     }
     const uint64_t promoted = reader->Get<uint64_t>();
     for (uint64_t i = 0; i < promoted && reader->ok(); ++i) {

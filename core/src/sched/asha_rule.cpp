@@ -97,8 +97,7 @@ bool AshaRule::Restore(ByteReader* reader, bool with_best) {
     for (uint64_t i = 0; i < count && reader->ok(); ++i) {
       const int64_t trial_id = reader->Get<int64_t>();
       const double value = reader->Get<double>();
-      if (at_rung.values().count(trial_id) != 0) return false;
-      at_rung.Record(trial_id, value);
+      if (!at_rung.Record(trial_id, value)) return false;
     }
     if (!reader->ok()) return false;
   }

@@ -46,13 +46,14 @@ RungRecord::Rank RungRecord::RankOf(int64_t trial_id, double value) const {
   return {false, goal_ == Goal::kMaximize ? -value : value, trial_id};
 }
 
-void RungRecord::Record(int64_t trial_id, double value) {
+bool RungRecord::Record(int64_t trial_id, double value) {
   const auto [found, inserted] = values_.emplace(trial_id, value);
   if (!inserted) {
     ordered_->tree.erase(RankOf(trial_id, found->second));
     found->second = value;
   }
   ordered_->tree.insert(RankOf(trial_id, value));
+  return inserted;
 }
 
 void RungRecord::Clear() {

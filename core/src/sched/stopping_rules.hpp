@@ -42,8 +42,8 @@ class RungRecord {
   RungRecord& operator=(RungRecord&&) noexcept;
   ~RungRecord();
 
-  // Records (or replaces) `trial_id`'s value.
-  void Record(int64_t trial_id, double value);
+  // Records (or replaces) `trial_id`'s value; false when it replaced one.
+  bool Record(int64_t trial_id, double value);
   void Clear();
   size_t size() const { return values_.size(); }
   // How many recorded values are strictly better than `value` (IsBetter).
