@@ -3,12 +3,15 @@
 //   hpo_bench_asha_replay --target VALUE [--workers 2] [--run-cap 100] [--draws 2000]
 //                         [--variant SPEC ...] STUDY.h5 [STUDY.h5 ...]
 // SPEC: `random` (no early stopping), `stopping:MIN_ITER:ETA` or `promotion:MIN_ITER:ETA` (ASHA's
-// two variants with those rungs below the studies' epochs); default: random and both variants at
-// 1:3, 1:2 and 3:3. The pool is every trial of the studies that ran all their epochs (a random
-// sweep's trials are draws from the space's prior). Each draw is one simulated sweep: its trials
-// are pool curves drawn with replacement (the same sequence for every variant), `workers` groups
-// each train one epoch per time step, a free group takes a promotable paused trial first
-// (promotion variant) else a new trial while fewer than `run-cap` have started, and hpo's own
+// two variants with those rungs below the studies' epochs), or either kind with `-oracle` (e.g.
+// `promotion-oracle:1:3`): the scheduler is told each trial's best value of its whole curve at
+// every epoch instead of the epoch's value, as a perfect learning-curve predictor would, which
+// bounds what predicting curves could gain; default: random and both variants at 1:3, then the
+// promotion variant at 1:2 and 3:3. The pool is every trial of the studies that ran all their
+// epochs (a random sweep's trials are draws from the space's prior). Each draw is one simulated
+// sweep: its trials are pool curves drawn with replacement (the same sequence for every variant),
+// `workers` groups each train one epoch per time step, a free group takes a promotable paused trial
+// first (promotion variant) else a new trial while fewer than `run-cap` have started, and hpo's own
 // scheduler (MakeScheduler) decides after every epoch. The sweep's cost is the epochs trained by
 // every group until an epoch reaches the target. Assumptions: epochs take equal time, and the
 // trials are drawn at random (a model-based searcher is not simulated). Prints, per variant, the
@@ -38,6 +41,7 @@ struct Variant {
   std::string spec;
   bool early_stopping = false;
   bool promotion = false;
+  bool oracle = false;  // decisions on each curve's best value
   int64_t min_iter = 1;
   int64_t eta = 3;
 };
@@ -70,7 +74,13 @@ bool ParseVariant(const std::string& spec, Variant* variant) {
   const size_t first = spec.find(':');
   const size_t second = first == std::string::npos ? first : spec.find(':', first + 1);
   if (second == std::string::npos) return false;
-  const std::string kind = spec.substr(0, first);
+  std::string kind = spec.substr(0, first);
+  const std::string oracle_suffix = "-oracle";
+  if (kind.size() > oracle_suffix.size() &&
+      kind.compare(kind.size() - oracle_suffix.size(), oracle_suffix.size(), oracle_suffix) == 0) {
+    variant->oracle = true;
+    kind.resize(kind.size() - oracle_suffix.size());
+  }
   if (kind != "stopping" && kind != "promotion") return false;
   variant->early_stopping = true;
   variant->promotion = kind == "promotion";
@@ -207,7 +217,8 @@ SweepCost SimulateSweep(const Variant& variant, const Pool& pool, const Options&
       }
       any_running = true;
       const auto id = static_cast<size_t>(*slot.trial);
-      const double value = pool.curves[draw[id]][static_cast<size_t>(slot.epoch)];
+      const std::vector<double>& curve = pool.curves[draw[id]];
+      const double value = curve[static_cast<size_t>(slot.epoch)];
       trained[id] = ++slot.epoch;
       ++cost.epochs;
       if (Reaches(pool, options.target, value)) {
@@ -216,7 +227,11 @@ SweepCost SimulateSweep(const Variant& variant, const Pool& pool, const Options&
       }
       bool ends = slot.epoch == pool.epochs;
       if (scheduler) {
-        const hpo::SchedulerDecision decision = scheduler->OnEpoch(*slot.trial, slot.epoch, value);
+        const double told = variant.oracle
+                                ? (pool.maximize ? *std::max_element(curve.begin(), curve.end())
+                                                 : *std::min_element(curve.begin(), curve.end()))
+                                : value;
+        const hpo::SchedulerDecision decision = scheduler->OnEpoch(*slot.trial, slot.epoch, told);
         if (decision.pause && !ends) {
           slot.trial.reset();
           continue;
