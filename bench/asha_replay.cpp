@@ -8,7 +8,8 @@
 // every epoch instead of the epoch's value, as a perfect learning-curve predictor would, which
 // bounds what predicting curves could gain; default: random and both variants at 1:3, then the
 // promotion variant at 1:2 and 3:3. The pool is every trial of the studies that ran all their
-// epochs (a random sweep's trials are draws from the space's prior). Each draw is one simulated
+// epochs (the most any trial of its study ran; the studies must agree on that and on the goal).
+// A random sweep's trials are draws from the space's prior. Each draw is one simulated
 // sweep: its trials are pool curves drawn with replacement (the same sequence for every variant),
 // `workers` groups each train one epoch per time step, a free group takes a promotable paused trial
 // first (promotion variant) else a new trial while fewer than `run-cap` have started, and hpo's own
@@ -130,7 +131,8 @@ bool ParseOptions(int argc, char** argv, Options* options) {
 }
 
 bool LoadPool(const std::vector<std::string>& paths, Pool* pool) {
-  for (const std::string& path : paths) {
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string& path = paths[i];
     hpo::StudyContents study;
     const hpo::Status status = hpo::ReadStudy(path, &study);
     if (!status.ok()) {
@@ -144,10 +146,20 @@ bool LoadPool(const std::vector<std::string>& paths, Pool* pool) {
                    study.attributes.metric_name.c_str());
       return false;
     }
-    pool->maximize = study.attributes.metric_goal == "maximize";
-    for (const hpo::TrialResult& trial : study.trials) {
-      pool->epochs = std::max(pool->epochs, trial.epochs);
+    const bool maximize = study.attributes.metric_goal == "maximize";
+    int64_t epochs = 0;
+    for (const hpo::TrialResult& trial : study.trials) epochs = std::max(epochs, trial.epochs);
+    if (i > 0 && (epochs != pool->epochs || maximize != pool->maximize)) {
+      std::fprintf(stderr,
+                   "asha_replay: %s is another design: %lld epochs, goal %s (%s: %lld epochs, "
+                   "goal %s)\n",
+                   path.c_str(), static_cast<long long>(epochs), maximize ? "maximize" : "minimize",
+                   paths.front().c_str(), static_cast<long long>(pool->epochs),
+                   pool->maximize ? "maximize" : "minimize");
+      return false;
     }
+    pool->maximize = maximize;
+    pool->epochs = epochs;
     for (const hpo::TrialResult& trial : study.trials) {
       if (trial.epochs != pool->epochs ||
           static_cast<int64_t>(trial.curve.size()) != trial.epochs) {
@@ -160,7 +172,12 @@ bool LoadPool(const std::vector<std::string>& paths, Pool* pool) {
       pool->curves.push_back(std::move(curve));
     }
   }
-  return !pool->curves.empty();
+  if (pool->curves.empty()) {
+    std::fprintf(stderr, "asha_replay: no trial of these studies ran all its %lld epochs\n",
+                 static_cast<long long>(pool->epochs));
+    return false;
+  }
+  return true;
 }
 
 bool Reaches(const Pool& pool, double target, double value) {
@@ -292,12 +309,26 @@ int main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, &options)) {
     std::fprintf(stderr,
                  "usage: hpo_bench_asha_replay --target VALUE [--workers N] [--run-cap N] "
-                 "[--draws N] [--variant random|stopping:MIN_ITER:ETA|promotion:MIN_ITER:ETA ...] "
-                 "STUDY.h5 ...\n");
+                 "[--draws N] [--variant random|KIND:MIN_ITER:ETA ...] STUDY.h5 ...\n"
+                 "KIND: stopping, promotion, stopping-oracle or promotion-oracle\n");
     return 2;
   }
   Pool pool;
   if (!LoadPool(options.studies, &pool)) return 1;
+  size_t reaching = 0;
+  double best = pool.curves.front().front();
+  for (const std::vector<double>& curve : pool.curves) {
+    reaching += std::any_of(curve.begin(), curve.end(),
+                            [&](double value) { return Reaches(pool, options.target, value); });
+    for (double value : curve) best = pool.maximize ? std::max(best, value) : std::min(best, value);
+  }
+  if (reaching == 0) {
+    std::fprintf(stderr,
+                 "asha_replay: none of the %zu full curves reaches the target %g (their best: "
+                 "%g)\n",
+                 pool.curves.size(), options.target, best);
+    return 1;
+  }
   std::mt19937_64 rng(1);
   std::uniform_int_distribution<size_t> pick(0, pool.curves.size() - 1);
   std::vector<std::vector<size_t>> draws(static_cast<size_t>(options.draws));
