@@ -175,8 +175,9 @@ def check_page(browser, page, sections, artifacts, shot_name, height):
     if errors is None or text_of(errors).strip():
         fail("%s: the page caught script errors: %s" % (page, errors and text_of(errors)))
     html_node = next(n for n in walk(tree.root) if n[0] == "html")
-    if "data-render-ms" not in html_node[1] or "data-complete-ms" not in html_node[1]:
-        fail("%s: the script did not finish (no data-render-ms or data-complete-ms)" % page)
+    missing = [a for a in ("data-render-ms", "data-complete-ms") if a not in html_node[1]]
+    if missing:
+        fail("%s: the script did not finish (no %s)" % (page, " or ".join(missing)))
     for ident in sections:
         section = find_id(tree.root, ident)
         if section is None or section[0] != "section":

@@ -620,7 +620,16 @@ const HpoReport = (() => {
         draw(job[0], job[1]);
         setTimeout(next, 0);
       };
-      requestAnimationFrame(() => setTimeout(next, 0));
+      // After the first frame, or after a timer where no frame comes (a page in a background
+      // tab, or headless Chromium whose virtual time runs ahead of its frames on a busy machine).
+      let started = false;
+      const start = () => {
+        if (started) return;
+        started = true;
+        setTimeout(next, 0);
+      };
+      requestAnimationFrame(start);
+      setTimeout(start, 250);
     }
     const table = document.getElementById("trials");
     const summary = document.getElementById("selection");
