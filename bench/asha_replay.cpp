@@ -49,6 +49,7 @@ struct Variant {
 
 struct Pool {
   std::vector<std::vector<double>> curves;  // the metric per epoch, each of `epochs` values
+  std::vector<double> bests;                // each curve's best value
   int64_t epochs = 0;
   bool maximize = true;
 };
@@ -169,6 +170,8 @@ bool LoadPool(const std::vector<std::string>& paths, Pool* pool) {
       for (const hpo::EpochMetrics& epoch : trial.curve) {
         curve.push_back(epoch.values[static_cast<size_t>(column - names.begin())]);
       }
+      pool->bests.push_back(maximize ? *std::max_element(curve.begin(), curve.end())
+                                     : *std::min_element(curve.begin(), curve.end()));
       pool->curves.push_back(std::move(curve));
     }
   }
@@ -244,10 +247,7 @@ SweepCost SimulateSweep(const Variant& variant, const Pool& pool, const Options&
       }
       bool ends = slot.epoch == pool.epochs;
       if (scheduler) {
-        const double told = variant.oracle
-                                ? (pool.maximize ? *std::max_element(curve.begin(), curve.end())
-                                                 : *std::min_element(curve.begin(), curve.end()))
-                                : value;
+        const double told = variant.oracle ? pool.bests[draw[id]] : value;
         const hpo::SchedulerDecision decision = scheduler->OnEpoch(*slot.trial, slot.epoch, told);
         if (decision.pause && !ends) {
           slot.trial.reset();
@@ -315,18 +315,13 @@ int main(int argc, char** argv) {
   }
   Pool pool;
   if (!LoadPool(options.studies, &pool)) return 1;
-  size_t reaching = 0;
-  double best = pool.curves.front().front();
-  for (const std::vector<double>& curve : pool.curves) {
-    reaching += std::any_of(curve.begin(), curve.end(),
-                            [&](double value) { return Reaches(pool, options.target, value); });
-    for (double value : curve) best = pool.maximize ? std::max(best, value) : std::min(best, value);
-  }
-  if (reaching == 0) {
+  const auto best = pool.maximize ? std::max_element(pool.bests.begin(), pool.bests.end())
+                                  : std::min_element(pool.bests.begin(), pool.bests.end());
+  if (!Reaches(pool, options.target, *best)) {
     std::fprintf(stderr,
                  "asha_replay: none of the %zu full curves reaches the target %g (their best: "
                  "%g)\n",
-                 pool.curves.size(), options.target, best);
+                 pool.curves.size(), options.target, *best);
     return 1;
   }
   std::mt19937_64 rng(1);
