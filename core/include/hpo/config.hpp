@@ -141,8 +141,12 @@ struct ExecutionSpec {
   int64_t ranks_per_trial = 1;
   int64_t threads_per_rank = 1;  // torch intra-op threads per rank
   // One-rank trial groups sharing one GPU (>= 1; > 1 requires ranks_per_trial == 1). Each trial's
-  // CUDA caching allocator is capped to 1/trials_per_gpu of the GPU. No effect on the CPU build.
+  // CUDA caching allocator is capped to 1/trials_per_gpu of the GPU. The CPU build trains on the
+  // CPU whatever it says.
   int64_t trials_per_gpu = 1;
+  // Whether the config names trials_per_gpu: its trials are meant for GPUs, so a CUDA build on
+  // nodes without one refuses the sweep (BadInput) instead of training on the CPU.
+  bool gpus_requested = false;
   uint64_t seed = 0;
   std::string output = "runs/study";  // folder holding study.h5 and per-trial artifacts
   // Validation samples carved from the end of a fixed shuffle of the training set.

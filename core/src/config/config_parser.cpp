@@ -142,6 +142,7 @@ Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
     }
   }
   execution->seed = static_cast<uint64_t>(seed);
+  execution->gpus_requested = top.Has("trials_per_gpu");
   if (const Field* timeout = top.Find("peer_timeout_s")) {
     HPO_RETURN_IF_ERROR(
         config_internal::ReadFiniteNumber(errors, *timeout, &execution->peer_timeout_s));

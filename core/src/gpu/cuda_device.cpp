@@ -2,23 +2,50 @@
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
 
-#include "common/gpu_assignment.hpp"
+#include <string>
 
 namespace hpo {
 
-Status SelectCudaDevice(int node_local_rank, int ranks_on_node, int64_t trials_per_gpu,
-                        int* device) {
+namespace {
+
+// What one process's CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers take on a GPU beside
+// the tensors its caching allocator holds (about 0.5-0.9 GiB on current cards), kept out of the
+// trials' shares so that trials_per_gpu processes together stay within the device's memory.
+constexpr double kContextBytes = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+Status ActivateCudaDevice(int gpu, int64_t trials_per_gpu) {
   const int visible = static_cast<int>(c10::cuda::device_count());
-  int gpu = 0;
-  HPO_RETURN_IF_ERROR(AssignGpu(node_local_rank, ranks_on_node, visible, trials_per_gpu, &gpu));
+  if (gpu < 0 || gpu >= visible) {
+    return Status::BadInput("GPU " + std::to_string(gpu) + " is not one of the " +
+                            std::to_string(visible) + " visible CUDA devices");
+  }
+  if (trials_per_gpu < 1) {
+    return Status::BadInput("trials_per_gpu must be >= 1, got " + std::to_string(trials_per_gpu));
+  }
   const auto index = static_cast<c10::DeviceIndex>(gpu);
   c10::cuda::set_device(index);
-  if (trials_per_gpu > 1) {
-    c10::cuda::CUDACachingAllocator::setMemoryFraction(1.0 / static_cast<double>(trials_per_gpu),
-                                                       index);
+  if (trials_per_gpu == 1) return Status::Ok();
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  const cudaError_t result = cudaMemGetInfo(&free_bytes, &total_bytes);
+  if (result != cudaSuccess) {
+    return Status::Failure(std::string("cudaMemGetInfo on GPU ") + std::to_string(gpu) + ": " +
+                           cudaGetErrorString(result));
   }
-  *device = gpu;
+  const double sharing = static_cast<double>(trials_per_gpu);
+  const double total = static_cast<double>(total_bytes);
+  const double share = (total - sharing * kContextBytes) / sharing;
+  if (share <= 0.0) {
+    return Status::BadInput(
+        "trials_per_gpu " + std::to_string(trials_per_gpu) + " leaves no memory per trial on GPU " +
+        std::to_string(gpu) + " (" + std::to_string(total_bytes >> 20) +
+        " MiB, about 1 GiB per process for its CUDA context): lower trials_per_gpu");
+  }
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(share / total, index);
   return Status::Ok();
 }
 

@@ -1,6 +1,6 @@
-// The GPU a rank trains on, in the CUDA build (HPO_CUDA=ON) only. The rule is AssignGpu's
-// (common/gpu_assignment.hpp); this applies it to the node's visible devices. Not thread-safe: call
-// once per process, before any CUDA work.
+// The GPU a process trains on, in the CUDA build (HPO_CUDA=ON) only. Which GPU is AssignGpu's rule
+// (common/gpu_assignment.hpp), applied by the sweep (runtime/device_plan.hpp). Not thread-safe:
+// call once per process, before any CUDA work.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +9,12 @@
 
 namespace hpo {
 
-// Makes GPU AssignGpu(node_local_rank, ranks_on_node, visible devices, trials_per_gpu) this
-// process's current CUDA device and stores its index in *device. With trials_per_gpu > 1, caps
-// torch's CUDA caching allocator on that device to 1/trials_per_gpu of its memory, so one trial
-// cannot starve the others sharing the GPU (an allocation beyond the cap fails as out of memory,
-// which ends only that trial). BadInput when the node has too few GPUs.
-Status SelectCudaDevice(int node_local_rank, int ranks_on_node, int64_t trials_per_gpu,
-                        int* device);
+// Makes visible CUDA device `gpu` this process's current device (creating its context). With
+// trials_per_gpu K > 1, caps torch's CUDA caching allocator on that device to 1/K of its memory
+// less K contexts' worth (1 GiB each), so the K processes sharing the GPU fit in it together and
+// none can starve the others: an allocation beyond the cap fails as out of memory, which ends only
+// that trial. BadInput when `gpu` is not a visible device, trials_per_gpu < 1, or K contexts fill
+// the GPU.
+Status ActivateCudaDevice(int gpu, int64_t trials_per_gpu);
 
 }  // namespace hpo

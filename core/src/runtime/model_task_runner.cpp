@@ -7,15 +7,10 @@
 #include <string>
 
 #include "builtin_tasks.hpp"
+#include "device_plan.hpp"
 #include "hpo/model_task.hpp"
-#include "mpi/mpi_collectives.hpp"
 #include "train/builtin_classifier.hpp"
 #include "train/trainer.hpp"
-#if HPO_WITH_CUDA
-#include <c10/cuda/CUDAFunctions.h>
-
-#include "gpu/nccl_collectives.hpp"
-#endif
 
 namespace hpo {
 
@@ -49,14 +44,20 @@ class ModelTaskRunner final : public TaskRunner {
  public:
   ModelTaskRunner(const SweepConfig& config, const GroupLayout& layout,
                   const TaskDescription& description, std::unique_ptr<ModelTask> task)
-      : config_(config), collectives_(layout.group_comm), task_(std::move(task)) {
+      : config_(config), layout_(layout), task_(std::move(task)) {
     setup_.task = task_.get();
     setup_.hyperparameters = description.hyperparameters();
     setup_.metric_names = config.metric_names;
     setup_.threads_per_rank = config.execution.threads_per_rank;
   }
 
-  Status Prepare() { return ReadFaultInjection(&fault_); }
+  // Collective over the group: this rank's device made current, then the group's data plane.
+  Status Prepare() {
+    HPO_RETURN_IF_ERROR(ReadFaultInjection(&fault_));
+    HPO_RETURN_IF_ERROR(ActivateDevice(layout_, config_.execution.trials_per_gpu));
+    collectives_ = MakeGroupCollectives(layout_);
+    return Status::Ok();
+  }
 
   Status RunTrial(const TrialSpec& trial, const TrialContext& context,
                   TrialOutcome* outcome) override {
@@ -69,13 +70,19 @@ class ModelTaskRunner final : public TaskRunner {
     options.first_bucket_bytes = static_cast<size_t>(config_.ddp.first_bucket_mb * (1 << 20));
     options.overlap = config_.ddp.overlap;
     options.compression = config_.ddp.compression;
-#if HPO_WITH_CUDA
-    options.device =
-        torch::Device(torch::kCUDA, c10::cuda::current_device());  // SelectCudaDevice's
-#endif
+    if (layout_.gpu >= 0) {
+      options.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(layout_.gpu));
+      const int64_t sharing = config_.execution.trials_per_gpu;
+      if (sharing > 1) {
+        options.out_of_memory_hint = "this trial may use 1/" + std::to_string(sharing) +
+                                     " of GPU " + std::to_string(layout_.gpu) +
+                                     "'s memory (trials_per_gpu: " + std::to_string(sharing) +
+                                     "); lower trials_per_gpu or the batch size";
+      }
+    }
     options.resume = true;
     options.fault = fault_;
-    return hpo::RunTrial(setup_, trial, collectives_, context.gate, options, outcome);
+    return hpo::RunTrial(setup_, trial, *collectives_, context.gate, options, outcome);
   }
 
   Status EvaluateBest(const TrialResult& best, const std::string& output,
@@ -92,11 +99,8 @@ class ModelTaskRunner final : public TaskRunner {
 
  private:
   const SweepConfig& config_;
-#if HPO_WITH_CUDA
-  NcclGroupCollectives collectives_;
-#else
-  MpiGroupCollectives collectives_;
-#endif
+  const GroupLayout& layout_;
+  std::unique_ptr<GroupCollectives> collectives_;  // made by Prepare
   std::unique_ptr<ModelTask> task_;
   TrainingSetup setup_;
   FaultInjection fault_;

@@ -14,6 +14,7 @@
 
 #include "builtin_tasks.hpp"
 #include "coord/coordinator.hpp"
+#include "device_plan.hpp"
 #include "group_trials.hpp"
 #include "hpo/config.hpp"
 #include "hpo/mpi/communicator.hpp"
@@ -21,14 +22,12 @@
 #include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
 #include "mpi/peer_watch.hpp"
+#include "mpi/status_collectives.hpp"
 #include "preemption.hpp"
 #include "runtime/sweep.hpp"
 #include "sched/scheduler.hpp"
 #include "search/searcher.hpp"
 #include "study/study_file.hpp"
-#if HPO_WITH_CUDA
-#include "gpu/cuda_device.hpp"
-#endif
 
 namespace hpo {
 
@@ -50,24 +49,6 @@ std::string UtcTimestamp() {
   char buffer[32];
   std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
   return buffer;
-}
-
-// Collective: every rank returns the root's status.
-Status BroadcastStatus(const Communicator& world, const Status& status) {
-  int code = static_cast<int>(status.code());
-  HPO_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, world.get()));
-  const std::string message = BroadcastString(world, status.message());
-  switch (static_cast<Status::Code>(code)) {
-    case Status::Code::kOk:
-      return Status::Ok();
-    case Status::Code::kBadInput:
-      return Status::BadInput(message);
-    case Status::Code::kInterrupted:
-      return Status::Interrupted(message);
-    case Status::Code::kFailure:
-      break;
-  }
-  return Status::Failure(message);
 }
 
 // Final weights under OUTPUT/models (the coordinator discards all but the best trial's) and
@@ -309,12 +290,7 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   GroupLayout layout;
   HPO_RETURN_IF_ERROR(
       ComputeGroupLayout(world, static_cast<int>(config.execution.ranks_per_trial), &layout));
-#if HPO_WITH_CUDA
-  int device = 0;
-  status = SelectCudaDevice(layout.node_local_rank, layout.ranks_on_node,
-                            config.execution.trials_per_gpu, &device);
-  if (!status.ok()) AbortJob(status.exit_code(), status.message());
-#endif
+  HPO_RETURN_IF_ERROR(PlaceOnDevices(world, config, &layout));
 
   PreemptionWatch preemption(config.checkpoint.grace_period_s);
 

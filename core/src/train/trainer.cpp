@@ -169,11 +169,18 @@ std::string DescribeTrial(const TrialSpec& trial) {
   return text;
 }
 
-std::string DescribeException(const std::exception& error) {
-  if (dynamic_cast<const std::bad_alloc*>(&error) != nullptr) {
-    return std::string("out of memory (") + error.what() + ")";
-  }
-  return error.what();
+// Why `error` ended a step, in one line: torch's message without its C++ backtrace; out of memory
+// (the host's or a GPU's) says so first, with `out_of_memory_hint` when there is one.
+std::string DescribeException(const std::exception& error, const std::string& out_of_memory_hint) {
+  const auto* torch_error = dynamic_cast<const c10::Error*>(&error);
+  const std::string what =
+      torch_error != nullptr ? torch_error->what_without_backtrace() : std::string(error.what());
+  const bool out_of_memory = dynamic_cast<const std::bad_alloc*>(&error) != nullptr ||
+                             dynamic_cast<const c10::OutOfMemoryError*>(&error) != nullptr;
+  if (!out_of_memory) return what;
+  std::string text = "out of memory";
+  if (!out_of_memory_hint.empty()) text += ": " + out_of_memory_hint;
+  return text + " (" + what + ")";
 }
 
 // Collective: every rank says whether it failed (and why); returns, on every rank, the first
@@ -280,7 +287,7 @@ class TrialRun {
                  ShardOf({0, validation.size()}, collectives_.rank(), collectives_.size()),
                  options_.device, sums.data() + task_sums);
       } catch (const std::exception& error) {
-        local_error = DescribeException(error);
+        local_error = DescribeException(error, options_.out_of_memory_hint);
       }
       sums[0] = local_error.empty() ? 0.0 : 1.0;
       sums[times + collectives_.rank()] = SecondsSince(start);
@@ -369,7 +376,7 @@ class TrialRun {
           extras[kLossShare] = static_cast<float>(loss.item<double>() * local_count / global_count);
         }
       } catch (const std::exception& error) {
-        local_error = DescribeException(error);
+        local_error = DescribeException(error, options_.out_of_memory_hint);
         extras[kFailed] = 1.0f;
         optimizer_->zero_grad();
       }
@@ -561,7 +568,7 @@ Status RunTrial(const TrainingSetup& setup, const TrialSpec& trial, GroupCollect
         *run = std::make_unique<TrialRun>(setup, trial, collectives, h, options, std::move(model));
       }
     } catch (const std::exception& error) {
-      *local_error = DescribeException(error);
+      *local_error = DescribeException(error, options.out_of_memory_hint);
     }
     return Status::Ok();
   };

@@ -34,6 +34,8 @@ struct TrainOptions {
   // Where the model trains: batches are copied to it, gradients are reduced there (NCCL for a CUDA
   // device in the CUDA build). Checkpoints are read back onto it whatever device wrote them.
   torch::Device device = torch::kCPU;
+  // Said first when a step runs out of memory (e.g. a shared GPU's share and what to lower).
+  std::string out_of_memory_hint;
   // When non-empty, the leader saves the final model here (TrainableModel::Export); the runtime
   // keeps only the best trial's file.
   std::string save_weights_path;

@@ -20,6 +20,10 @@ struct GroupLayout {
   int node_index = 0;  // this rank's node, numbered in world-rank order of the nodes' first ranks
   std::vector<int> group_of_world_rank;  // every world rank's group (known on every rank)
   Communicator group_comm;               // this rank's group
+  // The GPU of this rank's node that its trials train on (AssignGpu's rule, CUDA numbering of the
+  // visible devices), or -1: the CPU. -1 from ComputeGroupLayout; the sweep sets it before any
+  // task runner is made, in a CUDA build whose nodes all have GPUs.
+  int gpu = -1;
 };
 
 // BadInput (identical on every rank) when the world size is not a multiple of ranks_per_trial;
