@@ -1,9 +1,12 @@
 // The trainer on a GPU (run with mpirun -np 1 on a node with a GPU; skipped without one): a trial
 // trained on cuda:0 through NcclGroupCollectives learns like the same trial on the CPU, and
-// bf16-compressed gradients (ncclBfloat16) train too. One rank, so one GPU suffices.
+// bf16-compressed gradients (ncclBfloat16) train too; trials sharing a GPU are held to their share
+// of its memory. One rank, so one GPU suffices.
 #include <gtest/gtest.h>
 
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -50,8 +53,8 @@ double FinalAccuracy(const TrialOutcome& outcome) {
 
 TEST(GpuTrainerTest, TrainsOnTheGpuLikeOnTheCpu) {
   if (c10::cuda::device_count() < 1) GTEST_SKIP() << "needs a GPU";
-  int device = 0;
-  ASSERT_TRUE(SelectCudaDevice(0, 1, 1, &device).ok());
+  const int device = 0;
+  ASSERT_TRUE(ActivateCudaDevice(device, 1).ok());
   const ExecutionSpec execution = SyntheticExecution();
   TaskData data;
   ASSERT_TRUE(LoadTaskData(execution, &data).ok());
@@ -80,6 +83,51 @@ TEST(GpuTrainerTest, TrainsOnTheGpuLikeOnTheCpu) {
     }
     EXPECT_NEAR(FinalAccuracy(gpu), FinalAccuracy(cpu), 0.03) << "compressed " << compressed;
   }
+}
+
+// Runs last in this process (gtest keeps file order): it caps the allocator for good.
+TEST(GpuTrainerTest, TrialsSharingAGpuAreHeldToTheirShare) {
+  if (c10::cuda::device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  const int64_t sharing = 4;
+  ASSERT_TRUE(ActivateCudaDevice(0, sharing).ok());
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  const auto floats = [&](double share) {
+    return static_cast<int64_t>(share * static_cast<double>(total_bytes) / sizeof(float));
+  };
+  const auto on_gpu = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA, 0);
+  // Within its quarter: fine. Beyond it, though the device has the memory free: out of memory.
+  EXPECT_NO_THROW(torch::empty({floats(0.15)}, on_gpu));
+  c10::cuda::CUDACachingAllocator::emptyCache();
+  ASSERT_GT(static_cast<double>(free_bytes), 0.4 * static_cast<double>(total_bytes))
+      << "the GPU is busy with other work";
+  EXPECT_THROW(torch::empty({floats(0.3)}, on_gpu), c10::OutOfMemoryError);
+
+  // A trial that does not fit its share (1/64 here: a 2^14 x 2^14 layer, its gradient and momentum
+  // take 3 GiB) fails with the runner's advice first.
+  ASSERT_TRUE(ActivateCudaDevice(0, 64).ok());
+  const ExecutionSpec execution = SyntheticExecution();
+  TaskData data;
+  ASSERT_TRUE(LoadTaskData(execution, &data).ok());
+  BuiltinClassifier task(execution.task, data);
+  const TrainingSetup setup = BuiltinClassifierSetup(&task, execution);
+  TrialSpec trial = Trial();
+  for (NamedValue& entry : trial.params) {
+    if (entry.name == "width") entry.value = int64_t{1} << 14;
+  }
+  AlwaysContinue gate;
+  TrainOptions options;
+  options.device = torch::Device(torch::kCUDA, 0);
+  options.out_of_memory_hint = "this trial may use 1/64 of GPU 0's memory";
+  const Communicator world = Communicator::World();
+  NcclGroupCollectives group(world);
+  TrialOutcome outcome;
+  ASSERT_TRUE(RunTrial(setup, trial, group, gate, options, &outcome).ok());
+  EXPECT_EQ(outcome.status, TrialStatus::kFailed);
+  EXPECT_NE(outcome.message.find("out of memory: this trial may use 1/64 of GPU 0's memory"),
+            std::string::npos)
+      << outcome.message;
 }
 
 }  // namespace
