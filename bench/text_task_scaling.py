@@ -4,14 +4,14 @@ longest row of each batch, DDP gradient allreduce, validation pass) on 1 and 2 r
 with the same global batch.
 
 Each run is one `hpo sweep` of one fixed trial (d_model 128, 4 heads, 2 layers, ff 256, sequence
-128, mean pooling, AdamW, global batch 32) for EPOCHS epochs on the SpamAssassin tables
-(scripts/fetch-spam-corpus.sh + scripts/spam_corpus_to_tsv.py). samples/s = training rows /
-epoch_time_s, from the study's /curves, of the last epoch (the first one also warms the allocator);
-epoch_time_s holds the epoch's validation pass too (630 rows, forward only), as a user's does.
+128, mean pooling, AdamW, global batch 32) for EPOCHS epochs on the 20 Newsgroups tables
+(scripts/fetch-text-corpus.sh). samples/s = training rows / epoch_time_s, from the study's
+/curves, of the last epoch (the first one also warms the allocator); epoch_time_s holds the epoch's
+validation pass too (1,127 rows, forward only), as a user's does.
 Runs of 1 and 2 ranks alternate, REPS times each, so both see the same noise. Scaling efficiency =
 samples/s on 2 ranks / (2 x samples/s on 1 rank), from the medians.
 
-Usage: bench/text_task_scaling.py --hpo build/hpo [--data data/spam-assassin] [--reps 2]
+Usage: bench/text_task_scaling.py --hpo build/hpo [--data data/20newsgroups] [--reps 2]
                                   [--epochs 2]
 Prints one `bench=text_task_scaling ...` line per rank count and one for the efficiency; check=ok
 when every run completed.
@@ -84,7 +84,7 @@ def run(hpo, folder, data, ranks, epochs, rep):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hpo", required=True)
-    parser.add_argument("--data", default="data/spam-assassin")
+    parser.add_argument("--data", default="data/20newsgroups")
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=2)
     args = parser.parse_args()

@@ -6,7 +6,7 @@ scikit-learn's TfidfVectorizer (word unigrams and bigrams, sublinear tf) and Log
 the training split, picks C on the validation split (macro F1), and prints the test split's
 accuracy, macro F1 and confusion matrix with the class names in the order hpo uses (sorted).
 
-    /usr/bin/python3 bench/tfidf_baseline.py data/spam-assassin   # {train,validation,test}.tsv
+    /usr/bin/python3 bench/tfidf_baseline.py data/20newsgroups   # {train,validation,test}.tsv
 
 Needs python3-sklearn (scripts/install-deps.sh installs it).
 """

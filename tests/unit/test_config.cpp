@@ -1084,18 +1084,18 @@ std::vector<std::string> ShippedConfigFiles() {
 }
 
 // The shipped configs are run from the checkout's root, where their data paths point.
-// data/spam-assassin is fetched by install-deps.sh, which only warns when the download fails: a
+// data/20newsgroups is fetched by install-deps.sh, which only warns when the download fails: a
 // config reading it is checked only where it is there.
 TEST(ConfigTest, EveryShippedConfigParses) {
   const std::vector<std::string> files = ShippedConfigFiles();
   if (files.empty()) GTEST_SKIP() << "no *.yaml under " HPO_SOURCE_DIR "/configs yet";
   const std::filesystem::path previous = std::filesystem::current_path();
   std::filesystem::current_path(HPO_SOURCE_DIR);
-  const bool corpus_fetched = std::filesystem::exists("data/spam-assassin/test.tsv");
+  const bool corpus_fetched = std::filesystem::exists("data/20newsgroups/test.tsv");
   for (const std::string& file : files) {
     SweepConfig config;
     const Status status = LoadConfigFile(file, &config);
-    if (!corpus_fetched && status.message().find("data/spam-assassin/") != std::string::npos) {
+    if (!corpus_fetched && status.message().find("data/20newsgroups/") != std::string::npos) {
       std::printf("not checked without the fetched corpus: %s\n", status.message().c_str());
       continue;
     }
