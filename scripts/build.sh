@@ -1,7 +1,32 @@
 #!/usr/bin/env bash
-# Configures and builds hpo-mpi into build/ (Release). Extra arguments go to cmake's configure.
+# Configures and builds hpo-mpi (Release). Extra arguments go to cmake's configure.
+#
+#   scripts/build.sh [CMAKE_ARG...]          the CPU build, into build/ (Debian's libtorch)
+#   scripts/build.sh --cuda [CMAKE_ARG...]   the CUDA build (HPO_CUDA=ON), into build-cuda/, on the
+#                                            CUDA libtorch of scripts/install-deps.sh --cuda
+#
+# HPO_TORCH_CUDA_VENV names another Python environment with a CUDA torch 2.x (default
+# /opt/hpo-mpi/torch-cuda); HPO_BUILD_DIR another build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build build -j "$jobs"
+if [ "${1:-}" = "--cuda" ]; then
+  shift
+  build_dir=${HPO_BUILD_DIR:-build-cuda}
+  python=${HPO_TORCH_CUDA_VENV:-/opt/hpo-mpi/torch-cuda}/bin/python
+  # The torch folder itself too: TorchConfig finds its libraries with find_library, which looks in
+  # CMAKE_PREFIX_PATH/lib before the system's folders (where Debian's libtorch is).
+  if ! prefix=$("$python" -c 'import os, torch; print(os.path.dirname(torch.__file__) + ";" + torch.utils.cmake_prefix_path)' 2>/dev/null); then
+    echo "build.sh --cuda: no torch at $python: run scripts/install-deps.sh --cuda first" >&2
+    exit 2
+  fi
+  # No kernels of hpo's own: the architecture list only quiets torch's detection of the (absent)
+  # GPU. A CUDA toolkit outside /usr/local/cuda is found through CUDAToolkit_ROOT.
+  cuda_args=(-DHPO_CUDA=ON -DCMAKE_PREFIX_PATH="$prefix" -DTORCH_CUDA_ARCH_LIST="8.0;9.0")
+  [ -x /usr/local/cuda/bin/nvcc ] && cuda_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" "$@"
+else
+  build_dir=${HPO_BUILD_DIR:-build}
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@"
+fi
+cmake --build "$build_dir" -j "$jobs"

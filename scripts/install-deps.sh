@@ -1,7 +1,27 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages hpo-mpi needs to build, run and test, when any is missing.
 # Needs root (or sudo). Safe to run again: installs only what is missing.
+#
+#   scripts/install-deps.sh [--cuda]
+#
+# --cuda: also what the CUDA build (scripts/build.sh --cuda) needs: a CUDA-enabled libtorch, from
+# PyPI's torch wheel (pinned below) in a virtual environment of its own, HPO_TORCH_CUDA_VENV
+# (default /opt/hpo-mpi/torch-cuda). The wheel's cmake package, headers and libraries are the
+# libtorch; the NVIDIA wheels it depends on bring the CUDA runtime, cuBLAS, cuDNN and NCCL it
+# loads. The CUDA toolkit itself (nvcc, for torch's cmake package) is NVIDIA's and not a Debian 12
+# package: it must be installed already (CUDAToolkit_ROOT or /usr/local/cuda).
 set -euo pipefail
+
+# torch 2.11.0 is the PyPI release built against CUDA 13.0 and NCCL 2.28.9, the toolkit and NCCL
+# these machines carry, so nvcc, the headers and the wheel's runtime agree.
+torch_cuda_pin=torch==2.11.0
+with_cuda=0
+for arg in "$@"; do
+  case "$arg" in
+    --cuda) with_cuda=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--cuda]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake git pkg-config
@@ -13,7 +33,7 @@ packages=(
   clang libclang-rt-14-dev
   slurm-wlm munge
   dataset-fashion-mnist
-  python3 python3-h5py python3-numpy python3-pandas python3-tables python3-yaml python3-jsonschema
+  python3 python3-venv python3-h5py python3-numpy python3-pandas python3-tables python3-yaml python3-jsonschema
   python3-torch python3-sklearn python3-optuna
   chromium
 )
@@ -33,6 +53,20 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -q
   "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ((with_cuda)); then
+  venv=${HPO_TORCH_CUDA_VENV:-/opt/hpo-mpi/torch-cuda}
+  installed=$("$venv/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)
+  if [ "torch==$installed" != "$torch_cuda_pin" ]; then
+    echo "installing $torch_cuda_pin (CUDA) into $venv"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --no-cache-dir "$torch_cuda_pin"
+  fi
+  if ! command -v nvcc > /dev/null && [ ! -x "${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc" ]; then
+    echo "warning: no CUDA toolkit (nvcc) found: the CUDA build needs NVIDIA's CUDA 13 toolkit" \
+         "under /usr/local/cuda or CUDAToolkit_ROOT" >&2
+  fi
 fi
 
 # Debian's libtorch links libblas.so.3; OpenBLAS (pthread) must be the selected alternative

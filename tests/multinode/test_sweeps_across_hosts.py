@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -23,6 +24,8 @@ import netns_testbed  # noqa: E402
 from netns_testbed import TestBed  # noqa: E402
 
 HPO = None  # set from the command line
+# Whether HPO is the CUDA build, which refuses cuda_visible_devices on hosts without a GPU.
+CUDA_BUILD = False
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch and h5py
 PROGRAM = os.path.join(HERE, "programs", "host_report.py")
 TIMEOUT = 240  # one sweep; each takes 1 to 5 s on an idle 2-core machine
@@ -82,9 +85,10 @@ class AcrossHosts(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def sweep(self, bed, np, name, config, watch=None):
-        """Runs `hpo sweep` across the bed's hosts; returns the output folder. `watch(output)` is
-        called every few milliseconds while the job runs (from a thread)."""
+    def sweep(self, bed, np, name, config, watch=None, returncode=0):
+        """Runs `hpo sweep` across the bed's hosts, expecting `returncode`; returns the output
+        folder. `watch(output)` is called every few milliseconds while the job runs (from a
+        thread)."""
         path = os.path.join(self.tmp, name + ".yaml")
         with open(path, "w") as f:
             f.write(config)
@@ -105,7 +109,7 @@ class AcrossHosts(unittest.TestCase):
             stop.set()
             if watcher is not None:
                 watcher.join()
-        self.assertEqual(done.returncode, 0, done.describe())
+        self.assertEqual(done.returncode, returncode, done.describe())
         self.log = done.output
         return output
 
@@ -242,14 +246,17 @@ class HostsSharingAHostName(AcrossHosts):
         name): Open MPI still runs them as two nodes, so the trial group spans two hosts and its
         program must see LOCAL_RANK 0 / LOCAL_WORLD_SIZE 1 on each, GROUP_WORLD_SIZE 2 and a
         MASTER_ADDR other than 127.0.0.1, as CUDA_VISIBLE_DEVICES (from MPI's node split) does."""
+        # The CUDA build refuses cuda_visible_devices without a GPU (NodeLocalRanks checks that).
+        extra = "" if CUDA_BUILD else "cuda_visible_devices: true\n"
         with TestBed(hosts=2, slots=1, own_hostnames=False) as bed:
             output = self.sweep(bed, 2, "samename", command_config(
-                2, trials=1, dist=False, extra="cuda_visible_devices: true\n"))
+                2, trials=1, dist=False, extra=extra))
         self.assert_all_completed(output, 1)
         for ranks in self.host_reports(output).values():
             self.assertEqual(ranks[0]["hostname"], ranks[1]["hostname"])
             for r in ranks:
-                self.assertEqual(r["env"]["CUDA_VISIBLE_DEVICES"], "0", r)  # MPI: 2 nodes
+                if not CUDA_BUILD:
+                    self.assertEqual(r["env"]["CUDA_VISIBLE_DEVICES"], "0", r)  # MPI: 2 nodes
                 self.assertEqual((r["env"]["LOCAL_RANK"], r["env"]["LOCAL_WORLD_SIZE"],
                                   r["env"]["GROUP_WORLD_SIZE"]), ("0", "1", "2"), r)
                 self.assertNotEqual(r["env"]["MASTER_ADDR"], "127.0.0.1", r)
@@ -297,10 +304,20 @@ class NodeLocalRanks(AcrossHosts):
 
     def test_cuda_visible_devices_follows_the_node_local_rank_on_every_host(self):
         """No GPU here and no way to fake a GPU count, but `cuda_visible_devices: true` shows the
-        GPU hpo picks per rank: node-local rank / trials_per_gpu, counted on each host on its own.
+        GPU hpo picks per rank: node-local rank / trials_per_gpu, counted on each host on its own
+        (the CPU build). The CUDA build refuses it instead, once, naming a host without a GPU.
         2 hosts x 2 one-rank groups: GPUs 0 and 1 on each host with trials_per_gpu 1, GPU 0 for
         both with trials_per_gpu 2. (Open MPI's node-local rank of the hpo rank that started the
         program is read from the program's parent.)"""
+        if CUDA_BUILD:
+            with TestBed(hosts=2, slots=2) as bed:
+                self.sweep(bed, 4, "refused", command_config(
+                    1, trials=8, dist=False, extra="cuda_visible_devices: true\n"), returncode=2)
+                names = bed.names
+            refusals = [line for line in self.log.splitlines() if "asks for GPUs" in line]
+            self.assertEqual(len(refusals), 1, self.log)
+            self.assertTrue(any(name + " has no GPU" in refusals[0] for name in names), self.log)
+            return
         for per_gpu in (1, 2):
             with TestBed(hosts=2, slots=2) as bed:
                 output = self.sweep(bed, 4, "gpu%d" % per_gpu, command_config(
@@ -320,6 +337,8 @@ class NodeLocalRanks(AcrossHosts):
 
 if __name__ == "__main__":
     HPO, argv = parse_command_line()
+    CUDA_BUILD = "CUDA build" in subprocess.run([HPO, "--version"], capture_output=True,
+                                                text=True).stdout
     sys.dont_write_bytecode = True
     reason = netns_testbed.unavailable()
     if reason:

@@ -16,6 +16,7 @@
 #include "hpo/task_runner.hpp"
 #include "render/render.hpp"
 #include "report/report.hpp"
+#include "runtime/device_plan.hpp"
 #include "runtime/sweep.hpp"
 #include "study/study_file.hpp"
 
@@ -371,7 +372,7 @@ int Main(int argc, char** argv, const TaskRegistry& registry) {
     return 0;
   }
   if (command == "--version") {
-    std::cout << "hpo-mpi " << HPO_VERSION << std::endl;
+    std::cout << "hpo-mpi " << HPO_VERSION << " (" << DescribeDeviceBuild() << ")" << std::endl;
     return 0;
   }
   if (command == "sweep") return RunSweepCommand(argc, argv, args, registry);

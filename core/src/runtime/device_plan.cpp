@@ -51,6 +51,16 @@ int VisibleGpus(std::string* why) {
 
 }  // namespace
 
+std::string DescribeDeviceBuild() {
+  int runtime = 0;
+  cudaRuntimeGetVersion(&runtime);
+  int nccl = 0;
+  ncclGetVersion(&nccl);
+  return "CUDA build (CUDA runtime " + std::to_string(runtime / 1000) + "." +
+         std::to_string(runtime % 1000 / 10) + ", NCCL " + std::to_string(nccl / 10000) + "." +
+         std::to_string(nccl / 100 % 100) + "." + std::to_string(nccl % 100) + ")";
+}
+
 Status PlaceOnDevices(const Communicator& world, const SweepConfig& config, GroupLayout* layout) {
   layout->gpu = -1;
   std::string why;
@@ -97,6 +107,8 @@ std::unique_ptr<GroupCollectives> MakeGroupCollectives(const GroupLayout& layout
 }
 
 #else  // the CPU build
+
+std::string DescribeDeviceBuild() { return "CPU build"; }
 
 Status PlaceOnDevices(const Communicator&, const SweepConfig&, GroupLayout* layout) {
   layout->gpu = -1;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "hpo/config.hpp"
 #include "hpo/mpi/communicator.hpp"
@@ -17,6 +18,10 @@
 #include "train/collectives.hpp"
 
 namespace hpo {
+
+// What this build trains on, for `hpo --version`: "CPU build", or "CUDA build (CUDA runtime X.Y,
+// NCCL A.B.C)". Local; creates no CUDA context.
+std::string DescribeDeviceBuild();
 
 // Sets layout->gpu on every rank as above. Collective over `world`; the status is the same on
 // every rank (BadInput naming the node that lacks GPUs). Creates no CUDA context.

@@ -1,0 +1,159 @@
+// Allreduce bus bandwidth of hpo's GPU data plane against raw NCCL, nccl-tests style, for messages
+// of 1 KiB .. --max-mb MiB (x4 steps) summed over every rank of the world, one GPU per rank (the
+// CUDA build; run under mpirun -np N on a node with N GPUs):
+//   mpirun -np N hpo_bench_nccl_busbw [--max-mb M] [--bucket-mb B]
+// Three ways to sum the same float32 bytes on the device, each timed over `iters` back-to-back runs
+// after one warm-up, the host waiting for the last:
+//   raw:       ncclAllReduce in place on one device buffer, on a stream of its own;
+//   hpo:       NcclGroupCollectives::StartAllreduceSum + Wait on the same buffer (what a gradient
+//              bucket does: an event orders it after the compute stream, Wait syncs its event);
+//   gradient:  GradientBuckets::AllreduceGradients over the bytes cut into parameters of at most
+//              4 MiB on the device, in buckets of B MiB (default 25): copy in, allreduce, copy
+//              back.
+// time = the slowest rank's mean time per run; algbw = bytes / time; busbw = algbw x 2(n-1)/n (0 on
+// one GPU, where NCCL only copies: the *_vs_raw ratios still compare the paths' overheads).
+// Check: the raw and hpo buffers start at 1 and are summed in place, so every element must be
+// n^runs exactly (n a power of two); the gradients start at 1 with grad_scale 1/n, so each must
+// still be exactly 1.
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_device.hpp"
+#include "gpu/nccl_collectives.hpp"
+#include "harness.hpp"
+#include "hpo/mpi/communicator.hpp"
+#include "train/gradient_buckets.hpp"
+
+namespace {
+
+constexpr int64_t kMaxParameterFloats = int64_t{1} << 20;  // 4 MiB parameters
+
+// The slowest rank's mean seconds per call of `run`, over `iters` calls after a barrier; `finish`
+// waits for the device work the calls queued.
+template <typename Run, typename Finish>
+double TimeRuns(MPI_Comm comm, int iters, Run run, Finish finish) {
+  finish();
+  MPI_Barrier(comm);
+  const double start = hpo::bench::NowSeconds();
+  for (int i = 0; i < iters; ++i) run();
+  finish();
+  double elapsed = (hpo::bench::NowSeconds() - start) / iters;
+  MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return elapsed;
+}
+
+bool AllEqual(const torch::Tensor& tensor, float expected) {
+  return torch::all(tensor == expected).item<bool>();
+}
+
+bool Everywhere(MPI_Comm comm, bool ok) {
+  int value = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, comm);
+  return value != 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hpo;
+  std::unique_ptr<MpiSession> session;
+  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
+  const Communicator world = Communicator::World();
+  const MPI_Comm comm = world.get();
+  const int n = world.size();
+  double max_mb = 256.0;
+  double bucket_mb = 25.0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string name = argv[i];
+    if (name == "--max-mb") max_mb = std::atof(argv[i + 1]);
+    if (name == "--bucket-mb") bucket_mb = std::atof(argv[i + 1]);
+  }
+  const Communicator node = world.SplitShared();
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  if ((n & (n - 1)) != 0 || max_mb <= 0.0 || bucket_mb <= 0.0 || gpus < node.size()) {
+    if (world.rank() == 0) {
+      std::fprintf(stderr,
+                   "usage: mpirun -np 2^k hpo_bench_nccl_busbw [--max-mb M] [--bucket-mb B], one "
+                   "GPU per rank (%d visible, %d ranks on this node)\n",
+                   gpus, node.size());
+    }
+    return 2;
+  }
+  if (!ActivateCudaDevice(node.rank(), 1).ok()) return 1;
+  const torch::Device device(torch::kCUDA, node.rank());
+  const auto floats = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  NcclGroupCollectives collectives(world);
+  NcclCommunicator raw_comm = NcclCommunicator::Create(world);
+  c10::cuda::CUDAStream raw_stream = c10::cuda::getStreamFromPool(false, node.rank());
+  const auto sync_device = [] { cudaDeviceSynchronize(); };
+  const double bus_factor = 2.0 * (n - 1) / n;
+  bool all_ok = true;
+  for (size_t bytes = 1024; static_cast<double>(bytes) <= max_mb * (1 << 20); bytes *= 4) {
+    const auto count = static_cast<int64_t>(bytes / sizeof(float));
+    const int iters = static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / bytes, 5, 200));
+    float expected = 1.0f;
+    for (int i = 0; i < iters + 1; ++i) expected *= static_cast<float>(n);
+
+    torch::Tensor buffer = torch::ones({count}, floats);
+    const auto raw_once = [&] {
+      ncclAllReduce(buffer.data_ptr<float>(), buffer.data_ptr<float>(), count, ncclFloat32, ncclSum,
+                    raw_comm.get(), raw_stream.stream());
+    };
+    sync_device();  // the raw stream does not wait for the fill on the current stream
+    raw_once();
+    const double raw_s = TimeRuns(comm, iters, raw_once, sync_device);
+    bool ok = AllEqual(buffer, expected);
+
+    buffer.fill_(1.0f);
+    const auto hpo_once = [&] {
+      collectives.Wait(collectives.StartAllreduceSum(buffer.data_ptr<float>(), count));
+    };
+    hpo_once();
+    const double hpo_s = TimeRuns(comm, iters, hpo_once, sync_device);
+    ok = ok && AllEqual(buffer, expected);
+    buffer = torch::Tensor();
+
+    std::vector<torch::Tensor> parameters;
+    for (int64_t done = 0; done < count; done += kMaxParameterFloats) {
+      const int64_t length = std::min(kMaxParameterFloats, count - done);
+      parameters.push_back(torch::zeros({length}, floats));
+      parameters.back().mutable_grad() = torch::ones({length}, floats);
+    }
+    const float scale = 1.0f / static_cast<float>(n);
+    GradientBuckets buckets(parameters, static_cast<size_t>(bucket_mb * (1 << 20)));
+    const auto gradient_once = [&] { buckets.AllreduceGradients(collectives, scale, nullptr); };
+    gradient_once();
+    const double gradient_s = TimeRuns(comm, iters, gradient_once, sync_device);
+    for (const torch::Tensor& parameter : parameters) ok = ok && AllEqual(parameter.grad(), 1.0f);
+    ok = Everywhere(comm, ok);
+    all_ok = all_ok && ok;
+    if (world.rank() == 0) {
+      const auto algbw = [&](double seconds) { return static_cast<double>(bytes) / seconds / 1e9; };
+      bench::PrintResult("nccl_busbw",
+                         {{"ranks", std::to_string(n)},
+                          {"bytes", std::to_string(bytes)},
+                          {"iters", std::to_string(iters)},
+                          {"raw_us", bench::Number(raw_s * 1e6)},
+                          {"hpo_us", bench::Number(hpo_s * 1e6)},
+                          {"gradient_us", bench::Number(gradient_s * 1e6)},
+                          {"raw_algbw_GBps", bench::Number(algbw(raw_s))},
+                          {"raw_busbw_GBps", bench::Number(algbw(raw_s) * bus_factor)},
+                          {"hpo_busbw_GBps", bench::Number(algbw(hpo_s) * bus_factor)},
+                          {"gradient_busbw_GBps", bench::Number(algbw(gradient_s) * bus_factor)},
+                          {"hpo_vs_raw", bench::Number(raw_s / hpo_s, 3)},
+                          {"gradient_vs_raw", bench::Number(raw_s / gradient_s, 3)}},
+                         ok);
+    }
+  }
+  return all_ok ? 0 : 1;
+}
