@@ -90,10 +90,11 @@ else
 fi
 
 step "build ($build, -j $jobs)"
+mkdir -p "$build"
 targets=(hpo hpo_gpu_tests hpo_gpu_trainer_tests hpo_gpu_ddp_tests hpo_bench_nccl_busbw)
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHPO_CUDA=ON -DTORCH_CUDA_ARCH_LIST="8.0;9.0" \
-  -DHPO_PYTHON3="$(command -v "$python")" "${cmake_deps[@]}" > "$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 1; }
+  -DHPO_PYTHON3="$(command -v "$python")" "${cmake_deps[@]}" > "$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" 2>&1 | grep -E "warning|error|Linking" | tee -a "$results"
 for program in "$build/hpo" "$build/bench/hpo_bench_nccl_busbw"; do
   missing=$(ldd "$program" | grep "not found" || true)
