@@ -56,9 +56,9 @@ std::string DescribeDeviceBuild() {
   cudaRuntimeGetVersion(&runtime);
   int nccl = 0;
   ncclGetVersion(&nccl);
-  return "CUDA build (CUDA runtime " + std::to_string(runtime / 1000) + "." +
+  return "CUDA build: CUDA runtime " + std::to_string(runtime / 1000) + "." +
          std::to_string(runtime % 1000 / 10) + ", NCCL " + std::to_string(nccl / 10000) + "." +
-         std::to_string(nccl / 100 % 100) + "." + std::to_string(nccl % 100) + ")";
+         std::to_string(nccl / 100 % 100) + "." + std::to_string(nccl % 100);
 }
 
 Status PlaceOnDevices(const Communicator& world, const SweepConfig& config, GroupLayout* layout) {

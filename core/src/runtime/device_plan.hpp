@@ -19,8 +19,8 @@
 
 namespace hpo {
 
-// What this build trains on, for `hpo --version`: "CPU build", or "CUDA build (CUDA runtime X.Y,
-// NCCL A.B.C)". Local; creates no CUDA context.
+// What this build trains on, for `hpo --version`: "CPU build", or "CUDA build: CUDA runtime X.Y,
+// NCCL A.B.C". Local; creates no CUDA context.
 std::string DescribeDeviceBuild();
 
 // Sets layout->gpu on every rank as above. Collective over `world`; the status is the same on
