@@ -1,6 +1,8 @@
 """task: text_classification under mpirun, on small TSV files this test writes: a 3-class review
 corpus (labels -1, 0, 1 as in a sentiment data set) whose class is told by a few cue words among
-random filler. Run by ctest as: python3 test_text_classification.py --hpo PATH [-k SUITE].
+random filler; and (RealCorpus) on the real 20 Newsgroups corpus that scripts/install-deps.sh
+fetches into data/20newsgroups, skipped when it is not there. Run by ctest as:
+python3 test_text_classification.py --hpo PATH [-k SUITE].
 
 The best model file is read back with Debian's python3-torch when /usr/bin/python3 has torch and
 h5py; the test skips (exit 0 with a message) when it has no h5py.
@@ -144,6 +146,38 @@ class Training(TextCase):
         if "No module named 'torch'" not in check.stderr:
             self.assertEqual(check.stdout.strip(),
                              "['[PAD]', '[UNK]', '[CLS]'] ['-1', '0', '1'] True", check.stderr)
+
+
+NEWSGROUPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data",
+                          "20newsgroups")
+
+
+class RealCorpus(TextCase):
+    def test_one_epoch_on_20_newsgroups_learns_far_above_chance(self):
+        """configs/newsgroups_text.yaml's text section with a small model, one trial of one epoch
+        on 2 ranks: 20 groups, so chance is 5%; a working classifier is far above it."""
+        try:
+            import h5py
+        except ImportError:
+            self.skipTest("python3 has no h5py")
+        if not os.path.exists(os.path.join(NEWSGROUPS, "train.tsv")):
+            self.skipTest("no corpus in %s: scripts/install-deps.sh fetches it" % NEWSGROUPS)
+        text = ("  validation: %s\n  format: tsv\n  text_column: text\n  label_column: label\n"
+                "  min_count: 2\n  max_vocab: 30000\n" % os.path.join(NEWSGROUPS, "validation.tsv"))
+        sweep = config(train=os.path.join(NEWSGROUPS, "train.tsv"),
+                       test=os.path.join(NEWSGROUPS, "test.tsv"), extra_text=text)
+        sweep = (sweep.replace("    pooling: {values: [mean, cls]}", "    pooling: {value: mean}")
+                 .replace("max_seq_length: {value: 24}", "max_seq_length: {value: 128}")
+                 .replace("epochs: 4", "epochs: 1"))
+        rc, log, output = self.sweep(2, "newsgroups", sweep)
+        self.assertEqual(rc, 0, log)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            trials = f["trials"][:]
+            self.assertEqual([s for s in trials["status"]], [b"completed"], log)
+            self.assertGreater(float(trials["objective"][0]), 0.3, log)  # val_accuracy
+            self.assertEqual(f["test_confusion"].shape, (20, 20))
+            self.assertEqual(int(f["test_confusion"][:].sum()), 7528)
+            self.assertGreater(float(f.attrs["test_accuracy"]), 0.3)
 
 
 class BadInput(TextCase):
