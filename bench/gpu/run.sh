@@ -30,6 +30,7 @@ mkdir -p "$(dirname "$results")"
 started=$SECONDS
 say() { echo "$*" | tee -a "$results"; }
 step() { say "== $* (at $((SECONDS - started)) s)"; }
+trap 'say "run.sh: failed at line $LINENO: $BASH_COMMAND"' ERR
 
 step "machine"
 say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -55,9 +56,11 @@ if [ -d "$deps/debs" ]; then
   for deb in "$deps"/debs/*.deb; do
     name=$(basename "$deb")
     # A library package whose every shared object the machine already has stays packed, so the
-    # machine's own (possibly newer) copies serve every program; -dev and program packages unpack.
-    if [[ $name != *-dev_* && $name != openmpi-* && -z ${HPO_GPU_DEPS_KEEP_ALL:-} ]]; then
-      objects=$(dpkg-deb -c "$deb" | awk '{print $NF}' | grep -E '/lib[^/]*\.so\.[0-9]' | xargs -r -n1 basename | sort -u)
+    # machine's own (possibly newer) copies serve every program. -dev and program packages unpack,
+    # and so do the libraries hpo links directly, since their CMake packages name the exact file.
+    if [[ $name != *-dev_* && $name != openmpi-* && $name != libboost-* && $name != libyaml-cpp* &&
+          $name != libhdf5-* && $name != libopenmpi* && -z ${HPO_GPU_DEPS_KEEP_ALL:-} ]]; then
+      objects=$(dpkg-deb -c "$deb" | awk '{print $NF}' | { grep -E '/lib[^/]*\.so\.[0-9]' || true; } | xargs -r -n1 basename | sort -u)
       if [ -n "$objects" ] && [ -z "$(comm -23 <(echo "$objects") <(echo "$system_libs"))" ]; then
         continue
       fi
@@ -95,7 +98,9 @@ targets=(hpo hpo_gpu_tests hpo_gpu_trainer_tests hpo_gpu_ddp_tests hpo_bench_ncc
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHPO_CUDA=ON -DTORCH_CUDA_ARCH_LIST="8.0;9.0" \
   -DHPO_PYTHON3="$(command -v "$python")" "${cmake_deps[@]}" > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
-cmake --build "$build" -j "$jobs" --target "${targets[@]}" 2>&1 | grep -E "warning|error|Linking" | tee -a "$results"
+cmake --build "$build" -j "$jobs" --target "${targets[@]}" > "$build/build.log" 2>&1 ||
+  { tail -n 60 "$build/build.log" | tee -a "$results"; exit 1; }
+{ grep -E "warning|error" "$build/build.log" || true; } | tee -a "$results"
 for program in "$build/hpo" "$build/bench/hpo_bench_nccl_busbw"; do
   missing=$(ldd "$program" | grep "not found" || true)
   if [ -n "$missing" ]; then say "$program cannot load: $missing"; exit 1; fi
