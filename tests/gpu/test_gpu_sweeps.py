@@ -140,11 +140,14 @@ class VisibleDevices(GpuSweep):
             extra="trials_per_gpu: %d\n" % sharing))
         reports = self.program_reports(output)
         self.assertEqual(len(reports), 4, log)
+        # Groups of one rank on one node: group g is world rank g, node-local rank g.
+        group_of = {int(t["trial_id"]): int(t["group"])
+                    for t in read_trials(os.path.join(output, "study.h5"))}
         for report in reports:
             self.assertEqual(report["cuda_visible_devices"],
-                             str(report["hpo_local_rank"] // sharing), report)
+                             str(group_of[report["trial_id"]] // sharing), report)
             self.assertEqual(report["device_count"], 1, report)
-        self.assertEqual({r["hpo_world_rank"] for r in reports}, {0, 1})
+        self.assertEqual(set(group_of.values()), {0, 1})
 
 
 class CommandNccl(GpuSweep):

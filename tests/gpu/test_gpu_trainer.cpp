@@ -104,9 +104,11 @@ TEST(GpuTrainerTest, TrialsSharingAGpuAreHeldToTheirShare) {
       << "the GPU is busy with other work";
   EXPECT_THROW(torch::empty({floats(0.3)}, on_gpu), c10::OutOfMemoryError);
 
-  // A trial that does not fit its share (1/64 here: a 2^14 x 2^14 layer, its gradient and momentum
-  // take 3 GiB) fails with the runner's advice first.
-  ASSERT_TRUE(ActivateCudaDevice(0, 64).ok());
+  // A trial that does not fit its share fails with the runner's advice first. The share is made
+  // about 32 MiB on any card (k processes' contexts take k GiB), which the widest model the
+  // synthetic task takes (width 4096: one 4096 x 4096 layer alone is 64 MiB) cannot fit.
+  const int64_t crowded = static_cast<int64_t>(total_bytes / ((1024 + 32) * 1024 * 1024));
+  ASSERT_TRUE(ActivateCudaDevice(0, crowded).ok());
   const ExecutionSpec execution = SyntheticExecution();
   TaskData data;
   ASSERT_TRUE(LoadTaskData(execution, &data).ok());
@@ -114,20 +116,20 @@ TEST(GpuTrainerTest, TrialsSharingAGpuAreHeldToTheirShare) {
   const TrainingSetup setup = BuiltinClassifierSetup(&task, execution);
   TrialSpec trial = Trial();
   for (NamedValue& entry : trial.params) {
-    if (entry.name == "width") entry.value = int64_t{1} << 14;
+    if (entry.name == "width") entry.value = int64_t{4096};
   }
   AlwaysContinue gate;
   TrainOptions options;
   options.device = torch::Device(torch::kCUDA, 0);
-  options.out_of_memory_hint = "this trial may use 1/64 of GPU 0's memory";
+  const std::string hint = "this trial may use 1/" + std::to_string(crowded) + " of GPU 0's memory";
+  options.out_of_memory_hint = hint;
   const Communicator world = Communicator::World();
   NcclGroupCollectives group(world);
   TrialOutcome outcome;
-  ASSERT_TRUE(RunTrial(setup, trial, group, gate, options, &outcome).ok());
+  const Status status = RunTrial(setup, trial, group, gate, options, &outcome);
+  ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(outcome.status, TrialStatus::kFailed);
-  EXPECT_NE(outcome.message.find("out of memory: this trial may use 1/64 of GPU 0's memory"),
-            std::string::npos)
-      << outcome.message;
+  EXPECT_NE(outcome.message.find("out of memory: " + hint), std::string::npos) << outcome.message;
 }
 
 }  // namespace

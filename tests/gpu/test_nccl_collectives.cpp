@@ -3,6 +3,7 @@
 // then); every test skips, saying why, on a node with fewer GPUs than ranks.
 #include <gtest/gtest.h>
 
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -112,9 +113,21 @@ TEST_F(NcclCollectivesTest, DeviceSumsEqualTheMpiPath) {
 TEST_F(NcclCollectivesTest, StartReturnsAtOnceAndSumsAfterTheQueuedWork) {
   NcclGroupCollectives collectives(world_);
   const int n = collectives.size();
-  torch::Tensor values = LongComputation(device_).diagonal().clone() * (collectives.rank() + 1);
+  // Whatever waits for the whole device comes before the slow work, or it would finish that work
+  // before the sum starts: cudaMalloc, NCCL's connection at a communicator's first collective, and
+  // the lazy loading of each kernel's module at its first launch. So every call below runs once
+  // first. A spin of about a second (2e9 cycles at up to 2 GHz) stands in for a backward pass.
+  torch::Tensor values = torch::ones(
+      {4096}, torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA, device_));
+  collectives.Wait(
+      collectives.StartAllreduceSum(values.data_ptr<float>(), static_cast<size_t>(values.numel())));
+  values.fill_(1.0f);
+  values.mul_(collectives.rank() + 1);
+  values.fill_(1.0f);
   cudaEvent_t computed = nullptr;
   ASSERT_EQ(cudaEventCreateWithFlags(&computed, cudaEventDisableTiming), cudaSuccess);
+  at::cuda::sleep(2'000'000'000);
+  values.mul_(collectives.rank() + 1);
   ASSERT_EQ(cudaEventRecord(computed, c10::cuda::getCurrentCUDAStream().stream()), cudaSuccess);
   const AllreduceHandle handle =
       collectives.StartAllreduceSum(values.data_ptr<float>(), static_cast<size_t>(values.numel()));

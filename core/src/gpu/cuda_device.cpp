@@ -1,7 +1,9 @@
 #include "gpu/cuda_device.hpp"
 
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/util/Exception.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -45,7 +47,17 @@ Status ActivateCudaDevice(int gpu, int64_t trials_per_gpu) {
         std::to_string(gpu) + " (" + std::to_string(total_bytes >> 20) +
         " MiB, about 1 GiB per process for its CUDA context): lower trials_per_gpu");
   }
-  c10::cuda::CUDACachingAllocator::setMemoryFraction(share / total, index);
+  try {
+    // The caching allocator sizes its per-device state in CUDA's lazy initialisation, which a
+    // libtorch program reaches only at its first CUDA tensor: before that, setMemoryFraction
+    // throws "Allocator not initialized for device".
+    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(share / total, index);
+  } catch (const c10::Error& error) {
+    return Status::Failure("limiting GPU " + std::to_string(gpu) + " to its share of " +
+                           std::to_string(trials_per_gpu) +
+                           " trials: " + error.what_without_backtrace());
+  }
   return Status::Ok();
 }
 

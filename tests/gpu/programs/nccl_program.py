@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A user's torch 2.x training program as a command trial runs it on GPUs (one process per rank of
 a trial group, with the torchrun environment). Every rank writes what it saw to
-HPO_TRIAL_DIR/gpu-rank-R.json: CUDA_VISIBLE_DEVICES, the world rank of the hpo rank that started it
-(OMPI_COMM_WORLD_RANK), how many devices torch sees. With --dist, the group joins an NCCL process
+HPO_TRIAL_DIR/gpu-rank-R.json: CUDA_VISIBLE_DEVICES, its trial (HPO_TRIAL_ID; hpo hides its own
+OMPI_* variables from the program), how many devices torch sees. With --dist, the group joins an NCCL process
 group, checks an all_reduce and trains a small model with DistributedDataParallel for --epochs,
 rank 0 printing each epoch's loss as a JSON line."""
 
@@ -24,8 +24,7 @@ def main():
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     seen = {
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-        "hpo_world_rank": int(os.environ.get("OMPI_COMM_WORLD_RANK", "-1")),
-        "hpo_local_rank": int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "-1")),
+        "trial_id": int(os.environ["HPO_TRIAL_ID"]),
         "device_count": torch.cuda.device_count(),
         "torch": torch.__version__,
     }
