@@ -251,15 +251,19 @@ class Failures(ResilienceCase):
         trials, _ = read_trials(os.path.join(output, "study.h5"))
         self.assertEqual(trials[0]["status"], b"completed")  # the retry has a new seed: no fault
 
-    def test_a_nan_trial_is_failed_and_the_sweep_completes(self):
+    def test_when_every_trial_diverges_the_sweep_fails_with_the_reason(self):
+        # No max_failed_trials: the sweep runs to its end, then exits 1 since no trial scored.
         text = base_config().replace(
             "      min: 0.001\n      max: 0.1\n", "      min: 1.0e+6\n      max: 1.0e+7\n")
         config = os.path.join(self.tmp, "nan.yaml")
         with open(config, "w") as f:
-            f.write(text.replace("run_cap: 6", "run_cap: 2") + "max_failed_trials: 2\n")
+            f.write(text.replace("run_cap: 6", "run_cap: 2"))
         output = self.out("nan")
         rc, log = run(4, output, config=config)
-        self.assertEqual(rc, 0, log)
+        self.assertEqual(rc, 1, log)
+        self.assertIn("every trial failed: none of the 2 finished trials produced a finite", log)
+        self.assertIn("non-finite loss", log)
+        self.assertNotIn("best trial", log)
         trials, _ = read_trials(os.path.join(output, "study.h5"))
         self.assertEqual(len(trials), 2)
         for row in trials.values():

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -359,6 +360,39 @@ TEST_F(CoordinatorTest, FailedTrialHasNoObjectiveAndNeverBecomesBest) {
   EXPECT_TRUE(std::isnan(study_.rows[0].objective));
   EXPECT_FALSE(coordinator->best_trial().has_value());
   EXPECT_NE(progress_.str().find("non-finite loss"), std::string::npos);
+}
+
+TEST_F(CoordinatorTest, NonFiniteFinalObjectivesAreFailuresAndNeverBest) {
+  config_.sweep.metric.name = "val_loss";
+  config_.sweep.metric.goal = Goal::kMinimize;
+  auto coordinator = Make(1);
+  const double infinity = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const double loss : {-infinity, nan, 0.3, infinity}) {
+    Request(*coordinator, 0);
+    ASSERT_TRUE(
+        FinishWithValLoss(*coordinator, static_cast<int64_t>(study_.rows.size()), loss).ok());
+  }
+  ASSERT_EQ(study_.rows.size(), 4u);
+  EXPECT_EQ(study_.rows[0].status, TrialStatus::kFailed);
+  EXPECT_EQ(study_.rows[0].message, "val_loss is -inf at its last report (epoch 1)");
+  EXPECT_TRUE(std::isnan(study_.rows[0].objective));
+  EXPECT_EQ(study_.rows[1].status, TrialStatus::kFailed);
+  EXPECT_EQ(study_.rows[1].message, "val_loss is nan at its last report (epoch 1)");
+  EXPECT_EQ(study_.rows[2].status, TrialStatus::kCompleted);
+  EXPECT_EQ(study_.rows[3].status, TrialStatus::kFailed);
+  ASSERT_TRUE(coordinator->best_trial().has_value());
+  EXPECT_EQ(coordinator->best_trial()->trial_id, 2);
+  EXPECT_EQ(coordinator->last_failure(), "trial 3: val_loss is inf at its last report (epoch 1)");
+}
+
+TEST_F(CoordinatorTest, ACompletedTrialThatReportedNothingFailed) {
+  auto coordinator = Make(1);
+  Request(*coordinator, 0);
+  ASSERT_TRUE(SendResult(*coordinator, 0, 0, TrialStatus::kCompleted, {}).ok());
+  EXPECT_EQ(study_.rows[0].status, TrialStatus::kFailed);
+  EXPECT_EQ(study_.rows[0].message, "reported no val_accuracy");
+  EXPECT_FALSE(coordinator->best_trial().has_value());
 }
 
 TEST_F(CoordinatorTest, ProtocolViolationsAreErrors) {

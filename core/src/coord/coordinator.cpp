@@ -558,6 +558,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
       objective_index_ < result.curve.back().values.size()) {
     result.objective = result.curve.back().values[objective_index_];
   }
+  FailWithoutFiniteObjective(&result);
   if (result.status == TrialStatus::kFailed && attempts > 0) {
     result.message += " (after " + std::to_string(attempts) + " retries)";
   }
@@ -653,10 +654,27 @@ Status Coordinator::PublishState() {
   return Status::Ok();
 }
 
+void Coordinator::FailWithoutFiniteObjective(TrialResult* result) const {
+  if (result->status == TrialStatus::kFailed || std::isfinite(result->objective)) return;
+  const std::string& metric = config_.sweep.metric.name;
+  if (result->curve.empty()) {
+    result->message = "reported no " + metric;
+  } else {
+    std::ostringstream reason;
+    reason << metric << " is " << result->objective << " at its last report (epoch "
+           << result->curve.back().epoch << ")";
+    if (!result->message.empty()) reason << "; " << result->message;
+    result->message = reason.str();
+  }
+  result->status = TrialStatus::kFailed;
+  result->objective = std::numeric_limits<double>::quiet_NaN();
+}
+
 void Coordinator::Count(const TrialResult& result) {
   ++trials_finished_;
   if (result.status == TrialStatus::kFailed) {
     ++trials_failed_;
+    last_failure_ = "trial " + std::to_string(result.trial_id) + ": " + result.message;
     const std::optional<int64_t>& allowed = config_.budget.max_failed_trials;
     if (allowed && trials_failed_ > *allowed && !too_many_failures_) {
       too_many_failures_ = true;
@@ -670,7 +688,9 @@ void Coordinator::Count(const TrialResult& result) {
     EndSweep("trial " + std::to_string(result.trial_id) + " reached the target " +
              config_.sweep.metric.name + " " + FormatObjective(*config_.sweep.metric.target));
   }
-  if (!std::isnan(result.objective) && (!best_ || IsBetter(result.objective, best_->objective))) {
+  // Only a finite score can be the best: a study from an older hpo may hold NaN or -inf rows.
+  if (result.status != TrialStatus::kFailed && std::isfinite(result.objective) &&
+      (!best_ || IsBetter(result.objective, best_->objective))) {
     best_ = result;
   }
 }

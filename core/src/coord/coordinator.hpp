@@ -155,6 +155,8 @@ class Coordinator {
   const std::string& end_reason() const { return end_reason_; }
   // True when more trials failed than max_failed_trials allows: the sweep ends as a failure.
   bool too_many_failures() const { return too_many_failures_; }
+  // "trial N: why" for the last trial recorded as failed; empty when none failed.
+  const std::string& last_failure() const { return last_failure_; }
 
  private:
   Status HandleRequest(int group, bool interrupt, std::optional<ControlMessage>* reply);
@@ -196,6 +198,9 @@ class Coordinator {
   // and the final weights of every published trial but the best (kept until then, so that the
   // published best trial's weights survive a crash).
   Status PublishState();
+  // A trial that ends without a finite score (NaN: diverged or never reported; +-inf) is failed,
+  // with the reason as its message: it must never become the best trial.
+  void FailWithoutFiniteObjective(TrialResult* result) const;
   // Records a finished trial in the counters and the best trial (also for restored trials).
   void Count(const TrialResult& result);
   bool IsBetter(double objective, double than) const;
@@ -215,6 +220,7 @@ class Coordinator {
   int groups_done_ = 0;
   bool search_exhausted_ = false;
   bool too_many_failures_ = false;
+  std::string last_failure_;
   std::string end_reason_;
   std::vector<int64_t> running_;             // per group: its trial id, or -1
   std::vector<Assignment> running_params_;   // per group: its trial's hyperparameters

@@ -163,6 +163,18 @@ void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
   }
 }
 
+// Why a sweep that ended without a best trial failed: nothing ran, or every trial failed.
+std::string NoScoreMessage(const SweepConfig& config, const Coordinator& coordinator,
+                           const std::string& study_path) {
+  const std::string metric = config.sweep.metric.name;
+  if (coordinator.trials_finished() == 0) {
+    return "no trial finished, so none produced a " + metric + " (study " + study_path + ")";
+  }
+  return "every trial failed: none of the " + std::to_string(coordinator.trials_finished()) +
+         " finished trials produced a finite " + metric + "; the last failure, " +
+         coordinator.last_failure() + " (every trial is in " + study_path + ")";
+}
+
 // Rank 0, after every group is done: the best trial on the task's held-out test split.
 void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, TaskRunner& runner,
                      StudyWriter* study, const std::string& study_path) {
@@ -384,6 +396,8 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
       if (coordinator->too_many_failures()) {
         outcome = Status::Failure("the sweep was ended: " + coordinator->end_reason() +
                                   " (every finished trial is in " + study_path + ")");
+      } else if (!coordinator->best_trial()) {
+        outcome = Status::Failure(NoScoreMessage(config, *coordinator, study_path));
       }
     }
   }
