@@ -177,6 +177,25 @@ class Resume(ResilienceCase):
         self.assertEqual(rc, 0, log)
         self.assertEqual(len(read_trials(study)[0]), 6)
 
+    def test_resuming_a_finished_study_loads_no_data(self):
+        # Fashion-MNIST from its Debian folder; the resume points --data at nothing: a rank that
+        # loaded its data would fail with exit 2.
+        config = os.path.join(HERE, "configs", "fashion_tiny.yaml")
+        output = self.out("finished")
+        rc, log = run(2, output, config=config)
+        self.assertEqual(rc, 0, log)
+        study = os.path.join(output, "study.h5")
+        before, _ = read_trials(study)
+        missing = os.path.join(self.tmp, "no-such-data")
+        rc, log = run(2, output, ["--resume", "--data", missing], config=config)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("the study is already finished: 2 trials, nothing left to run", log)
+        self.assertIn("best trial", log)
+        self.assertNotIn(missing, log)
+        after, _ = read_trials(study)
+        self.assertEqual({k: v.tobytes() for k, v in before.items()},
+                         {k: v.tobytes() for k, v in after.items()})
+
 
 class Preemption(ResilienceCase):
     def test_sigterm_mid_epoch_exits_3_and_resume_continues_from_the_checkpoint(self):

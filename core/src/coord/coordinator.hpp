@@ -122,6 +122,12 @@ class Coordinator {
 
   // True once every group has been told kNoMoreTrials (and so has sent all its results).
   bool Finished() const { return groups_done_ == num_groups_; }
+  // After Restore: every planned trial has finished (run_cap or the search space used up) and none
+  // is running, paused or waiting for a retry, so no group has anything to run.
+  bool NothingLeftToRun() const {
+    return requeued_.empty() && unfinished_.empty() && paused_.empty() &&
+           next_trial_id_ >= planned_trials_;
+  }
 
   // Group commit. A publish appends the staged rows and rewrites the small sweep state (tens of
   // microseconds, flat in the study's size; now and then a rewrite of the file that doubles its

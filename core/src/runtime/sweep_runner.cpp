@@ -163,6 +163,26 @@ void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
   }
 }
 
+void PrintBestTrial(const SweepConfig& config, const TrialResult& best) {
+  std::cout << "best trial " << best.trial_id << ": " << config.sweep.metric.name << ' '
+            << best.objective;
+  for (const NamedValue& entry : best.params) {
+    std::cout << ' ' << entry.name << '=' << FormatParamValue(entry.value);
+  }
+  std::cout << std::endl;
+}
+
+// Rank 0, resuming a study with nothing left to run whose best trial is already recorded: says
+// so without training, evaluating or loading data.
+Status ReportFinishedStudy(const SweepConfig& config, const Coordinator& coordinator,
+                           const std::string& study_path) {
+  std::cout << "the study is already finished: " << coordinator.trials_finished()
+            << " trials, nothing left to run" << std::endl;
+  if (coordinator.best_trial()) PrintBestTrial(config, *coordinator.best_trial());
+  std::cout << "study: " << fs::absolute(study_path).string() << std::endl;
+  return Status::Ok();
+}
+
 // Why a sweep that ended without a best trial failed: nothing ran, or every trial failed.
 std::string NoScoreMessage(const SweepConfig& config, const Coordinator& coordinator,
                            const std::string& study_path) {
@@ -205,12 +225,7 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
     if (recorded.ok()) recorded = study->Publish({});
     if (!recorded.ok()) AbortJob(recorded.exit_code(), recorded.message());
     WriteBestTrialFile(config, *best, report.model_path);
-    std::cout << "best trial " << best->trial_id << ": " << config.sweep.metric.name << ' '
-              << best->objective;
-    for (const NamedValue& entry : best->params) {
-      std::cout << ' ' << entry.name << '=' << FormatParamValue(entry.value);
-    }
-    std::cout << std::endl;
+    PrintBestTrial(config, *best);
     if (evaluated.ok()) {
       for (const auto& [name, value] : report.test_metrics) {
         std::string words = name;  // test_accuracy -> "test accuracy"
@@ -306,18 +321,11 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
 
   PreemptionWatch preemption(config.checkpoint.grace_period_s);
 
-  const TaskRunnerFactory* factory = registry.FindFactory(config.execution.task);
-  if (factory == nullptr) {
-    AbortJob(ExitCode::kFailure, "task " + config.execution.task + " has no runner");
-  }
-  std::unique_ptr<TaskRunner> runner;
-  status = (*factory)(config, layout, &runner);
-  if (!status.ok()) AbortJob(status.exit_code(), status.message());
-
   const std::string study_path = (fs::path(config.execution.output) / kStudyFileName).string();
   std::unique_ptr<StudyWriter> study;
   std::unique_ptr<ModelFiles> model_files;
   std::unique_ptr<Coordinator> coordinator;
+  bool finished_before = false;
   if (root) {
     CoordinatorDeps deps;
     std::optional<StudyContents> resumed;
@@ -333,8 +341,24 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
       coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
       if (resumed) status = coordinator->Restore(*resumed).WithContext(study_path);
     }
+    finished_before = status.ok() && resumed && coordinator->NothingLeftToRun() &&
+                      resumed->extra_attributes.count("best_trial_id") != 0;
   }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
+  // A finished study, resumed, ends here: no rank loads its data (a restart costs seconds).
+  const bool finished = !BroadcastString(world, finished_before ? "finished" : "").empty();
+  if (finished) {
+    return BroadcastStatus(
+        world, root ? ReportFinishedStudy(config, *coordinator, study_path) : Status::Ok());
+  }
+
+  const TaskRunnerFactory* factory = registry.FindFactory(config.execution.task);
+  if (factory == nullptr) {
+    AbortJob(ExitCode::kFailure, "task " + config.execution.task + " has no runner");
+  }
+  std::unique_ptr<TaskRunner> runner;
+  status = (*factory)(config, layout, &runner);
+  if (!status.ok()) AbortJob(status.exit_code(), status.message());
 
   const Communicator control = world.Duplicate();
   LostPeerAlarm alarm;
