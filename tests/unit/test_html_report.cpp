@@ -201,6 +201,22 @@ TEST(HtmlReportTest, AxesFollowTheConfigOfATaskFromTheGivenCatalog) {
   EXPECT_TRUE(PythonCheck(FormatHtmlReport(study), data_axis));
 }
 
+TEST(HtmlReportTest, ACommandSweepsAxesDoNotDependOnTheFolderTheReportRunsIn) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  // The study of a command sweep whose program sat beside its config, read where there is no
+  // such program: the axes still come from the stored config (lr's bounds, not its data's).
+  StudyContents study = TestStudy();
+  std::string config = kConfig;
+  config.replace(0, config.find('\n'), "metrics: [val_loss, val_accuracy]");
+  config.replace(config.find("sweep:\n"), 7, "sweep:\n  program: nowhere/train_here.py\n");
+  study.attributes.config = config;
+  ASSERT_NE(access("nowhere/train_here.py", F_OK), 0);
+  const std::string axes = std::string(kLoadStudy) +
+                           "assert r['axes'][0] == {'name': 'lr', 'scale': 'log',"
+                           " 'min': 0.0001, 'max': 0.1}, r['axes']\n";
+  EXPECT_TRUE(PythonCheck(FormatHtmlReport(study), axes));
+}
+
 TEST(HtmlReportTest, NoStudyTextEndsTheScriptOrTheMarkup) {
   StudyContents study = TestStudy();
   study.attributes.config = std::string(kConfig) + "# </pre><script>alert(1)</script>\n";

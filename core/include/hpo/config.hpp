@@ -307,6 +307,12 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
 Status ParseConfig(const std::string& text, const std::string& path, const TaskCatalog& catalog,
                    const BareSweepSettings& bare, SweepConfig* config);
 
+// The config a study stores (always wrapped), for reading the study: the search space, method,
+// metric, early stopping and execution settings, with no check against this machine's files (a
+// command sweep's `program` is not looked up and config->command stays empty), so that a study
+// reads the same from any folder or host. BadInput when the text does not parse.
+Status ParseStoredConfig(const std::string& text, const TaskCatalog& catalog, SweepConfig* config);
+
 // Whether `config` may continue a study begun with the config text `study_config_text`: the same
 // sweep (search space, method, metric, early stopping, search options, task, epochs, seed, data
 // sizes) with possibly different run_cap, budgets, trial_retries, checkpoint, output, data folder,

@@ -414,8 +414,11 @@ std::vector<std::string> TaskOptionKeys(const MappingFields& top, const TaskCata
   return description != nullptr ? description->option_keys() : std::vector<std::string>();
 }
 
+// A wrapped config. With `on_this_machine` false (a study's stored config, read by the report)
+// nothing is checked against this machine's files: a command sweep's program and interpreter
+// are not looked up, and its command section is left unparsed.
 Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
-                    const TaskCatalog& catalog, SweepConfig* parsed) {
+                    const TaskCatalog& catalog, bool on_this_machine, SweepConfig* parsed) {
   std::vector<std::string> known = {"sweep",
                                     "task",
                                     "data",
@@ -468,7 +471,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
   HPO_RETURN_IF_ERROR(ParseExecution(errors, top, &parsed->execution));
   HPO_RETURN_IF_ERROR(
       ParseSweep(errors, sweep, top.Find("run_cap"), parsed->execution, task, &parsed->sweep));
-  if (parsed->execution.task == kCommandTaskName) {
+  if (parsed->execution.task == kCommandTaskName && on_this_machine) {
     const std::string folder = std::filesystem::path(errors.file()).parent_path().string();
     HPO_RETURN_IF_ERROR(config_internal::ParseCommand(errors, sweep, &top, folder,
                                                       parsed->sweep.metric.name, &parsed->command));
@@ -544,7 +547,7 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
                               " is an hpo config (it has `sweep:`): set run_cap, seed and "
                               "ranks_per_trial in it instead");
     }
-    HPO_RETURN_IF_ERROR(ParseWrapped(errors, top, catalog, &parsed));
+    HPO_RETURN_IF_ERROR(ParseWrapped(errors, top, catalog, /*on_this_machine=*/true, &parsed));
   }
   const TaskDescription& task = *catalog.Find(parsed.execution.task);
   parsed.metric_names = task.MetricNames(parsed);
@@ -559,6 +562,20 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
                             " with this config reports " + reported);
   }
   HPO_RETURN_IF_ERROR(task.CheckOptions(parsed));
+  *config = std::move(parsed);
+  return Status::Ok();
+}
+
+Status ParseStoredConfig(const std::string& text, const TaskCatalog& catalog, SweepConfig* config) {
+  const ErrorFormatter errors("the study's config");
+  YAML::Node root;
+  HPO_RETURN_IF_ERROR(ParseYaml(errors, text, &root));
+  const Field root_field{"", "", config_internal::LineOf(root), root};
+  MappingFields top;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, root_field, &top));
+  SweepConfig parsed;
+  parsed.text = text;
+  HPO_RETURN_IF_ERROR(ParseWrapped(errors, top, catalog, /*on_this_machine=*/false, &parsed));
   *config = std::move(parsed);
   return Status::Ok();
 }

@@ -87,9 +87,7 @@ Axis AxisFromData(const std::string& name, const std::vector<const ParamValue*>&
 
 std::vector<Axis> BuildAxes(const StudyContents& study, const TaskCatalog& catalog) {
   SweepConfig config;
-  const bool parsed =
-      ParseConfig(study.attributes.config, "study config", catalog, BareSweepSettings(), &config)
-          .ok();
+  const bool parsed = ParseStoredConfig(study.attributes.config, catalog, &config).ok();
   std::vector<Axis> axes;
   for (const StudyParamColumn& column : study.layout.params) {
     std::vector<const ParamValue*> values;

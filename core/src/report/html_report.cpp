@@ -109,8 +109,7 @@ std::string EscapeForScript(const std::string& json) {
 int64_t GroupCount(const StudyContents& study, const TaskCatalog& catalog) {
   int64_t groups = 0;
   SweepConfig config;
-  if (ParseConfig(study.attributes.config, "study config", catalog, BareSweepSettings(), &config)
-          .ok() &&
+  if (ParseStoredConfig(study.attributes.config, catalog, &config).ok() &&
       config.execution.ranks_per_trial > 0) {
     groups = study.attributes.world_size / config.execution.ranks_per_trial;
   }
@@ -466,8 +465,7 @@ std::string ComparisonTrialJson(const TrialResult& trial, size_t order) {
 // "random", "bayes + hyperband", ... from the study's config ("" when it does not parse).
 std::string MethodWords(const StudyContents& study, const TaskCatalog& catalog) {
   SweepConfig config;
-  if (!ParseConfig(study.attributes.config, "study config", catalog, BareSweepSettings(), &config)
-           .ok()) {
+  if (!ParseStoredConfig(study.attributes.config, catalog, &config).ok()) {
     return "";
   }
   std::string words = SearchMethodName(config.sweep.method);
