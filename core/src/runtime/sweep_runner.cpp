@@ -90,34 +90,42 @@ StudyLayout MakeStudyLayout(const SweepConfig& config) {
   return layout;
 }
 
-// Rank 0: creates the output folder and a new study file in it, or, with --resume and a study
-// already there, opens that study (which must come from the same sweep) and reads it into
-// `resumed`.
-Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int world_size,
-                     std::unique_ptr<StudyWriter>* study, std::optional<StudyContents>* resumed) {
-  const fs::path output(config.execution.output);
-  const fs::path study_path = output / kStudyFileName;
+// Rank 0, before any rank loads its data: with --resume and a study in the output folder, opens
+// that study (which must come from the same sweep) and reads it into `resumed`; a study there
+// without --resume is BadInput. Writes nothing.
+Status OpenResumedStudy(const SweepConfig& config, const SweepOptions& options,
+                        std::unique_ptr<StudyWriter>* study,
+                        std::optional<StudyContents>* resumed) {
+  const fs::path study_path = fs::path(config.execution.output) / kStudyFileName;
   std::error_code error;
-  if (fs::exists(study_path, error)) {
-    if (!options.resume) {
-      return Status::BadInput(study_path.string() +
-                              ": a study already exists here; continue it with --resume or "
-                              "choose another --output");
-    }
-    StudyContents contents;
-    HPO_RETURN_IF_ERROR(ReadStudy(study_path.string(), &contents));
-    HPO_RETURN_IF_ERROR(
-        CheckSameSweep(contents.attributes.config, config).WithContext(study_path.string()));
-    HPO_RETURN_IF_ERROR(StudyWriter::Open(study_path.string(), MakeStudyLayout(config), study));
-    *resumed = std::move(contents);
+  if (!fs::exists(study_path, error)) return Status::Ok();
+  if (!options.resume) {
+    return Status::BadInput(study_path.string() +
+                            ": a study already exists here; continue it with --resume or "
+                            "choose another --output");
   }
+  StudyContents contents;
+  HPO_RETURN_IF_ERROR(ReadStudy(study_path.string(), &contents));
+  HPO_RETURN_IF_ERROR(
+      CheckSameSweep(contents.attributes.config, config).WithContext(study_path.string()));
+  HPO_RETURN_IF_ERROR(StudyWriter::Open(study_path.string(), MakeStudyLayout(config), study));
+  *resumed = std::move(contents);
+  return Status::Ok();
+}
+
+// Rank 0, once every rank has its data (so that bad input leaves nothing on disk): creates the
+// output folders and, unless a study was resumed (`*study` already open), a new study file.
+Status CreateOutput(const SweepConfig& config, int world_size,
+                    std::unique_ptr<StudyWriter>* study) {
+  const fs::path output(config.execution.output);
+  std::error_code error;
   fs::create_directories(output / "models", error);
   if (!error) fs::create_directories(output / "checkpoints", error);
   if (error) {
     return Status::BadInput("output folder " + output.string() +
                             ": cannot create: " + error.message());
   }
-  if (*resumed) return Status::Ok();
+  if (*study != nullptr) return Status::Ok();
   StudyAttributes attributes;
   attributes.config = config.text;
   attributes.metric_name = config.sweep.metric.name;
@@ -125,7 +133,8 @@ Status PrepareOutput(const SweepConfig& config, const SweepOptions& options, int
   attributes.world_size = world_size;
   attributes.start_time = UtcTimestamp();
   attributes.version = HPO_VERSION;
-  return StudyWriter::Create(study_path.string(), MakeStudyLayout(config), attributes, study);
+  return StudyWriter::Create((output / kStudyFileName).string(), MakeStudyLayout(config),
+                             attributes, study);
 }
 
 // `name` as a YAML mapping key: plain when it is a simple name (dotted ones included), otherwise
@@ -325,22 +334,25 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   std::unique_ptr<StudyWriter> study;
   std::unique_ptr<ModelFiles> model_files;
   std::unique_ptr<Coordinator> coordinator;
+  CoordinatorDeps deps;
+  std::optional<StudyContents> resumed;
+  // Rank 0: the coordinator over the open study, restored from `resumed` when there is one.
+  const auto make_coordinator = [&]() -> Status {
+    model_files = std::make_unique<ModelFiles>(config.execution.output);
+    deps.study = study.get();
+    deps.artifacts = model_files.get();
+    deps.progress = &std::cout;
+    deps.clock = SteadySeconds;
+    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
+    if (!resumed) return Status::Ok();
+    return coordinator->Restore(*resumed).WithContext(study_path);
+  };
   bool finished_before = false;
   if (root) {
-    CoordinatorDeps deps;
-    std::optional<StudyContents> resumed;
     status = MakeSearcher(config, &deps.searcher);
     if (status.ok()) status = MakeScheduler(config, &deps.scheduler);
-    if (status.ok()) status = PrepareOutput(config, options, world.size(), &study, &resumed);
-    if (status.ok()) {
-      model_files = std::make_unique<ModelFiles>(config.execution.output);
-      deps.study = study.get();
-      deps.artifacts = model_files.get();
-      deps.progress = &std::cout;
-      deps.clock = SteadySeconds;
-      coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-      if (resumed) status = coordinator->Restore(*resumed).WithContext(study_path);
-    }
+    if (status.ok()) status = OpenResumedStudy(config, options, &study, &resumed);
+    if (status.ok() && resumed) status = make_coordinator();
     finished_before = status.ok() && resumed && coordinator->NothingLeftToRun() &&
                       resumed->extra_attributes.count("best_trial_id") != 0;
   }
@@ -359,6 +371,12 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   std::unique_ptr<TaskRunner> runner;
   status = (*factory)(config, layout, &runner);
   if (!status.ok()) AbortJob(status.exit_code(), status.message());
+
+  if (root) {
+    status = CreateOutput(config, world.size(), &study);
+    if (status.ok() && coordinator == nullptr) status = make_coordinator();
+  }
+  HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
 
   const Communicator control = world.Duplicate();
   LostPeerAlarm alarm;
