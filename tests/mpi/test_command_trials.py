@@ -300,6 +300,20 @@ class ProgramEnvironment(CommandCase):
             self.assertEqual(json.load(f), {"mode": "ok", "lr": 0.5, "steps": 2})
 
 
+    def test_the_note_on_metrics_not_recorded_is_printed_once_per_sweep(self):
+        # 2 groups each run trials that print allreduce_sum, which `metrics:` does not list.
+        path = self.write("note.yaml", config(
+            "    lr: {values: [0.1, 0.2, 0.3, 0.4]}\n"
+            "    steps: {value: 1}\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, _ = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual({int(row["group"]) for row in trials.values()}, {0, 1}, log)
+        self.assertEqual(log.count("the program reports metrics the study does not record"), 1,
+                         log)
+
+
 class EarlyStopping(CommandCase):
     def test_hyperband_stops_a_command_trial_and_its_processes_are_gone(self):
         path = self.write("hyperband.yaml", config(

@@ -619,7 +619,10 @@ class CommandRunner final : public TaskRunner {
     return text + "; its stderr ends:\n" + report.stderr_tail;
   }
 
+  // Said once per sweep, by the first group's leader (every group runs the same program), not
+  // once per group.
   void WarnUndeclared(const MetricReader& reader) {
+    if (layout_.group != 0) return;
     std::string names;
     for (const std::string& name : reader.undeclared()) {
       if (warned_.insert(name).second) names += (names.empty() ? "" : ", ") + name;
