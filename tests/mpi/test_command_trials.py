@@ -27,7 +27,8 @@ HPO = None  # set from the command line
 PYTHON = "/usr/bin/python3"
 
 
-def config(parameters, extra="", ranks_per_trial=1, method="grid", early="", run_cap=""):
+def config(parameters, extra="", ranks_per_trial=1, method="grid", early="", run_cap="",
+           grace=5):
     return ("sweep:\n"
             "  program: %s\n"
             "  method: %s\n"
@@ -36,9 +37,9 @@ def config(parameters, extra="", ranks_per_trial=1, method="grid", early="", run
             "  parameters:\n%s"
             "ranks_per_trial: %d\n"
             "interpreter: %s\n"
-            "terminate_grace_s: 5\n"
+            "terminate_grace_s: %g\n"
             "seed: 7\n%s") % (PROGRAM, method, early, run_cap, parameters, ranks_per_trial,
-                               PYTHON, extra)
+                               PYTHON, grace, extra)
 
 
 def read_study(study):
@@ -200,6 +201,117 @@ class Failures(CommandCase):
         self.assertIn("timed out after", log)
         self.assertIn("exited without reporting loss", log)
         self.assert_no_program_left()
+
+
+class FailureMessages(CommandCase):
+    def test_a_failed_trials_message_keeps_the_exception_and_the_log_keeps_it_all(self):
+        path = self.write("traceback.yaml", config(
+            "    mode: {value: traceback}\n"
+            "    fail_step: {value: 2}\n"
+            "    steps: {value: 3}\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, _ = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(text(trials[0]["status"]), "failed", log)
+        cause = "RuntimeError: boom: the cause at the end of a long traceback"
+        # The study's message: the reason, then the end of stderr (its front cut, marked "...").
+        message = text(trials[0]["message"])
+        self.assertTrue(message.startswith("rank 0: exit status 1; its stderr ends:\n...\n"),
+                        message)
+        self.assertTrue(message.endswith("\n" + cause), message)
+        # The trial's log: the whole stderr, every frame.
+        with open(os.path.join(output, "trials", "0", "rank-0.log")) as f:
+            rank_log = f.read()
+        self.assertIn("Traceback (most recent call last):", rank_log)
+        self.assertIn("in main", rank_log)
+        self.assertEqual(rank_log.count("in fail_deep_down"), 13, rank_log)
+        self.assertIn(cause, rank_log)
+        # `hpo report` shows it.
+        done = subprocess.run([HPO, "report", os.path.join(output, "study.h5")],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("Failed trials:", done.stdout)
+        self.assertIn(cause, done.stdout)
+
+
+class Leftovers(CommandCase):
+    def tearDown(self):
+        for pid_file in glob.glob(os.path.join(self.tmp, "out", "trials", "*", "leftover-*.pid")):
+            try:
+                with open(pid_file) as f:
+                    os.kill(int(f.read()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+        super().tearDown()
+
+    def test_what_a_program_leaves_behind_ends_with_its_trial(self):
+        path = self.write("leftover.yaml", config(
+            "    leftover: {values: [setsid, double_fork]}\n"
+            "    steps: {value: 2}\n", grace=1))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, _ = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(sorted(text(row["status"]) for row in trials.values()),
+                         ["completed", "completed"], log)
+        pid_files = glob.glob(os.path.join(output, "trials", "*", "leftover-rank-0.pid"))
+        self.assertEqual(len(pid_files), 2, log)
+        for pid_file in pid_files:
+            with open(pid_file) as f:
+                pid = int(f.read())
+            wait_until(lambda: not os.path.exists("/proc/%d" % pid),
+                       "leftover %d (%s) to be gone" % (pid, pid_file), timeout=10)
+
+
+class ProgramEnvironment(CommandCase):
+    def test_unflushed_metrics_arrive_and_the_variables_mean_what_the_readme_says(self):
+        path = self.write("environment.yaml", config(
+            "    mode: {values: [unflushed, ok]}\n"
+            "    lr: {value: 0.5}\n"
+            "    steps: {value: 2}\n",
+            extra="trial_timeout_s: 4\n", grace=1))
+        output = os.path.join(self.tmp, "out")
+        env = dict(os.environ, **MPI_ENV)
+        env.pop("PYTHONUNBUFFERED", None)
+        done = run_in_own_session(self.command(2, path, output), 300, env=env)
+        log = done.describe()
+        self.assertEqual(done.returncode, 0, log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        by_mode = {text(row["mode"]): trial_id for trial_id, row in trials.items()}
+        # Printed without a flush, then the program hung until trial_timeout_s: the step arrived.
+        unflushed = by_mode["unflushed"]
+        self.assertEqual(text(trials[unflushed]["status"]), "failed", log)
+        self.assertIn("timed out", text(trials[unflushed]["message"]))
+        steps = [(int(r["epoch"]), float(r["loss"])) for r in curves.get(unflushed, [])]
+        self.assertEqual(steps, [(1, 0.5)], log)
+        ok = by_mode["ok"]
+        trial_dir = os.path.join(output, "trials", str(ok))
+        with open(os.path.join(trial_dir, "start-rank-0.json")) as f:
+            program_env = json.load(f)["env"]
+        self.assertEqual(program_env["PYTHONUNBUFFERED"], "1")
+        # np.random.seed takes it.
+        self.assertLess(int(program_env["HPO_TRIAL_SEED"]), 2 ** 32)
+        self.assertGreaterEqual(int(program_env["HPO_TRIAL_SEED"]), 0)
+        # HPO_PARAMS_JSON: the path of OUTPUT/trials/ID/params.json, the parameters as JSON.
+        self.assertEqual(program_env["HPO_PARAMS_JSON"],
+                         os.path.join(os.path.abspath(trial_dir), "params.json"))
+        with open(program_env["HPO_PARAMS_JSON"]) as f:
+            self.assertEqual(json.load(f), {"mode": "ok", "lr": 0.5, "steps": 2})
+
+
+    def test_the_note_on_metrics_not_recorded_is_printed_once_per_sweep(self):
+        # 2 groups each run trials that print allreduce_sum, which `metrics:` does not list.
+        path = self.write("note.yaml", config(
+            "    lr: {values: [0.1, 0.2, 0.3, 0.4]}\n"
+            "    steps: {value: 1}\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, _ = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual({int(row["group"]) for row in trials.values()}, {0, 1}, log)
+        self.assertEqual(log.count("the program reports metrics the study does not record"), 1,
+                         log)
 
 
 class EarlyStopping(CommandCase):

@@ -182,7 +182,9 @@ TEST(ReportTest, JsonOfEmptyStudyHasNulls) {
 }
 
 TEST(ReportTest, TableShowsHeaderBlockAndAlignedColumns) {
-  const std::string table = Report(TestStudy("minimize"), ReportFormat::kTable, 0);
+  StudyContents study = TestStudy("minimize");
+  study.trials[2].message += "\nRuntimeError: the cause";
+  const std::string table = Report(study, ReportFormat::kTable, 0);
   const std::vector<std::string> lines = Lines(table);
   ASSERT_GE(lines.size(), 3u);
   EXPECT_EQ(lines[0], "Study: val_accuracy (minimize), 6 trials: 3 completed, 1 stopped, 2 failed");
@@ -190,9 +192,9 @@ TEST(ReportTest, TableShowsHeaderBlockAndAlignedColumns) {
   EXPECT_EQ(table.find("Test split"), std::string::npos);
   size_t header = 0;
   while (header < lines.size() && lines[header].rfind("rank", 0) != 0) ++header;
-  ASSERT_EQ(header + 7, lines.size()) << table;
+  ASSERT_EQ(header + 11, lines.size()) << table;
   // The last column is right-aligned, so aligned rows all have the header's length.
-  for (size_t i = header + 1; i < lines.size(); ++i) {
+  for (size_t i = header + 1; i < header + 7; ++i) {
     EXPECT_EQ(lines[i].size(), lines[header].size()) << lines[i];
   }
   EXPECT_EQ(lines[header],
@@ -201,6 +203,11 @@ TEST(ReportTest, TableShowsHeaderBlockAndAlignedColumns) {
             "   1      3  stopped         0.25      0.025       4  sgd             5        41.0");
   EXPECT_EQ(lines[header + 6],
             "   6      5  failed             -  0.0166667       6  sgd             5        61.5");
+  // Then the failed trials' messages, in full.
+  EXPECT_EQ(lines[header + 7], "");
+  EXPECT_EQ(lines[header + 8], "Failed trials:");
+  EXPECT_EQ(lines[header + 9], "  trial 2: out of memory");
+  EXPECT_EQ(lines[header + 10], "    RuntimeError: the cause");
 }
 
 TEST(ReportTest, TableShowsTheTestMetricsAndTablesWhenTheStudyHasThem) {

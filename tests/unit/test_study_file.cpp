@@ -230,6 +230,24 @@ TEST_F(StudyFileTest, FloatColumnTakesIntegerValueAndLongMessageIsTruncated) {
   EXPECT_EQ(contents.trials[0].message, std::string(254, 'x'));
 }
 
+TEST_F(StudyFileTest, LongMessageKeepsItsFirstLineAndItsEnd) {
+  TrialResult trial = MakeTrial(8, TrialStatus::kFailed, kNaN, 0);
+  std::string frames;
+  for (int i = 0; i < 20; ++i) frames += "\n  File \"train.py\", line " + std::to_string(i);
+  trial.message =
+      "rank 0: exit status 1; its stderr ends:\nTraceback" + frames + "\nRuntimeError: the cause";
+  ASSERT_GT(trial.message.size(), 255u);
+  WriteStudy({trial});
+  const std::string stored = Read().trials.at(0).message;
+  EXPECT_LE(stored.size(), 255u);
+  EXPECT_EQ(stored.rfind("rank 0: exit status 1; its stderr ends:\n...\n  File ", 0), 0u) << stored;
+  EXPECT_EQ(stored.substr(stored.size() - 24), "\nRuntimeError: the cause");
+  // Cut where the last line starts when no earlier line start is in reach.
+  const std::string long_last = "why\n" + std::string(300, 'z') + "\xC3\xA9";
+  EXPECT_EQ(study_internal::FitMessage(long_last, 100),
+            "why\n..." + std::string(91, 'z') + "\xC3\xA9");
+}
+
 TEST_F(StudyFileTest, CurveRowsAreSortedByEpochPerTrial) {
   TrialResult trial = MakeTrial(3, TrialStatus::kCompleted, 0.5, 3);
   std::swap(trial.curve[0], trial.curve[2]);

@@ -77,6 +77,23 @@ std::string ParamText(const TrialResult& trial, const std::string& name, bool ex
 
 // ---- table ----
 
+// The messages of the failed trials among `board`'s first `shown` rows, each after its trial id
+// with its further lines indented: what made each fail, in full (a program's message ends with
+// the last lines of its stderr). Empty when there are none.
+std::string FormatFailureMessages(const std::vector<const TrialResult*>& board, size_t shown) {
+  std::string out;
+  for (size_t r = 0; r < shown; ++r) {
+    const TrialResult& trial = *board[r];
+    if (trial.status != TrialStatus::kFailed || trial.message.empty()) continue;
+    std::string message = trial.message;
+    for (size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at + 5)) {
+      message.replace(at, 1, "\n    ");
+    }
+    out += "  trial " + std::to_string(trial.trial_id) + ": " + message + "\n";
+  }
+  return out.empty() ? out : "\nFailed trials:\n" + out;
+}
+
 std::string FormatFixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
@@ -156,7 +173,7 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
   if (shown < board.size()) {
     out += "(top " + std::to_string(shown) + " of " + std::to_string(board.size()) + " trials)\n";
   }
-  return out;
+  return out + FormatFailureMessages(board, shown);
 }
 
 // ---- CSV ----

@@ -10,6 +10,11 @@
 //   leader -> rank r  kTagFinish     the trial is over: stop your program (SIGTERM, grace, SIGKILL)
 //   rank r -> leader  kTagFinal      r's program is gone (its exit status and stderr)
 // Every message starts with the trial id, so nothing from one trial is mistaken for the next's.
+//
+// Nothing a program starts outlives its trial: each rank is a child subreaper (process_tree.hpp),
+// so what a program leaves behind (a process that called setsid, or double-forked) stays the
+// rank's descendant, and once the program is stopped every descendant of the rank is ended. The
+// rank starts no other processes (Open MPI's daemon is the ranks' parent, not their child).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -18,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,6 +39,7 @@
 #include "command/child_process.hpp"
 #include "command/command_line.hpp"
 #include "command/metric_reader.hpp"
+#include "command/process_tree.hpp"
 #include "common/network_interfaces.hpp"
 #include "mpi/control_plane.hpp"
 #include "preemption.hpp"
@@ -218,6 +225,10 @@ GroupHosts LearnGroupHosts(const GroupLayout& layout) {
   return result;
 }
 
+// HPO_TRIAL_SEED: the trial's 64-bit seed cut to its low 32 bits, which every seeding function
+// takes (numpy's np.random.seed wants < 2**32). The seed is a hash, so its low bits vary as much.
+uint32_t ProgramSeed(uint64_t seed) { return static_cast<uint32_t>(seed & 0xFFFFFFFFu); }
+
 bool HasVariable(const std::vector<std::string>& environment, const std::string& name) {
   const std::string prefix = name + "=";
   return std::any_of(environment.begin(), environment.end(),
@@ -296,6 +307,7 @@ class CommandRunner final : public TaskRunner {
     for (const MetricRegex& definition : config_.command.metric_definitions) {
       definitions_.push_back({definition.name, definition.regex});
     }
+    HPO_RETURN_IF_ERROR(BecomeChildSubreaper());
     MetricReader probe;
     return MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_,
                                 &probe);
@@ -403,10 +415,13 @@ class CommandRunner final : public TaskRunner {
     set("TORCHELASTIC_MAX_RESTARTS", "0");
     set("HPO_TRIAL_ID", std::to_string(trial.trial_id));
     set("HPO_TRIAL_ATTEMPT", std::to_string(trial.attempt));
-    set("HPO_TRIAL_SEED", std::to_string(trial.seed));
+    set("HPO_TRIAL_SEED", std::to_string(ProgramSeed(trial.seed)));
     set("HPO_TRIAL_DIR", trial_dir);
     set("HPO_CHECKPOINT_DIR", checkpoint_dir);
     set("HPO_PARAMS_JSON", params_json);
+    // Python writes a pipe in blocks: without this a program's metric lines wait for a full
+    // buffer, or are lost when it is stopped.
+    if (!HasVariable(environment, "PYTHONUNBUFFERED")) set("PYTHONUNBUFFERED", "1");
     if (!threads_set) set("OMP_NUM_THREADS", std::to_string(config_.execution.threads_per_rank));
     if (config_.command.cuda_visible_devices) {
       set("CUDA_VISIBLE_DEVICES",
@@ -498,10 +513,8 @@ class CommandRunner final : public TaskRunner {
     for (int r = 1; r < group.size(); ++r) SendText(group, r, kTagFinish, finish);
     const double grace =
         ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
-    if (child != nullptr) {
-      lines.clear();
-      child->Stop(grace, &lines);
-    }
+    lines.clear();
+    StopProgram(child, grace, &lines);
     for (int r = 1; r < group.size(); ++r) {
       const EndReport report = Decode(ReceiveText(group, r, kTagFinal));
       if (ending == Ending::kCompleted && report.failed) {
@@ -583,28 +596,33 @@ class CommandRunner final : public TaskRunner {
         interrupt_sent = true;
       }
     }
-    if (child != nullptr) {
-      lines.clear();
-      child->Stop(config_.command.terminate_grace_s, &lines);
-      if (!ended_sent) {
-        report =
-            EndReport{trial.trial_id, rank, false, child->exit().Describe(), child->StderrTail()};
-      }
+    lines.clear();
+    StopProgram(child, config_.command.terminate_grace_s, &lines);
+    if (child != nullptr && !ended_sent) {
+      report =
+          EndReport{trial.trial_id, rank, false, child->exit().Describe(), child->StderrTail()};
     }
     SendText(group, 0, kTagFinal, Encode(report));
   }
 
-  static std::string Describe(const EndReport& report) {
-    std::string text = "rank " + std::to_string(report.rank) + ": " + report.description;
-    if (report.stderr_tail.empty()) return text;
-    std::string tail = report.stderr_tail;
-    for (size_t at = tail.find('\n'); at != std::string::npos; at = tail.find('\n', at)) {
-      tail.replace(at, 1, " | ");
-    }
-    return text + "; last lines of its stderr: " + tail;
+  // Stops the rank's program (when it started), then ends whatever it left behind.
+  static void StopProgram(ChildProcess* child, double grace_s, std::vector<OutputLine>* lines) {
+    if (child != nullptr) child->Stop(grace_s, lines);
+    EndAllDescendants(grace_s);
   }
 
+  // "rank R: WHY", then the last lines of its stderr (whose end, a Python program's exception
+  // line, says what went wrong) one per line.
+  static std::string Describe(const EndReport& report) {
+    const std::string text = "rank " + std::to_string(report.rank) + ": " + report.description;
+    if (report.stderr_tail.empty()) return text;
+    return text + "; its stderr ends:\n" + report.stderr_tail;
+  }
+
+  // Said once per sweep, by the first group's leader (every group runs the same program), not
+  // once per group.
   void WarnUndeclared(const MetricReader& reader) {
+    if (layout_.group != 0) return;
     std::string names;
     for (const std::string& name : reader.undeclared()) {
       if (warned_.insert(name).second) names += (names.empty() ? "" : ", ") + name;

@@ -63,6 +63,26 @@ Status RowSchema::MakeType(bool file, DatatypeHandle* type) const {
   return Status::Ok();
 }
 
+std::string FitMessage(const std::string& message, size_t max_bytes) {
+  static const std::string kMarker = "\n...";
+  if (message.size() <= max_bytes) return message;
+  const std::string reason = message.substr(0, message.find('\n'));
+  // Room for at least a few bytes of the end; else the plain cut PutString makes.
+  if (reason.size() == message.size() || reason.size() + kMarker.size() + 8 > max_bytes) {
+    return message;
+  }
+  size_t start = message.size() - (max_bytes - reason.size() - kMarker.size());
+  const size_t line_start = message.find('\n', start);
+  if (line_start != std::string::npos && line_start + 1 < message.size()) {
+    start = line_start;
+  } else {
+    while (start < message.size() && (static_cast<unsigned char>(message[start]) & 0xC0) == 0x80) {
+      ++start;
+    }
+  }
+  return reason + kMarker + message.substr(start);
+}
+
 void RowSchema::PutInt64(char* row, size_t index, int64_t value) const {
   std::memcpy(row + fields_[index].offset, &value, sizeof(value));
 }

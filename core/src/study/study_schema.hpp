@@ -34,6 +34,12 @@ inline constexpr char kMessageField[] = "message";
 inline constexpr char kStartTimeField[] = "start_time_s";
 inline constexpr size_t kStatusWidth = 16;
 inline constexpr size_t kMessageWidth = 256;
+// `message` cut to at most max_bytes for its column. A message's first line is its reason and its
+// end the detail that explains it (the last lines of a program's stderr, ending with its
+// exception), so a longer one keeps its first line, then "\n...", then as much of its end as
+// fits, from a line's start where one is in reach (else from a UTF-8 character's). A message
+// whose first line leaves no room for that is cut at its end instead.
+std::string FitMessage(const std::string& message, size_t max_bytes);
 // Columns of /trials before the parameters, and after them.
 inline constexpr size_t kTrialsLeadingFields = 3;
 // A hyperparameter named like a fixed /trials column (a program's own `--epochs`, say) is stored

@@ -856,7 +856,9 @@ class Hdf5StudyWriter final : public StudyWriter {
     trials_schema_.PutInt64(row, tail, result.epochs);
     trials_schema_.PutFloat64(row, tail + 1, result.duration_s);
     trials_schema_.PutInt64(row, tail + 2, result.group);
-    trials_schema_.PutString(row, tail + 3, result.message);
+    trials_schema_.PutString(
+        row, tail + 3,
+        study_internal::FitMessage(result.message, study_internal::kMessageWidth - 1));
     trials_schema_.PutFloat64(row, tail + 4, result.start_time_s);
     return Status::Ok();
   }

@@ -6,21 +6,52 @@ allreduce across the group whose sum it reports, and rank 0 prints the metrics i
 
 Behaviours the tests ask for by parameter: `--mode fail` exits 3 on rank `--fail_rank` at step
 `--fail_step`; `--mode hang` sleeps forever on rank 0 at that step; `--mode silent` never prints the
-metric. Every rank writes what it was started with to HPO_TRIAL_DIR/start-rank-R.json (argv,
-environment, pid) and keeps its last step in HPO_CHECKPOINT_DIR/state-rank-R.json, so a resumed
-trial continues after it (one file per rank: a rank that starts late must not skip the steps
-another rank already took).
+metric; `--mode traceback` raises RuntimeError on rank 0 at `--fail_step`, many frames deep (a
+traceback of well over 256 bytes); `--mode unflushed` prints rank 0's first step without flushing
+and sleeps forever. `--leftover setsid|double_fork` first leaves a process behind that ignores
+SIGTERM and sleeps 300 s in a session of its own (a child that called setsid, or a daemon's double
+fork, re-parented away from the program), its pid in HPO_TRIAL_DIR/leftover-rank-R.pid. Every
+rank writes what it was started with to HPO_TRIAL_DIR/start-rank-R.json (argv, environment, pid)
+and keeps its last step in HPO_CHECKPOINT_DIR/state-rank-R.json, so a resumed trial continues
+after it (one file per rank: a rank that starts late must not skip the steps another rank already
+took).
 """
 
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
 
 def boolean(text):
     return text in ("True", "true", "1")
+
+
+def leave_behind(kind, pid_path):
+    """Starts a process that outlives this one (see the module's text) and waits for its pid."""
+    if os.fork() == 0:
+        os.setsid()
+        if kind == "double_fork" and os.fork() != 0:
+            os._exit(0)  # the daemon's middle process: its child is an orphan now
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with open(pid_path + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.replace(pid_path + ".tmp", pid_path)
+        time.sleep(300)
+        os._exit(0)
+    while not os.path.exists(pid_path):
+        time.sleep(0.01)
+
+
+def fail_deep_down(depth):
+    if depth == 0:
+        raise RuntimeError("boom: the cause at the end of a long traceback")
+    if depth % 2:
+        fail_deep_down(depth - 1)
+    else:
+        fail_deep_down(depth - 1)  # another line: Python lists every frame, none as "repeated"
 
 
 def main():
@@ -33,6 +64,7 @@ def main():
     parser.add_argument("--fail_rank", type=int, default=0)
     parser.add_argument("--fail_step", type=int, default=1)
     parser.add_argument("--format", default="json")
+    parser.add_argument("--leftover", default="")
     args, _ = parser.parse_known_args()  # swept names the program does not use are fine
 
     rank = int(os.environ.get("RANK", "0"))
@@ -41,6 +73,9 @@ def main():
     checkpoint_dir = os.environ["HPO_CHECKPOINT_DIR"]
     with open(os.path.join(trial_dir, "start-rank-%d.json" % rank), "w") as f:
         json.dump({"argv": sys.argv[1:], "env": dict(os.environ), "pid": os.getpid()}, f)
+
+    if args.leftover:
+        leave_behind(args.leftover, os.path.join(trial_dir, "leftover-rank-%d.pid" % rank))
 
     if args.dist:
         import torch
@@ -68,7 +103,12 @@ def main():
             sys.exit(3)
         if args.mode == "hang" and rank == 0 and step == args.fail_step:
             time.sleep(1e6)
+        if args.mode == "traceback" and rank == 0 and step == args.fail_step:
+            fail_deep_down(12)
         loss = args.lr * step
+        if rank == 0 and args.mode == "unflushed":
+            print(json.dumps({"epoch": step, "loss": loss}))  # buffered unless PYTHONUNBUFFERED
+            time.sleep(1e6)
         if rank == 0 and args.mode != "silent":
             if args.format == "json":
                 print(json.dumps({"epoch": step, "loss": loss, "allreduce_sum": total}), flush=True)

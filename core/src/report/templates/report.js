@@ -1186,7 +1186,9 @@ const HpoReport = (() => {
       if (trial.trial_id === data.best_trial_id) row.className = "best";
       for (const column of columns) {
         const v = column in trial.params ? trial.params[column] : trial[column];
-        row.insertCell().textContent = formatValue(v);
+        const cell = row.insertCell();
+        cell.textContent = formatValue(v);
+        if (column === "message") cell.className = "message";  // its lines kept (a traceback's)
       }
     }
     if (showAll) {
