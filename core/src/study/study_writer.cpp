@@ -19,20 +19,26 @@
 //   fails its checksum and the other one is used. The cost of a publish is the new rows, the state
 //   and two small writes: it does not grow with the study.
 // - By a rewrite, when the rows would pass the capacity, the state does not fit its slot, a table
-//   is staged, the file predates this layout, or at the end (compaction, from the destructor):
-//   a new file (committed rows, the staged ones, the root attributes with the state's written as
-//   real attributes, tables) is built at STUDY.h5.tmp and renamed over STUDY.h5. rename(2) is
-//   atomic: the study is the old file or the new one. Capacities double, so rewrites cost O(1)
-//   per trial amortized (11 rewrites for 100,000 trials); the last one (compaction) makes the
-//   datasets' extents the row counts, so a finished study reads with h5py and pandas with no fill
-//   rows at all. A study being written, or left by a crash, has fill rows past the counts (trial_id
-//   -1, empty status) and possibly rows of a publish the crash cut short: readers that do not
-//   apply /published see them.
+//   is staged, the file predates this layout, or at the end (compaction, from Close): a new file
+//   (committed rows, the staged ones, the root attributes with the state's written as real
+//   attributes, tables) is built in memory (HDF5's core driver), written to STUDY.h5.tmp with
+//   write(2), fsync'ed and renamed over STUDY.h5. rename(2) is atomic: the study is the old file
+//   or the new one. Only our own write(2) calls meet the disk, so a full disk is one checked
+//   error and HDF5 keeps no half-written file open (which would make it loop at exit). Capacities
+//   double, so rewrites cost O(1) per trial amortized (11 rewrites for 100,000 trials); the last
+//   one (compaction) makes the datasets' extents the row counts, so a finished study reads with
+//   h5py and pandas with no fill rows at all. A study being written, or left by a crash, has fill
+//   rows past the counts (trial_id -1, empty status) and possibly rows of a publish the crash cut
+//   short: readers that do not apply /published see them.
 // - Readers (ReadStudy, h5py, pandas) may open the file at any moment (no HDF5 file locking, and
 //   metadata never changes in place); a reader racing a publish may see a record whose state slot
 //   is being rewritten: it fails the checksum and ReadStudy reads again.
-// - Nothing is fsync'ed: after a power loss the study is the last published one on file systems
-//   that write a file's pages in order (or keep the rename after the data it renames), as before.
+// - In-place publishes are not fsync'ed: after a power loss the study is the last published one
+//   on file systems that write a file's pages in order, as before. Rewrites are fsync'ed.
+// - A publish that fails (a full disk, an unwritable file, an I/O error) leaves the study as last
+//   published: the writer closes the file and stops; every later Publish returns that failure.
+//   The tables are opened without a chunk cache, so a raw-data write reaches the file (or fails)
+//   inside H5Dwrite and nothing dirty is left for a close to retry.
 // - Format bounds [v1.8, v1.8]: a version 2 superblock, readable by every HDF5 1.8+ reader, and
 //   object headers that allow attributes over 64 KiB (dense storage), e.g. a long config text.
 // - STUDY.h5.lock, held with flock(2) while a writer is open, keeps a second sweep (a resume
@@ -50,6 +56,7 @@
 #include <set>
 #include <utility>
 
+#include "common/file_io.hpp"
 #include "hdf5_handles.hpp"
 #include "study/study_file.hpp"
 #include "study_schema.hpp"
@@ -377,12 +384,15 @@ class StudyLock {
   int fd_ = -1;
 };
 
-// File access: the default (sec2) driver, v1.8 format, and no HDF5 file locking, so that readers
-// (h5py, pandas, `hpo report`) open the study while the writer has it open (STUDY.h5.lock keeps
-// writers apart).
-Status MakeFileAccess(PropertyListHandle* fapl) {
+// File access: v1.8 format and no HDF5 file locking, so that readers (h5py, pandas, `hpo report`)
+// open the study while the writer has it open (STUDY.h5.lock keeps writers apart); the default
+// (sec2) driver, or with `in_memory` the core driver with no backing file (a rewrite's build).
+Status MakeFileAccess(bool in_memory, PropertyListHandle* fapl) {
   PropertyListHandle created(H5Pcreate(H5P_FILE_ACCESS));
   if (!created.valid()) return Status::Failure(Hdf5Error("H5Pcreate"));
+  if (in_memory && H5Pset_fapl_core(created.get(), 1 << 20, /*backing_store=*/false) < 0) {
+    return Status::Failure(Hdf5Error("H5Pset_fapl_core"));
+  }
   if (H5Pset_libver_bounds(created.get(), H5F_LIBVER_V18, H5F_LIBVER_V18) < 0) {
     return Status::Failure(Hdf5Error("H5Pset_libver_bounds"));
   }
@@ -390,6 +400,37 @@ Status MakeFileAccess(PropertyListHandle* fapl) {
     return Status::Failure(Hdf5Error("H5Pset_file_locking"));
   }
   *fapl = std::move(created);
+  return Status::Ok();
+}
+
+// Dataset access with no chunk cache: writes go to the file within H5Dwrite.
+Status MakeUncachedDatasetAccess(PropertyListHandle* dapl) {
+  PropertyListHandle created(H5Pcreate(H5P_DATASET_ACCESS));
+  if (!created.valid() || H5Pset_chunk_cache(created.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0,
+                                             H5D_CHUNK_CACHE_W0_DEFAULT) < 0) {
+    return Status::Failure(Hdf5Error("H5Pset_chunk_cache"));
+  }
+  *dapl = std::move(created);
+  return Status::Ok();
+}
+
+// Failure "writing PATH: reason" when `path` cannot be opened for writing (a read-only file
+// system), which H5Fopen would only call "unable to open file".
+Status CheckWritable(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Failure("writing " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  return Status::Ok();
+}
+
+// The bytes of the open in-memory (core driver) file `file`; H5Fget_file_image flushes it first.
+Status TakeFileImage(hid_t file, std::vector<char>* image) {
+  const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+  if (size < 0) return Status::Failure(Hdf5Error("H5Fget_file_image"));
+  image->resize(static_cast<size_t>(size));
+  if (H5Fget_file_image(file, image->data(), image->size()) < 0) {
+    return Status::Failure(Hdf5Error("H5Fget_file_image"));
+  }
   return Status::Ok();
 }
 
@@ -409,20 +450,21 @@ class Hdf5StudyWriter final : public StudyWriter {
         trials_schema_(study_internal::TrialsSchema(layout_)),
         curves_schema_(study_internal::CurvesSchema(layout_)) {}
 
-  // Compacts the study when this writer published (what was staged after the last publish is
-  // dropped), best effort: a study left uncompacted is as complete, only with fill rows past its
-  // counts.
-  ~Hdf5StudyWriter() override {
+  // Closes the study, compacting it first unless Close did (see StudyWriter::Close).
+  ~Hdf5StudyWriter() override { (void)Close(); }
+
+  Status Close() override {
     ScopedErrorSilencer silencer;
-    if (file_.valid() && published_any_ && !needs_rewrite_ &&
+    if (failed_.ok() && file_.valid() && published_any_ && !needs_rewrite_ &&
         (committed_trials_ != trial_capacity_ || committed_curves_ != curve_capacity_ ||
          !slot_attributes_.empty())) {
       staged_trials_ = staged_curves_ = 0;
       pending_tables_.clear();
-      (void)Rewrite(/*include_staged=*/false, committed_trials_, committed_curves_,
-                    kMinimumSlotBytes);
+      failed_ = Rewrite(/*include_staged=*/false, committed_trials_, committed_curves_,
+                        kMinimumSlotBytes);
     }
     CloseFile();
+    return failed_;
   }
 
   Status Lock() { return lock_.Acquire(path_); }
@@ -522,6 +564,15 @@ class Hdf5StudyWriter final : public StudyWriter {
     for (const auto& [name, value] : attributes) {
       if (name.empty()) return Status::Failure(path_ + ": attribute name is empty");
     }
+    if (!failed_.ok()) return failed_;
+    failed_ = PublishStaged(attributes);
+    if (!failed_.ok()) CloseFile();
+    return failed_;
+  }
+
+ private:
+  // Publish, once the attributes are checked: in place or by a rewrite.
+  Status PublishStaged(const std::map<std::string, StudyAttribute>& attributes) {
     published_any_ = true;
     for (const auto& [name, value] : attributes) {
       slot_attributes_[name] = value;
@@ -544,7 +595,6 @@ class Hdf5StudyWriter final : public StudyWriter {
     return PublishInPlace(state);
   }
 
- private:
   Status MakeMemoryTypes() {
     HPO_RETURN_IF_ERROR(trials_schema_.MakeMemoryType(&trials_memory_type_));
     HPO_RETURN_IF_ERROR(curves_schema_.MakeMemoryType(&curves_memory_type_));
@@ -557,13 +607,15 @@ class Hdf5StudyWriter final : public StudyWriter {
     published_.reset();
     state_.reset();
     file_.reset();
+    writable_ = false;
   }
 
   // Opens STUDY.h5 and its datasets; the capacities are the tables' extents.
   Status OpenFile(bool writable) {
     CloseFile();
+    if (writable) HPO_RETURN_IF_ERROR(CheckWritable(path_));
     PropertyListHandle fapl;
-    HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
+    HPO_RETURN_IF_ERROR(MakeFileAccess(/*in_memory=*/false, &fapl));
     file_.reset(H5Fopen(path_.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()));
     if (!file_.valid()) return Status::BadInput(path_ + ": " + Hdf5Error("H5Fopen"));
     writable_ = writable;
@@ -582,8 +634,8 @@ class Hdf5StudyWriter final : public StudyWriter {
     HPO_RETURN_IF_ERROR(
         OpenTable(study_internal::kCurvesDataset, curves_schema_, &curves_, &curve_capacity_));
     if (H5Lexists(file_.get(), study_internal::kPublishedDataset, H5P_DEFAULT) > 0) {
-      published_.reset(H5Dopen2(file_.get(), study_internal::kPublishedDataset, H5P_DEFAULT));
-      state_.reset(H5Dopen2(file_.get(), study_internal::kStateDataset, H5P_DEFAULT));
+      published_.reset(H5Dopen2(file_.get(), study_internal::kPublishedDataset, dapl_.get()));
+      state_.reset(H5Dopen2(file_.get(), study_internal::kStateDataset, dapl_.get()));
       if (!published_.valid() || !state_.valid()) {
         return Status::BadInput(path_ + ": /published or /state does not open");
       }
@@ -595,7 +647,8 @@ class Hdf5StudyWriter final : public StudyWriter {
   Status OpenTable(const char* name, const RowSchema& schema, DatasetHandle* dataset,
                    hsize_t* rows) {
     const std::string where = path_ + ": /" + name;
-    DatasetHandle opened(H5Dopen2(file_.get(), name, H5P_DEFAULT));
+    if (!dapl_.valid()) HPO_RETURN_IF_ERROR(MakeUncachedDatasetAccess(&dapl_));
+    DatasetHandle opened(H5Dopen2(file_.get(), name, dapl_.get()));
     if (!opened.valid()) return Status::BadInput(where + ": missing");
     DatatypeHandle stored(H5Dget_type(opened.get()));
     DatatypeHandle expected;
@@ -628,20 +681,20 @@ class Hdf5StudyWriter final : public StudyWriter {
     record.checksum = study_internal::RecordChecksum(record);
     HPO_RETURN_IF_ERROR(WriteRange(trials_.get(), trials_memory_type_.get(),
                                    staged_trial_rows_.data(), committed_trials_, staged_trials_)
-                            .WithContext(path_ + ": /trials"));
+                            .WithContext("writing " + path_ + " (/trials)"));
     HPO_RETURN_IF_ERROR(WriteRange(curves_.get(), curves_memory_type_.get(),
                                    staged_curve_rows_.data(), committed_curves_, staged_curves_)
-                            .WithContext(path_ + ": /curves"));
+                            .WithContext("writing " + path_ + " (/curves)"));
     HPO_RETURN_IF_ERROR(WriteRange(state_.get(), H5T_NATIVE_UINT8, state.data(),
                                    static_cast<hsize_t>(record.state_offset), state.size())
-                            .WithContext(path_ + ": /state"));
+                            .WithContext("writing " + path_ + " (/state)"));
     if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) {
-      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
+      return Status::Failure("writing " + path_ + ": " + Hdf5Error("H5Fflush"));
     }
     HPO_RETURN_IF_ERROR(WriteRange(published_.get(), commit_memory_type_.get(), &record, slot, 1)
-                            .WithContext(path_ + ": /published"));
+                            .WithContext("writing " + path_ + " (/published)"));
     if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) {
-      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
+      return Status::Failure("writing " + path_ + ": " + Hdf5Error("H5Fflush"));
     }
     Committed(record.sequence);
     return Status::Ok();
@@ -657,19 +710,14 @@ class Hdf5StudyWriter final : public StudyWriter {
     staged_curve_rows_.clear();
   }
 
-  // The rewrite of the protocol: builds STUDY.h5.tmp and renames it over STUDY.h5.
+  // The rewrite of the protocol: builds the study in memory, writes it to STUDY.h5.tmp, fsyncs
+  // it and renames it over STUDY.h5. On failure STUDY.h5 and this writer are as they were.
   Status Rewrite(bool include_staged, hsize_t trial_capacity, hsize_t curve_capacity,
                  hsize_t slot_bytes) {
-    const std::string temporary = path_ + ".tmp";
-    ::unlink(temporary.c_str());
-    Status built = Build(temporary, include_staged, trial_capacity, curve_capacity, slot_bytes);
-    if (built.ok() && ::rename(temporary.c_str(), path_.c_str()) != 0) {
-      built = Status::Failure(path_ + ": cannot replace it: " + std::strerror(errno));
-    }
-    if (!built.ok()) {
-      ::unlink(temporary.c_str());
-      return built;
-    }
+    std::vector<char> image;
+    HPO_RETURN_IF_ERROR(Build(include_staged, trial_capacity, curve_capacity, slot_bytes, &image)
+                            .WithContext(path_));
+    HPO_RETURN_IF_ERROR(WriteFileAtomically(path_, image.data(), image.size()));
     if (!include_staged) staged_trials_ = staged_curves_ = 0;
     Committed(sequence_ + 1);
     slot_attributes_.clear();
@@ -680,15 +728,16 @@ class Hdf5StudyWriter final : public StudyWriter {
     return OpenFile(/*writable=*/true);
   }
 
-  // Writes the whole study (see Rewrite) to `temporary`.
-  Status Build(const std::string& temporary, bool include_staged, hsize_t trial_capacity,
-               hsize_t curve_capacity, hsize_t slot_bytes) {
+  // Builds the whole study (see Rewrite) as an in-memory file; `image` receives its bytes.
+  Status Build(bool include_staged, hsize_t trial_capacity, hsize_t curve_capacity,
+               hsize_t slot_bytes, std::vector<char>* image) {
     const hsize_t new_trials = include_staged ? staged_trials_ : 0;
     const hsize_t new_curves = include_staged ? staged_curves_ : 0;
     PropertyListHandle fapl;
-    HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
-    FileHandle out(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
-    if (!out.valid()) return Status::Failure(temporary + ": " + Hdf5Error("H5Fcreate"));
+    HPO_RETURN_IF_ERROR(MakeFileAccess(/*in_memory=*/true, &fapl));
+    const std::string name = path_ + ".tmp";  // no file by this name is made
+    FileHandle out(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+    if (!out.valid()) return Status::Failure(Hdf5Error("H5Fcreate"));
     DatasetHandle trials;
     DatasetHandle curves;
     HPO_RETURN_IF_ERROR(CreateTable(out.get(), study_internal::kTrialsDataset, trials_schema_,
@@ -780,13 +829,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     record.checksum = study_internal::RecordChecksum(record);
     HPO_RETURN_IF_ERROR(WriteRange(published.get(), commit_memory_type_.get(), &record,
                                    static_cast<hsize_t>(record.sequence % 2), 1));
-    trials.reset();
-    curves.reset();
-    state.reset();
-    published.reset();
-    if (H5Fclose(out.release()) < 0)
-      return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
-    return Status::Ok();
+    return TakeFileImage(out.get(), image);
   }
 
   // Fills one /trials row from `result`, checking every layout column against its params.
@@ -869,6 +912,8 @@ class Hdf5StudyWriter final : public StudyWriter {
   StudyAttributes initial_attributes_;  // Create only: the root attributes of the first build
   FileHandle file_;                     // STUDY.h5 as last published
   bool writable_ = false;
+  Status failed_;            // the publish (or compaction) that failed; then nothing is written
+  PropertyListHandle dapl_;  // the tables' dataset access: no chunk cache
   DatasetHandle trials_;
   DatasetHandle curves_;
   DatasetHandle published_;
@@ -917,7 +962,7 @@ Status StudyWriter::Create(const std::string& path, const StudyLayout& layout,
   if (!status.ok()) {
     created.reset();
     ::unlink(path.c_str());
-    return status.WithContext(path);
+    return status;
   }
   *writer = std::move(created);
   return Status::Ok();
