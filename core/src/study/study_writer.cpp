@@ -21,20 +21,18 @@
 // - By a rewrite, when the rows would pass the capacity, the state does not fit its slot, a table
 //   is staged, the file predates this layout, or at the end (compaction, from Close): a new file
 //   (committed rows, the staged ones, the root attributes with the state's written as real
-//   attributes, tables) is built in memory (HDF5's core driver), written to STUDY.h5.tmp with
-//   write(2), fsync'ed and renamed over STUDY.h5. rename(2) is atomic: the study is the old file
-//   or the new one. Only our own write(2) calls meet the disk, so a full disk is one checked
-//   error and HDF5 keeps no half-written file open (which would make it loop at exit). Capacities
-//   double, so rewrites cost O(1) per trial amortized (11 rewrites for 100,000 trials); the last
-//   one (compaction) makes the datasets' extents the row counts, so a finished study reads with
-//   h5py and pandas with no fill rows at all. A study being written, or left by a crash, has fill
+//   attributes, tables) is built at STUDY.h5.tmp and renamed over STUDY.h5. rename(2) is atomic:
+//   the study is the old file or the new one. Capacities double, so rewrites cost O(1) per trial
+//   amortized (11 rewrites for 100,000 trials); the last one (compaction) makes the datasets'
+//   extents the row counts, so a finished study reads with h5py and pandas with no fill rows at
+//   all. A study being written, or left by a crash, has fill
 //   rows past the counts (trial_id -1, empty status) and possibly rows of a publish the crash cut
 //   short: readers that do not apply /published see them.
 // - Readers (ReadStudy, h5py, pandas) may open the file at any moment (no HDF5 file locking, and
 //   metadata never changes in place); a reader racing a publish may see a record whose state slot
 //   is being rewritten: it fails the checksum and ReadStudy reads again.
-// - In-place publishes are not fsync'ed: after a power loss the study is the last published one
-//   on file systems that write a file's pages in order, as before. Rewrites are fsync'ed.
+// - Nothing is fsync'ed: after a power loss the study is the last published one on file systems
+//   that write a file's pages in order (or keep the rename after the data it renames), as before.
 // - A publish that fails (a full disk, an unwritable file, an I/O error) leaves the study as last
 //   published: the writer closes the file and stops; every later Publish returns that failure.
 //   The tables are opened without a chunk cache, so a raw-data write reaches the file (or fails)
@@ -56,7 +54,6 @@
 #include <set>
 #include <utility>
 
-#include "common/file_io.hpp"
 #include "hdf5_handles.hpp"
 #include "study/study_file.hpp"
 #include "study_schema.hpp"
@@ -384,15 +381,12 @@ class StudyLock {
   int fd_ = -1;
 };
 
-// File access: v1.8 format and no HDF5 file locking, so that readers (h5py, pandas, `hpo report`)
-// open the study while the writer has it open (STUDY.h5.lock keeps writers apart); the default
-// (sec2) driver, or with `in_memory` the core driver with no backing file (a rewrite's build).
-Status MakeFileAccess(bool in_memory, PropertyListHandle* fapl) {
+// File access: the default (sec2) driver, v1.8 format, and no HDF5 file locking, so that readers
+// (h5py, pandas, `hpo report`) open the study while the writer has it open (STUDY.h5.lock keeps
+// writers apart).
+Status MakeFileAccess(PropertyListHandle* fapl) {
   PropertyListHandle created(H5Pcreate(H5P_FILE_ACCESS));
   if (!created.valid()) return Status::Failure(Hdf5Error("H5Pcreate"));
-  if (in_memory && H5Pset_fapl_core(created.get(), 1 << 20, /*backing_store=*/false) < 0) {
-    return Status::Failure(Hdf5Error("H5Pset_fapl_core"));
-  }
   if (H5Pset_libver_bounds(created.get(), H5F_LIBVER_V18, H5F_LIBVER_V18) < 0) {
     return Status::Failure(Hdf5Error("H5Pset_libver_bounds"));
   }
@@ -420,17 +414,6 @@ Status CheckWritable(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return Status::Failure("writing " + path + ": " + std::strerror(errno));
   ::close(fd);
-  return Status::Ok();
-}
-
-// The bytes of the open in-memory (core driver) file `file`; H5Fget_file_image flushes it first.
-Status TakeFileImage(hid_t file, std::vector<char>* image) {
-  const ssize_t size = H5Fget_file_image(file, nullptr, 0);
-  if (size < 0) return Status::Failure(Hdf5Error("H5Fget_file_image"));
-  image->resize(static_cast<size_t>(size));
-  if (H5Fget_file_image(file, image->data(), image->size()) < 0) {
-    return Status::Failure(Hdf5Error("H5Fget_file_image"));
-  }
   return Status::Ok();
 }
 
@@ -615,7 +598,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     CloseFile();
     if (writable) HPO_RETURN_IF_ERROR(CheckWritable(path_));
     PropertyListHandle fapl;
-    HPO_RETURN_IF_ERROR(MakeFileAccess(/*in_memory=*/false, &fapl));
+    HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
     file_.reset(H5Fopen(path_.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()));
     if (!file_.valid()) return Status::BadInput(path_ + ": " + Hdf5Error("H5Fopen"));
     writable_ = writable;
@@ -710,14 +693,19 @@ class Hdf5StudyWriter final : public StudyWriter {
     staged_curve_rows_.clear();
   }
 
-  // The rewrite of the protocol: builds the study in memory, writes it to STUDY.h5.tmp, fsyncs
-  // it and renames it over STUDY.h5. On failure STUDY.h5 and this writer are as they were.
+  // The rewrite of the protocol: builds STUDY.h5.tmp and renames it over STUDY.h5.
   Status Rewrite(bool include_staged, hsize_t trial_capacity, hsize_t curve_capacity,
                  hsize_t slot_bytes) {
-    std::vector<char> image;
-    HPO_RETURN_IF_ERROR(Build(include_staged, trial_capacity, curve_capacity, slot_bytes, &image)
-                            .WithContext(path_));
-    HPO_RETURN_IF_ERROR(WriteFileAtomically(path_, image.data(), image.size()));
+    const std::string temporary = path_ + ".tmp";
+    ::unlink(temporary.c_str());
+    Status built = Build(temporary, include_staged, trial_capacity, curve_capacity, slot_bytes);
+    if (built.ok() && ::rename(temporary.c_str(), path_.c_str()) != 0) {
+      built = Status::Failure("writing " + path_ + ": " + std::strerror(errno));
+    }
+    if (!built.ok()) {
+      ::unlink(temporary.c_str());
+      return built;
+    }
     if (!include_staged) staged_trials_ = staged_curves_ = 0;
     Committed(sequence_ + 1);
     slot_attributes_.clear();
@@ -728,16 +716,15 @@ class Hdf5StudyWriter final : public StudyWriter {
     return OpenFile(/*writable=*/true);
   }
 
-  // Builds the whole study (see Rewrite) as an in-memory file; `image` receives its bytes.
-  Status Build(bool include_staged, hsize_t trial_capacity, hsize_t curve_capacity,
-               hsize_t slot_bytes, std::vector<char>* image) {
+  // Writes the whole study (see Rewrite) to `temporary`.
+  Status Build(const std::string& temporary, bool include_staged, hsize_t trial_capacity,
+               hsize_t curve_capacity, hsize_t slot_bytes) {
     const hsize_t new_trials = include_staged ? staged_trials_ : 0;
     const hsize_t new_curves = include_staged ? staged_curves_ : 0;
     PropertyListHandle fapl;
-    HPO_RETURN_IF_ERROR(MakeFileAccess(/*in_memory=*/true, &fapl));
-    const std::string name = path_ + ".tmp";  // no file by this name is made
-    FileHandle out(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
-    if (!out.valid()) return Status::Failure(Hdf5Error("H5Fcreate"));
+    HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
+    FileHandle out(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
+    if (!out.valid()) return Status::Failure(temporary + ": " + Hdf5Error("H5Fcreate"));
     DatasetHandle trials;
     DatasetHandle curves;
     HPO_RETURN_IF_ERROR(CreateTable(out.get(), study_internal::kTrialsDataset, trials_schema_,
@@ -829,7 +816,13 @@ class Hdf5StudyWriter final : public StudyWriter {
     record.checksum = study_internal::RecordChecksum(record);
     HPO_RETURN_IF_ERROR(WriteRange(published.get(), commit_memory_type_.get(), &record,
                                    static_cast<hsize_t>(record.sequence % 2), 1));
-    return TakeFileImage(out.get(), image);
+    trials.reset();
+    curves.reset();
+    state.reset();
+    published.reset();
+    if (H5Fclose(out.release()) < 0)
+      return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
+    return Status::Ok();
   }
 
   // Fills one /trials row from `result`, checking every layout column against its params.
@@ -962,7 +955,7 @@ Status StudyWriter::Create(const std::string& path, const StudyLayout& layout,
   if (!status.ok()) {
     created.reset();
     ::unlink(path.c_str());
-    return status;
+    return status.WithContext(path);
   }
   *writer = std::move(created);
   return Status::Ok();
