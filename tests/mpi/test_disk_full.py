@@ -115,11 +115,8 @@ class IoErrorChecks(unittest.TestCase):
 
 
 class DiskFull(IoErrorChecks):
-    # Fails today: a trial's weights saved to the full disk (torch::save) abort rank 0 with a
-    # c10::Error thrown from ~PyTorchStreamWriter (std::terminate, exit 134), before the study or
-    # best.yaml is reached. Saving the weights to memory and writing them with
-    # WriteFileAtomically would fix it; until then this runs as an expected failure.
-    @unittest.expectedFailure
+    # Torch's file writer throws from its destructor when the disk is full (std::terminate, exit
+    # 134): weights and checkpoints are serialized to memory and written by hpo instead.
     def test_disk_fills_up_during_the_sweep(self):
         """The disk fills up once the first trial is in the study: exit 1, one line naming the
         file that could not be written (No space left on device), the study as last published."""
