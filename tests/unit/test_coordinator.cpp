@@ -96,6 +96,7 @@ class RecordingStudy final : public StudyWriter {
     return Status::Ok();
   }
   Status StageTable(const MetricTable&) override { return Status::Ok(); }
+  Status Close() override { return Status::Ok(); }
   Status Publish(const std::map<std::string, StudyAttribute>& set) override {
     if (fail_publish) return Status::Failure("file system gone");
     for (const auto& [name, value] : set) attributes[name] = value;

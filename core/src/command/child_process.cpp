@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <thread>
 #include <utility>
 
@@ -95,13 +96,14 @@ void CloseFd(int* fd) {
   *fd = -1;
 }
 
-// Writes all of `text`; false on an error.
+// Writes all of `text`; false on an error (errno says which).
 bool WriteAll(int fd, const std::string& text) {
   const char* data = text.data();
   size_t left = text.size();
   while (left > 0) {
     const ssize_t written = write(fd, data, left);
     if (written < 0 && errno == EINTR) continue;
+    if (written == 0) errno = EIO;
     if (written <= 0) return false;
     data += written;
     left -= static_cast<size_t>(written);
@@ -201,6 +203,7 @@ Status ChildProcess::Start(const ChildSpec& spec, std::unique_ptr<ChildProcess>*
     if (process->log_fd_ < 0) {
       return Status::Failure("cannot open the log " + spec.log_path + ": " + strerror(errno));
     }
+    process->log_path_ = spec.log_path;
   }
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
@@ -292,6 +295,7 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   err_fd_ = std::exchange(other.err_fd_, -1);
   pid_fd_ = std::exchange(other.pid_fd_, -1);
   log_fd_ = std::exchange(other.log_fd_, -1);
+  log_path_ = std::exchange(other.log_path_, std::string());
   out_partial_ = std::exchange(other.out_partial_, std::string());
   err_partial_ = std::exchange(other.err_partial_, std::string());
   stderr_tail_ = std::exchange(other.stderr_tail_, std::deque<std::string>());
@@ -348,8 +352,12 @@ void ChildProcess::KillAndReap() {
 }
 
 void ChildProcess::EmitLine(std::string text, bool from_stderr, std::vector<OutputLine>* lines) {
-  // A log that cannot be written (a full disk) is given up; the run goes on.
-  if (log_fd_ >= 0 && !WriteAll(log_fd_, text + "\n")) CloseFd(&log_fd_);
+  // A log that cannot be written (a full disk) is given up with one warning; the run goes on.
+  if (log_fd_ >= 0 && !WriteAll(log_fd_, text + "\n")) {
+    std::fprintf(stderr, "hpo: warning: writing %s: %s; the rest of this output is not logged\n",
+                 log_path_.c_str(), strerror(errno));
+    CloseFd(&log_fd_);
+  }
   if (from_stderr) {
     stderr_tail_.push_back(text);
     if (stderr_tail_.size() > kStderrTailLines) stderr_tail_.pop_front();

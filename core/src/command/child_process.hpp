@@ -106,6 +106,7 @@ class ChildProcess {
   int err_fd_ = -1;
   int pid_fd_ = -1;  // readable once the child exits; -1 where the kernel has no pidfd_open
   int log_fd_ = -1;
+  std::string log_path_;  // of log_fd_, for the warning when it cannot be written
   std::string out_partial_;
   std::string err_partial_;
   std::deque<std::string> stderr_tail_;

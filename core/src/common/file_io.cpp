@@ -41,12 +41,12 @@ Status ReadWholeFile(const std::string& path, const std::string& what, std::stri
 
 Status WriteFileAtomically(const std::string& path, const void* data, size_t size) {
   const std::string temporary = path + ".tmp";
-  const auto failed = [&](const std::string& what, const std::string& file, int error) {
+  const auto failed = [&](int error) {
     ::unlink(temporary.c_str());
-    return Status::Failure(file + ": cannot " + what + ": " + std::strerror(error));
+    return Status::Failure("writing " + path + ": " + std::strerror(error));
   };
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Failure(temporary + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) return failed(errno);
   const char* bytes = static_cast<const char*>(data);
   size_t written = 0;
   while (written < size) {
@@ -55,12 +55,18 @@ Status WriteFileAtomically(const std::string& path, const void* data, size_t siz
     if (n <= 0) {
       const int error = n < 0 ? errno : EIO;
       ::close(fd);
-      return failed("write", temporary, error);
+      return failed(error);
     }
     written += static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) return failed("write", temporary, errno);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return failed("replace", path, errno);
+  // fsync before the rename: a crash or a full disk never leaves a short file under `path`.
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return failed(error);
+  }
+  if (::close(fd) != 0) return failed(errno);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) return failed(errno);
   return Status::Ok();
 }
 

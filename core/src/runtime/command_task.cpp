@@ -21,11 +21,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -266,8 +268,9 @@ class StepRecord {
 
   // Appends `step` to `curve` (after the earlier steps it keeps, on the first call) and the record.
   void Add(const EpochMetrics& step, std::vector<EpochMetrics>* curve) {
-    if (!out_.is_open()) {
+    if (!out_.is_open() && !given_up_) {
       out_.open(path_, std::ios::trunc);
+      if (!out_) GiveUp();
       for (const EpochMetrics& kept : earlier_) {
         if (kept.epoch >= step.epoch) break;
         curve->push_back(kept);
@@ -280,6 +283,7 @@ class StepRecord {
 
  private:
   void Write(const EpochMetrics& step) {
+    if (given_up_) return;
     char number[32];
     out_ << step.epoch;
     for (double value : step.values) {
@@ -287,11 +291,21 @@ class StepRecord {
       out_ << '\t' << number;
     }
     out_ << '\n' << std::flush;
+    if (!out_) GiveUp();
+  }
+
+  // A record that cannot be written (a full disk) stops, with one warning; the trial goes on.
+  void GiveUp() {
+    std::cerr << "hpo: warning: writing " << path_ << ": " << std::strerror(errno)
+              << "; the trial's later steps are not recorded there" << std::endl;
+    given_up_ = true;
+    out_.close();
   }
 
   std::string path_;
   std::vector<EpochMetrics> earlier_;
   std::ofstream out_;
+  bool given_up_ = false;
 };
 
 class CommandRunner final : public TaskRunner {

@@ -6,13 +6,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "builtin_tasks.hpp"
+#include "common/file_io.hpp"
 #include "coord/coordinator.hpp"
 #include "device_plan.hpp"
 #include "group_trials.hpp"
@@ -154,11 +155,12 @@ std::string YamlKey(const std::string& name) {
   return quoted + "\"";
 }
 
-// The best trial's hyperparameters (and model, when it has one): OUTPUT/models/best.yaml.
-void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
-                        const std::string& model_path) {
+// The best trial's hyperparameters (and model, when it has one): OUTPUT/models/best.yaml, whole
+// or not at all (written atomically). Failure "writing PATH: reason" when it cannot be written.
+Status WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
+                          const std::string& model_path) {
   const fs::path path = fs::path(config.execution.output) / "models" / "best.yaml";
-  std::ofstream out(path);
+  std::ostringstream out;
   out << "trial_id: " << best.trial_id << "\n"
       << config.sweep.metric.name << ": " << FormatParamValueExact(ParamValue(best.objective))
       << "\n";
@@ -167,9 +169,8 @@ void WriteBestTrialFile(const SweepConfig& config, const TrialResult& best,
   for (const NamedValue& entry : best.params) {
     out << "  " << YamlKey(entry.name) << ": " << FormatParamValueExact(entry.value) << "\n";
   }
-  if (!out) {
-    std::cerr << "hpo: warning: " << path.string() << ": cannot write" << std::endl;
-  }
+  const std::string text = out.str();
+  return WriteFileAtomically(path.string(), text.data(), text.size());
 }
 
 void PrintBestTrial(const SweepConfig& config, const TrialResult& best) {
@@ -204,9 +205,10 @@ std::string NoScoreMessage(const SweepConfig& config, const Coordinator& coordin
          coordinator.last_failure() + " (every trial is in " + study_path + ")";
 }
 
-// Rank 0, after every group is done: the best trial on the task's held-out test split.
-void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, TaskRunner& runner,
-                     StudyWriter* study, const std::string& study_path) {
+// Rank 0, after every group is done: the best trial on the task's held-out test split, in the
+// study and in OUTPUT/models/best.yaml. Failure when either cannot be written.
+Status RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
+                       TaskRunner& runner, StudyWriter* study, const std::string& study_path) {
   const std::optional<TrialResult>& best = coordinator.best_trial();
   std::cout << "sweep finished: " << coordinator.trials_finished() << " trials";
   if (coordinator.trials_paused() != 0) {
@@ -232,8 +234,8 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
       if (recorded.ok() && evaluated.ok()) recorded = study->SetAttribute(name, value);
     }
     if (recorded.ok()) recorded = study->Publish({});
-    if (!recorded.ok()) AbortJob(recorded.exit_code(), recorded.message());
-    WriteBestTrialFile(config, *best, report.model_path);
+    if (recorded.ok()) recorded = WriteBestTrialFile(config, *best, report.model_path);
+    if (!recorded.ok()) return recorded;
     PrintBestTrial(config, *best);
     if (evaluated.ok()) {
       for (const auto& [name, value] : report.test_metrics) {
@@ -248,6 +250,7 @@ void RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator, 
     }
   }
   std::cout << "study: " << fs::absolute(study_path).string() << std::endl;
+  return Status::Ok();
 }
 
 // Rank 0's side of a lost host: the watch thread raises it; the coordinator thread, between two
@@ -360,8 +363,13 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   // A finished study, resumed, ends here: no rank loads its data (a restart costs seconds).
   const bool finished = !BroadcastString(world, finished_before ? "finished" : "").empty();
   if (finished) {
-    return BroadcastStatus(
-        world, root ? ReportFinishedStudy(config, *coordinator, study_path) : Status::Ok());
+    Status outcome;
+    if (root) {
+      outcome = ReportFinishedStudy(config, *coordinator, study_path);
+      const Status closed = study->Close();
+      if (outcome.ok()) outcome = closed;
+    }
+    return BroadcastStatus(world, outcome);
   }
 
   const TaskRunnerFactory* factory = registry.FindFactory(config.execution.task);
@@ -434,13 +442,18 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
           "; continue it with: hpo sweep --config " + options.config_path + " --output " +
           config.execution.output + " --resume");
     } else {
-      RecordBestTrial(config, *coordinator, *runner, study.get(), study_path);
-      if (coordinator->too_many_failures()) {
+      outcome = RecordBestTrial(config, *coordinator, *runner, study.get(), study_path);
+      if (outcome.ok() && coordinator->too_many_failures()) {
         outcome = Status::Failure("the sweep was ended: " + coordinator->end_reason() +
                                   " (every finished trial is in " + study_path + ")");
-      } else if (!coordinator->best_trial()) {
+      } else if (outcome.ok() && !coordinator->best_trial()) {
         outcome = Status::Failure(NoScoreMessage(config, *coordinator, study_path));
       }
+    }
+    // An I/O error closing the study (its compaction) is the outcome unless a failure came first.
+    const Status closed = study->Close();
+    if (outcome.ok() || (!closed.ok() && outcome.code() != Status::Code::kFailure)) {
+      outcome = closed;
     }
   }
   return BroadcastStatus(world, outcome);

@@ -67,8 +67,10 @@ struct StudyAttributes {
 // (study_writer.cpp), so its cost does not grow with the study. A crash at any moment, SIGKILL
 // included, leaves the last published study, complete and readable; what was staged after it is
 // lost. Staging and publishing separately lets the coordinator publish a burst of results once
-// (group commit). Destroying the writer compacts the file (extents = rows, every attribute a root
-// attribute). One writer per study (STUDY.h5.lock); rank 0 only; not thread-safe.
+// (group commit). Close (or destroying the writer) compacts the file (extents = rows, every
+// attribute a root attribute). A publish that fails (a full disk, an unwritable file) leaves the
+// study as last published and stops the writer: later publishes return the same failure. One
+// writer per study (STUDY.h5.lock); rank 0 only; not thread-safe.
 class StudyWriter {
  public:
   // Creates `path` (truncating nothing: an existing file is a BadInput error naming it).
@@ -95,6 +97,12 @@ class StudyWriter {
   // Sets (creating or replacing) the dataset /test_TABLE.NAME; the next Publish writes it.
   // Failure for an empty name or values that are not rows * columns.
   virtual Status StageTable(const MetricTable& table) = 0;
+
+  // Compacts the study (when this writer published; what was staged since the last publish is
+  // dropped) and closes it. Failure "writing PATH: reason" when the compaction cannot be written
+  // (the study stays as last published, as complete, with fill rows past its counts), or the
+  // failure of an earlier publish. Call it last: no call may follow.
+  virtual Status Close() = 0;
 
   // Stage + Publish: appends one trial and publishes.
   Status Append(const TrialResult& result) {

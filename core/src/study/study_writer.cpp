@@ -19,20 +19,24 @@
 //   fails its checksum and the other one is used. The cost of a publish is the new rows, the state
 //   and two small writes: it does not grow with the study.
 // - By a rewrite, when the rows would pass the capacity, the state does not fit its slot, a table
-//   is staged, the file predates this layout, or at the end (compaction, from the destructor):
-//   a new file (committed rows, the staged ones, the root attributes with the state's written as
-//   real attributes, tables) is built at STUDY.h5.tmp and renamed over STUDY.h5. rename(2) is
-//   atomic: the study is the old file or the new one. Capacities double, so rewrites cost O(1)
-//   per trial amortized (11 rewrites for 100,000 trials); the last one (compaction) makes the
-//   datasets' extents the row counts, so a finished study reads with h5py and pandas with no fill
-//   rows at all. A study being written, or left by a crash, has fill rows past the counts (trial_id
-//   -1, empty status) and possibly rows of a publish the crash cut short: readers that do not
-//   apply /published see them.
+//   is staged, the file predates this layout, or at the end (compaction, from Close): a new file
+//   (committed rows, the staged ones, the root attributes with the state's written as real
+//   attributes, tables) is built at STUDY.h5.tmp and renamed over STUDY.h5. rename(2) is atomic:
+//   the study is the old file or the new one. Capacities double, so rewrites cost O(1) per trial
+//   amortized (11 rewrites for 100,000 trials); the last one (compaction) makes the datasets'
+//   extents the row counts, so a finished study reads with h5py and pandas with no fill rows at
+//   all. A study being written, or left by a crash, has fill
+//   rows past the counts (trial_id -1, empty status) and possibly rows of a publish the crash cut
+//   short: readers that do not apply /published see them.
 // - Readers (ReadStudy, h5py, pandas) may open the file at any moment (no HDF5 file locking, and
 //   metadata never changes in place); a reader racing a publish may see a record whose state slot
 //   is being rewritten: it fails the checksum and ReadStudy reads again.
 // - Nothing is fsync'ed: after a power loss the study is the last published one on file systems
 //   that write a file's pages in order (or keep the rename after the data it renames), as before.
+// - A publish that fails (a full disk, an unwritable file, an I/O error) leaves the study as last
+//   published: the writer closes the file and stops; every later Publish returns that failure.
+//   The tables are opened without a chunk cache, so a raw-data write reaches the file (or fails)
+//   inside H5Dwrite and nothing dirty is left for a close to retry.
 // - Format bounds [v1.8, v1.8]: a version 2 superblock, readable by every HDF5 1.8+ reader, and
 //   object headers that allow attributes over 64 KiB (dense storage), e.g. a long config text.
 // - STUDY.h5.lock, held with flock(2) while a writer is open, keeps a second sweep (a resume
@@ -393,6 +397,26 @@ Status MakeFileAccess(PropertyListHandle* fapl) {
   return Status::Ok();
 }
 
+// Dataset access with no chunk cache: writes go to the file within H5Dwrite.
+Status MakeUncachedDatasetAccess(PropertyListHandle* dapl) {
+  PropertyListHandle created(H5Pcreate(H5P_DATASET_ACCESS));
+  if (!created.valid() || H5Pset_chunk_cache(created.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0,
+                                             H5D_CHUNK_CACHE_W0_DEFAULT) < 0) {
+    return Status::Failure(Hdf5Error("H5Pset_chunk_cache"));
+  }
+  *dapl = std::move(created);
+  return Status::Ok();
+}
+
+// Failure "writing PATH: reason" when `path` cannot be opened for writing (a read-only file
+// system), which H5Fopen would only call "unable to open file".
+Status CheckWritable(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Failure("writing " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  return Status::Ok();
+}
+
 // Capacity for `rows` rows: at least twice `current` (so rewrites are O(1) per row amortized),
 // in whole chunks.
 hsize_t GrownCapacity(hsize_t current, hsize_t rows, hsize_t chunk_rows) {
@@ -409,20 +433,21 @@ class Hdf5StudyWriter final : public StudyWriter {
         trials_schema_(study_internal::TrialsSchema(layout_)),
         curves_schema_(study_internal::CurvesSchema(layout_)) {}
 
-  // Compacts the study when this writer published (what was staged after the last publish is
-  // dropped), best effort: a study left uncompacted is as complete, only with fill rows past its
-  // counts.
-  ~Hdf5StudyWriter() override {
+  // Closes the study, compacting it first unless Close did (see StudyWriter::Close).
+  ~Hdf5StudyWriter() override { (void)Close(); }
+
+  Status Close() override {
     ScopedErrorSilencer silencer;
-    if (file_.valid() && published_any_ && !needs_rewrite_ &&
+    if (failed_.ok() && file_.valid() && published_any_ && !needs_rewrite_ &&
         (committed_trials_ != trial_capacity_ || committed_curves_ != curve_capacity_ ||
          !slot_attributes_.empty())) {
       staged_trials_ = staged_curves_ = 0;
       pending_tables_.clear();
-      (void)Rewrite(/*include_staged=*/false, committed_trials_, committed_curves_,
-                    kMinimumSlotBytes);
+      failed_ = Rewrite(/*include_staged=*/false, committed_trials_, committed_curves_,
+                        kMinimumSlotBytes);
     }
     CloseFile();
+    return failed_;
   }
 
   Status Lock() { return lock_.Acquire(path_); }
@@ -522,6 +547,15 @@ class Hdf5StudyWriter final : public StudyWriter {
     for (const auto& [name, value] : attributes) {
       if (name.empty()) return Status::Failure(path_ + ": attribute name is empty");
     }
+    if (!failed_.ok()) return failed_;
+    failed_ = PublishStaged(attributes);
+    if (!failed_.ok()) CloseFile();
+    return failed_;
+  }
+
+ private:
+  // Publish, once the attributes are checked: in place or by a rewrite.
+  Status PublishStaged(const std::map<std::string, StudyAttribute>& attributes) {
     published_any_ = true;
     for (const auto& [name, value] : attributes) {
       slot_attributes_[name] = value;
@@ -544,7 +578,6 @@ class Hdf5StudyWriter final : public StudyWriter {
     return PublishInPlace(state);
   }
 
- private:
   Status MakeMemoryTypes() {
     HPO_RETURN_IF_ERROR(trials_schema_.MakeMemoryType(&trials_memory_type_));
     HPO_RETURN_IF_ERROR(curves_schema_.MakeMemoryType(&curves_memory_type_));
@@ -557,11 +590,13 @@ class Hdf5StudyWriter final : public StudyWriter {
     published_.reset();
     state_.reset();
     file_.reset();
+    writable_ = false;
   }
 
   // Opens STUDY.h5 and its datasets; the capacities are the tables' extents.
   Status OpenFile(bool writable) {
     CloseFile();
+    if (writable) HPO_RETURN_IF_ERROR(CheckWritable(path_));
     PropertyListHandle fapl;
     HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
     file_.reset(H5Fopen(path_.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()));
@@ -582,8 +617,8 @@ class Hdf5StudyWriter final : public StudyWriter {
     HPO_RETURN_IF_ERROR(
         OpenTable(study_internal::kCurvesDataset, curves_schema_, &curves_, &curve_capacity_));
     if (H5Lexists(file_.get(), study_internal::kPublishedDataset, H5P_DEFAULT) > 0) {
-      published_.reset(H5Dopen2(file_.get(), study_internal::kPublishedDataset, H5P_DEFAULT));
-      state_.reset(H5Dopen2(file_.get(), study_internal::kStateDataset, H5P_DEFAULT));
+      published_.reset(H5Dopen2(file_.get(), study_internal::kPublishedDataset, dapl_.get()));
+      state_.reset(H5Dopen2(file_.get(), study_internal::kStateDataset, dapl_.get()));
       if (!published_.valid() || !state_.valid()) {
         return Status::BadInput(path_ + ": /published or /state does not open");
       }
@@ -595,7 +630,8 @@ class Hdf5StudyWriter final : public StudyWriter {
   Status OpenTable(const char* name, const RowSchema& schema, DatasetHandle* dataset,
                    hsize_t* rows) {
     const std::string where = path_ + ": /" + name;
-    DatasetHandle opened(H5Dopen2(file_.get(), name, H5P_DEFAULT));
+    if (!dapl_.valid()) HPO_RETURN_IF_ERROR(MakeUncachedDatasetAccess(&dapl_));
+    DatasetHandle opened(H5Dopen2(file_.get(), name, dapl_.get()));
     if (!opened.valid()) return Status::BadInput(where + ": missing");
     DatatypeHandle stored(H5Dget_type(opened.get()));
     DatatypeHandle expected;
@@ -628,20 +664,20 @@ class Hdf5StudyWriter final : public StudyWriter {
     record.checksum = study_internal::RecordChecksum(record);
     HPO_RETURN_IF_ERROR(WriteRange(trials_.get(), trials_memory_type_.get(),
                                    staged_trial_rows_.data(), committed_trials_, staged_trials_)
-                            .WithContext(path_ + ": /trials"));
+                            .WithContext("writing " + path_ + " (/trials)"));
     HPO_RETURN_IF_ERROR(WriteRange(curves_.get(), curves_memory_type_.get(),
                                    staged_curve_rows_.data(), committed_curves_, staged_curves_)
-                            .WithContext(path_ + ": /curves"));
+                            .WithContext("writing " + path_ + " (/curves)"));
     HPO_RETURN_IF_ERROR(WriteRange(state_.get(), H5T_NATIVE_UINT8, state.data(),
                                    static_cast<hsize_t>(record.state_offset), state.size())
-                            .WithContext(path_ + ": /state"));
+                            .WithContext("writing " + path_ + " (/state)"));
     if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) {
-      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
+      return Status::Failure("writing " + path_ + ": " + Hdf5Error("H5Fflush"));
     }
     HPO_RETURN_IF_ERROR(WriteRange(published_.get(), commit_memory_type_.get(), &record, slot, 1)
-                            .WithContext(path_ + ": /published"));
+                            .WithContext("writing " + path_ + " (/published)"));
     if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) {
-      return Status::Failure(path_ + ": " + Hdf5Error("H5Fflush"));
+      return Status::Failure("writing " + path_ + ": " + Hdf5Error("H5Fflush"));
     }
     Committed(record.sequence);
     return Status::Ok();
@@ -664,7 +700,7 @@ class Hdf5StudyWriter final : public StudyWriter {
     ::unlink(temporary.c_str());
     Status built = Build(temporary, include_staged, trial_capacity, curve_capacity, slot_bytes);
     if (built.ok() && ::rename(temporary.c_str(), path_.c_str()) != 0) {
-      built = Status::Failure(path_ + ": cannot replace it: " + std::strerror(errno));
+      built = Status::Failure("writing " + path_ + ": " + std::strerror(errno));
     }
     if (!built.ok()) {
       ::unlink(temporary.c_str());
@@ -871,6 +907,8 @@ class Hdf5StudyWriter final : public StudyWriter {
   StudyAttributes initial_attributes_;  // Create only: the root attributes of the first build
   FileHandle file_;                     // STUDY.h5 as last published
   bool writable_ = false;
+  Status failed_;            // the publish (or compaction) that failed; then nothing is written
+  PropertyListHandle dapl_;  // the tables' dataset access: no chunk cache
   DatasetHandle trials_;
   DatasetHandle curves_;
   DatasetHandle published_;

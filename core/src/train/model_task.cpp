@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "train/archive_file.hpp"
+
 namespace hpo {
 namespace {
 
@@ -60,7 +62,7 @@ Batch TensorDataset::Gather(const torch::Tensor& indices) const {
 void ModuleModel::Export(const std::string& path) {
   torch::serialize::OutputArchive archive;
   module_->save(archive);
-  archive.save_to(path);
+  SaveArchiveToFile(archive, path);
 }
 
 void ModuleModel::Import(const std::string& path) {

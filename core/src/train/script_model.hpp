@@ -15,6 +15,7 @@
 
 #include "hpo/model_task.hpp"
 #include "hpo/status.hpp"
+#include "train/archive_file.hpp"
 
 namespace hpo {
 
@@ -32,7 +33,7 @@ class ScriptModel final : public TrainableModel {
   torch::Tensor Forward(const Batch& batch) override;
   void Save(torch::serialize::OutputArchive& archive) override;
   void Load(torch::serialize::InputArchive& archive) override;
-  void Export(const std::string& path) override { module_.save(path); }
+  void Export(const std::string& path) override { SaveScriptModuleToFile(module_, path); }
   void Import(const std::string& path) override;
 
  private:

@@ -5,6 +5,7 @@
 
 #include "hpo/task_catalog.hpp"
 #include "text/text_options.hpp"
+#include "train/archive_file.hpp"
 #include "train/text_transformer.hpp"
 
 namespace hpo {
@@ -75,7 +76,7 @@ class TextClassifierModel final : public TrainableModel {
     for (const std::string& name : corpus_->labels.names()) classes.push_back(name);
     archive.write("vocabulary", c10::IValue(vocabulary));
     archive.write("classes", c10::IValue(classes));
-    archive.save_to(path);
+    SaveArchiveToFile(archive, path);
   }
   void Import(const std::string& path) override {
     torch::serialize::InputArchive archive;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/seeding.hpp"
+#include "train/archive_file.hpp"
 #include "train/batch_prefetcher.hpp"
 #include "train/distributed_sampler.hpp"
 #include "train/gradient_buckets.hpp"
@@ -197,16 +198,6 @@ std::string AgreeOnError(GroupCollectives& collectives, const std::string& local
   std::string reason = collectives.rank() == root ? local_error : std::string(length, '\0');
   collectives.Broadcast(reason.data(), length, root);
   return "rank " + std::to_string(root) + ": " + reason;
-}
-
-// Writes `archive` to `path` through a temporary file and a rename, so a crash leaves either the
-// previous checkpoint or the new one.
-void SaveArchiveAtomically(torch::serialize::OutputArchive& archive, const std::string& path) {
-  const std::filesystem::path target(path);
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-  const std::string temporary = path + ".tmp";
-  archive.save_to(temporary);
-  std::filesystem::rename(temporary, target);
 }
 
 // Where a trial stands: epochs done, steps of the next epoch done, and that epoch's loss so far.
@@ -451,7 +442,7 @@ class TrialRun {
       }
     }
     archive.write("curve", table);
-    SaveArchiveAtomically(archive, options_.checkpoint_path);
+    SaveArchiveToFile(archive, options_.checkpoint_path);
   }
 
   // Collective: the leader reads the checkpoint file and broadcasts its bytes; every rank restores
