@@ -3,6 +3,10 @@ machine: rank 0's heartbeat (peer_timeout_s) ends the job with exit code 4 and a
 the rank, the study keeps every finished trial, and --resume without the frozen rank finishes the
 sweep. Run by ctest as: python3 test_frozen_rank.py --hpo PATH.
 
+And the converse: every rank frozen at once for longer than peer_timeout_s (a machine or VM that
+stalls, a heartbeat thread starved that long) is no loss: once they run again, the sweep
+completes (PeerSilence counts a watcher's own stall against its peers for one period at most).
+
 The multi-host cases (a cut link, a host whose processes die) are tests/multinode/test_lost_host.py.
 """
 
@@ -24,22 +28,27 @@ TRIALS = 9
 EXIT_PEER_LOST = 4
 EXIT_MARGIN_S = 45  # a busy 2-core machine: beyond the peer timeout, to the job's exit
 
-CONFIG = ("sweep:\n"
-          "  method: grid\n"
-          "  metric: {name: val_loss, goal: minimize}\n"
-          "  parameters:\n"
-          "    lr: {values: [%s]}\n"
-          "    width: {value: 64}\n"
-          "    optimizer: {value: sgd}\n"
-          "task: synthetic\n"
-          "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
-          " classes: 4, noise: 0.5}\n"
-          "epochs: 30\n"
-          "checkpoint: {interval: 1}\n"
-          "ranks_per_trial: 1\n"
-          "peer_timeout_s: %d\n"
-          "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(TRIALS)),
-                          PEER_TIMEOUT_S)
+FROZEN_JOB_TRIALS = 3
+FROZEN_JOB_S = 3 * PEER_TIMEOUT_S
+
+
+def config(trials, ranks_per_trial):
+    return ("sweep:\n"
+            "  method: grid\n"
+            "  metric: {name: val_loss, goal: minimize}\n"
+            "  parameters:\n"
+            "    lr: {values: [%s]}\n"
+            "    width: {value: 64}\n"
+            "    optimizer: {value: sgd}\n"
+            "task: synthetic\n"
+            "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
+            " classes: 4, noise: 0.5}\n"
+            "epochs: 30\n"
+            "checkpoint: {interval: 1}\n"
+            "ranks_per_trial: %d\n"
+            "peer_timeout_s: %d\n"
+            "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(trials)),
+                            ranks_per_trial, PEER_TIMEOUT_S)
 
 
 def world_rank_of(pid):
@@ -75,7 +84,7 @@ class FrozenRank(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="hpo-frozen-rank-")
         self.config = os.path.join(self.tmp, "sweep.yaml")
         with open(self.config, "w") as f:
-            f.write(CONFIG)
+            f.write(config(TRIALS, ranks_per_trial=1))
         self.output = os.path.join(self.tmp, "out")
         self.env = dict(os.environ, **MPI_ENV)
 
@@ -136,6 +145,63 @@ class FrozenRank(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.describe())
         trials = read_trials(os.path.join(self.output, "study.h5"))
         self.assertEqual(len(trials), TRIALS, trials)
+        self.assertTrue(all(status == "completed" for status in trials.values()), trials)
+
+
+class FrozenJob(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-frozen-job-")
+        self.config = os.path.join(self.tmp, "sweep.yaml")
+        with open(self.config, "w") as f:
+            f.write(config(FROZEN_JOB_TRIALS, ranks_per_trial=2))
+        self.output = os.path.join(self.tmp, "out")
+        self.env = dict(os.environ, **MPI_ENV)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_every_rank_frozen_longer_than_the_timeout_is_no_loss(self):
+        """Both ranks of a DDP group stopped together for three peer timeouts, then continued:
+        neither takes the other for lost, and the sweep completes."""
+        job = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO,
+                                "sweep", "--config", self.config, "--output", self.output],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=self.env, start_new_session=True)
+        lines = []
+        first_trial = threading.Event()
+
+        def read():
+            for line in job.stdout:
+                lines.append(line)
+                if line.startswith("trial "):
+                    first_trial.set()
+            first_trial.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            self.assertTrue(first_trial.wait(300), "no trial finished:\n" + "".join(lines))
+            self.assertIsNone(job.poll(), "the sweep ended too soon:\n" + "".join(lines))
+            ranks = [pid for pid, args in session_processes(job.pid)
+                     if "sweep --config" in args and not args.startswith("mpirun")]
+            self.assertEqual(len(ranks), 2, "%s\n%s" % (ranks, "".join(lines)))
+            for pid in ranks:
+                os.kill(pid, signal.SIGSTOP)
+            time.sleep(FROZEN_JOB_S)
+            for pid in ranks:
+                os.kill(pid, signal.SIGCONT)
+            job.wait(300)
+        finally:
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGKILL)
+                job.wait()
+            reader.join(10)
+            job.stdout.close()
+        output = "".join(lines)
+        self.assertEqual(job.returncode, 0, output)
+        self.assertNotIn("lost contact", output)
+        trials = read_trials(os.path.join(self.output, "study.h5"))
+        self.assertEqual(len(trials), FROZEN_JOB_TRIALS, trials)
         self.assertTrue(all(status == "completed" for status in trials.values()), trials)
 
 

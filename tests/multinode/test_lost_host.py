@@ -34,6 +34,8 @@ TRIALS = 12
 EXIT_MARGIN_S = ABORT_GRACE_S + 30
 CUT_OFF_MARGIN_S = 40
 EXIT_PEER_LOST = 4
+# Rank 0's start-up warning for a job across hosts under plain mpirun (launch_warning.cpp).
+PLAIN_MPIRUN_WARNING = "spans several hosts under plain mpirun"
 
 
 def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
@@ -164,6 +166,8 @@ class LostHost(LostHostCase):
             self.assertEqual(code, EXIT_PEER_LOST, output)
             self.assertIn("lost contact with rank 2 on %s" % bed.names[1], output)
             self.assertLess(ended_after, PEER_TIMEOUT_S + EXIT_MARGIN_S, output)
+            # Started through hpo-mpirun: no advice to use it.
+            self.assertNotIn(PLAIN_MPIRUN_WARNING, output)
             self.assert_cut_off_ranks_end(bed)
             finished_before = read_study(os.path.join(self.output, "study.h5"))
             self.assertGreaterEqual(len(finished_before), 2, output)

@@ -29,6 +29,8 @@ CUDA_BUILD = False
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch and h5py
 PROGRAM = os.path.join(HERE, "programs", "host_report.py")
 TIMEOUT = 240  # one sweep; each takes 1 to 5 s on an idle 2-core machine
+# Rank 0's start-up warning for a job across hosts under plain mpirun (launch_warning.cpp).
+PLAIN_MPIRUN_WARNING = "spans several hosts under plain mpirun"
 
 
 def synthetic_config(ranks_per_trial, epochs=1, train_samples=512):
@@ -148,6 +150,8 @@ class GroupsInsideHosts(AcrossHosts):
                                 watch)
         trials, attrs = self.assert_all_completed(output, 4)
         self.assertEqual(int(attrs["world_size"]), 4)
+        # Plain mpirun across hosts: rank 0 advises scripts/hpo-mpirun, once.
+        self.assertEqual(self.log.count(PLAIN_MPIRUN_WARNING), 1, self.log)
         groups = {int(row["group"]) for row in trials.values()}
         self.assertEqual(groups, {0, 1}, trials)
         checkpointed = {int(name.split("_")[1].split(".")[0]) for name in seen}
@@ -166,6 +170,7 @@ class GroupsSpanningHosts(AcrossHosts):
         with TestBed(hosts=1, slots=np) as bed:
             output = self.sweep(bed, np, "one-host", synthetic_config(ranks_per_trial))
         trials, _ = self.assert_all_completed(output, 4)
+        self.assertNotIn(PLAIN_MPIRUN_WARNING, self.log)  # one host: nothing to advise
         return {t: float(row["objective"]) for t, row in trials.items()}
 
     def assert_same_objectives(self, trials, reference):

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <utility>
 
+#include "common/peer_silence.hpp"
+
 namespace hpo {
 
 namespace {
@@ -16,8 +18,11 @@ constexpr int kHeartbeatTag = 201;
 constexpr int kAnswerTag = 202;
 constexpr std::chrono::milliseconds kNap(20);
 
-double SecondsBetween(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
+// Rank 0's heartbeats go out every timeout / 5, at most every second; a stall of a watcher's own
+// loop counts against its peers for at most one period (PeerSilence).
+Clock::duration HeartbeatPeriod(double timeout_s) {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(1.0, timeout_s / 5.0)));
 }
 
 // A heartbeat or an answer: one int, sent without waiting. The request is freed at once: a
@@ -108,23 +113,21 @@ PeerWatch::~PeerWatch() {
 }
 
 void PeerWatch::WatchFromRoot() {
-  const auto period = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(std::min(1.0, timeout_s_ / 5.0)));
+  const Clock::duration period = HeartbeatPeriod(timeout_s_);
   const int size = comm_.size();
-  std::vector<Clock::time_point> last_heard(static_cast<size_t>(size), Clock::now());
+  PeerSilence silence(size, period, Clock::now());
   Clock::time_point next_beat = Clock::now();
   while (!Stopping()) {
     const Clock::time_point now = Clock::now();
+    silence.Pass(now);
     if (now >= next_beat) {
       for (int rank = 1; rank < size; ++rank) SendBeat(rank, kHeartbeatTag, comm_);
       next_beat = now + period;
     }
-    DrainBeats(MPI_ANY_SOURCE, kAnswerTag, comm_,
-               [&](int rank) { last_heard[static_cast<size_t>(rank)] = Clock::now(); });
+    DrainBeats(MPI_ANY_SOURCE, kAnswerTag, comm_, [&](int rank) { silence.Heard(rank); });
     LostPeers lost;
-    const Clock::time_point checked = Clock::now();
     for (int rank = 1; rank < size; ++rank) {
-      const double silent = SecondsBetween(last_heard[static_cast<size_t>(rank)], checked);
+      const double silent = silence.SilentSeconds(rank);
       if (silent < timeout_s_) continue;
       lost.ranks.push_back(rank);
       lost.hosts.push_back(hosts_[static_cast<size_t>(rank)]);
@@ -141,13 +144,14 @@ void PeerWatch::WatchFromRoot() {
 }
 
 void PeerWatch::WatchRoot() {
-  Clock::time_point last_heard = Clock::now();
+  PeerSilence silence(1, HeartbeatPeriod(timeout_s_), Clock::now());
   while (!Stopping()) {
+    silence.Pass(Clock::now());
     DrainBeats(0, kHeartbeatTag, comm_, [&](int) {
-      last_heard = Clock::now();
+      silence.Heard(0);
       SendBeat(0, kAnswerTag, comm_);
     });
-    const double silent = SecondsBetween(last_heard, Clock::now());
+    const double silent = silence.SilentSeconds(0);
     if (silent >= timeout_s_) {
       LostPeers lost;
       lost.observer = comm_.rank();

@@ -10,6 +10,13 @@
 // thread's own communicator, so a rank busy in training (or blocked in a collective) still
 // answers; the thread naps between probes (no spinning core).
 //
+// Silence is counted in the watcher's own running time (PeerSilence): a pass of its loop that comes
+// late (the thread not run on a loaded machine, or held up inside MPI) counts against the peers
+// for at most one period. Without that, a root watcher stalled for longer than the timeout sent
+// no heartbeats, so heard no answers, and took every rank for lost on waking (a live rank "silent
+// for 102.0 s" at load 17 on 2 cores). A lost rank is still found after `timeout_s` of the
+// watcher's running time.
+//
 // Cost: 2 (world size - 1) messages per period on rank 0, 2 per period on every other rank; the
 // world's host names are gathered once, in the constructor.
 #pragma once
@@ -28,7 +35,7 @@ namespace hpo {
 struct LostPeers {
   int observer = 0;
   std::string observer_host;
-  double silent_s = 0.0;  // how long the first of them has been silent
+  double silent_s = 0.0;  // how long the first of them has been silent (PeerSilence)
   std::vector<int> ranks;
   std::vector<std::string> hosts;  // one per rank in `ranks`
   // "rank 3 on node-b (silent for 10.2 s)" or "ranks 2, 3 on node-b (silent for ...)".

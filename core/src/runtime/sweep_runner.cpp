@@ -14,6 +14,7 @@
 
 #include "builtin_tasks.hpp"
 #include "common/file_io.hpp"
+#include "common/launch_warning.hpp"
 #include "coord/coordinator.hpp"
 #include "device_plan.hpp"
 #include "group_trials.hpp"
@@ -281,6 +282,16 @@ std::string LostPeerMessage(const LostPeers& lost, const std::string& study_path
          "; the trials that were running continue from their last checkpoints with --resume";
 }
 
+// Rank 0, once at start-up: a job that spans hosts under plain mpirun is told to use
+// scripts/hpo-mpirun (launch_warning.hpp). Rank 0's node holds every rank unless it spans hosts.
+void WarnAboutPlainMpirun(const GroupLayout& layout, const Communicator& world) {
+  const bool spans_hosts = layout.ranks_on_node < world.size();
+  const auto environment = [](const char* name) -> const char* { return std::getenv(name); };
+  if (const std::optional<std::string> warning = PlainMpirunWarning(spans_hosts, environment)) {
+    std::cerr << *warning << std::endl;
+  }
+}
+
 // On rank 0's coordinator thread: publishes the study and ends the job.
 [[noreturn]] void EndForLostPeers(const LostPeers& lost, const GroupLayout& layout,
                                   Coordinator& coordinator, const std::string& study_path) {
@@ -415,6 +426,7 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
                       : " of " + std::to_string(config.execution.epochs) + " epochs")
               << " | " << config.sweep.metric.name << " (" << GoalName(config.sweep.metric.goal)
               << ") | study " << study_path << std::endl;
+    WarnAboutPlainMpirun(layout, world);
     coordinator_thread = std::thread([&] {
       ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [&] {
         if (PreemptionWatch::Requested() && !coordinator->interrupted()) {

@@ -28,7 +28,8 @@
 #   HPO_SRUN_ARGS    extra srun arguments, split at spaces (HPO_LAUNCHER=srun)
 #   HPO_MAX_RESTARTS after a lost host (exit 4) the job requeues itself unless it has restarted
 #                    this many times (default 5)
-#   SLURM_CPUS_PER_TASK -> OMP_NUM_THREADS (1 when unset); OMP_WAIT_POLICY defaults to passive.
+#   SLURM_CPUS_PER_TASK -> OMP_NUM_THREADS (1 when unset); OMP_WAIT_POLICY defaults to passive,
+#                    OMPI_MCA_hwloc_base_binding_policy (mpirun's --bind-to) to none.
 #
 # It always runs `hpo sweep --config C --output O --resume`, so a first run starts the study and
 # every later run (a requeued job, or the same job submitted again) continues it.
@@ -124,6 +125,10 @@ fi
 export OMP_NUM_THREADS="${SLURM_CPUS_PER_TASK:-1}"
 # libgomp busy-waits by default, which slows training on a loaded node (see README, Threads).
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+# mpirun --bind-to none unless set (HPO_MPIRUN_ARGS="--bind-to core" still wins): Open MPI binds
+# each rank of a 2-rank job to one core by default, where a rank's threads (training, heartbeat,
+# coordinator) starve on a busy node.
+export OMPI_MCA_hwloc_base_binding_policy="${OMPI_MCA_hwloc_base_binding_policy:-none}"
 
 # ---- the command -----------------------------------------------------------------------------
 hpo_sweep=("$hpo_bin" sweep --config "$hpo_config" --output "$hpo_output" --resume)
@@ -133,7 +138,8 @@ case "$HPO_LAUNCHER" in
     # Inside the allocation Open MPI reads the nodes and slots from the Slurm environment.
     # Through hpo-mpirun where there is one: after hpo ends the job (a lost node: exit 4), mpirun
     # can wait many minutes on the TCP connection to the lost node's daemon; hpo-mpirun kills
-    # it HPO_MPIRUN_ABORT_GRACE_S (30) seconds later, so the job ends and can be requeued.
+    # it HPO_MPIRUN_ABORT_GRACE_S (30) seconds later, so the job ends and can be requeued. Under
+    # plain mpirun, hpo's rank 0 warns at start-up when the job spans nodes.
     hpo_wrapper="${HPO_MPIRUN_WRAPPER:-}"
     if [ -z "$hpo_wrapper" ]; then
       for hpo_candidate in "$(dirname "$hpo_bin")/hpo-mpirun" "$(command -v hpo-mpirun)" \
