@@ -211,7 +211,7 @@ class FailureMessages(CommandCase):
             "    steps: {value: 3}\n"))
         output = os.path.join(self.tmp, "out")
         rc, log = self.run_sweep(2, path, output)
-        self.assertEqual(rc, 0, log)
+        self.assertEqual(rc, 1, log)  # its one trial failed: the sweep failed
         trials, _ = read_study(os.path.join(output, "study.h5"))
         self.assertEqual(text(trials[0]["status"]), "failed", log)
         cause = "RuntimeError: boom: the cause at the end of a long traceback"

@@ -132,6 +132,7 @@ class MemoryStudy final : public StudyWriter {
     published_rows = rows.size();
     return Status::Ok();
   }
+  Status Close() override { return Status::Ok(); }
   std::vector<TrialResult> rows;
   size_t published_rows = 0;
 };

@@ -457,6 +457,21 @@ TEST_F(CoordinatorTest, ProgressLineShowsParamsObjectiveBestAndCounts) {
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
 }
 
+TEST_F(CoordinatorTest, AFailureWithAStderrTailIsOneProgressLine) {
+  auto coordinator = Make(1);
+  Request(*coordinator, 0);
+  const std::string message =
+      "rank 0: exit status 1; its stderr ends:\nTraceback (most recent call last):\n"
+      "  File \"train.py\", line 3, in <module>\nRuntimeError: boom\n";
+  ASSERT_TRUE(SendResult(*coordinator, 0, 0, TrialStatus::kFailed, {0.5}, message).ok());
+  const std::string line = progress_.str();
+  EXPECT_NE(line.find("[rank 0: exit status 1; its stderr ends: ... RuntimeError: boom]"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;
+  EXPECT_EQ(study_.rows[0].message, message);  // the study keeps it whole
+}
+
 TEST_F(CoordinatorTest, SchedulerStopsATrialAndItsReasonIsRecorded) {
   auto coordinator = Make(2, std::nullopt, /*with_scheduler=*/true);
   scheduler_->victim = 1;

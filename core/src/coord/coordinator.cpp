@@ -142,6 +142,18 @@ std::optional<Assignment> ComputeAtLowPriority(const Searcher::SuggestionComputa
   return computation();
 }
 
+// A trial's message on one progress line: a command trial's failure holds its program's stderr
+// tail, one line each; the line shows the first (the reason) and the last (the exception).
+std::string OneLine(const std::string& message) {
+  const size_t first_end = message.find('\n');
+  if (first_end == std::string::npos) return message;
+  const size_t last_end = message.find_last_not_of('\n');
+  const size_t last_start = message.rfind('\n', last_end) + 1;
+  if (last_start <= first_end) return message.substr(0, first_end);
+  return message.substr(0, first_end) + " ... " +
+         message.substr(last_start, last_end - last_start + 1);
+}
+
 std::string FormatObjective(double value) {
   if (std::isnan(value)) return "-";
   char buffer[32];
@@ -539,8 +551,8 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
         DeriveSeed(config_.execution.seed, kTrainingPurpose + static_cast<uint64_t>(spec.attempt),
                    static_cast<uint64_t>(spec.trial_id));
     if (deps_.progress != nullptr) {
-      *deps_.progress << "trial " << spec.trial_id << " failed (" << received.message << "); retry "
-                      << spec.attempt << " of " << config_.budget.trial_retries
+      *deps_.progress << "trial " << spec.trial_id << " failed (" << OneLine(received.message)
+                      << "); retry " << spec.attempt << " of " << config_.budget.trial_retries
                       << " with a new seed" << std::endl;
     }
     if (deps_.artifacts) deps_.artifacts->DiscardCheckpoint(spec.trial_id);
@@ -740,7 +752,7 @@ void Coordinator::PrintProgress(const TrialResult& result) const {
   line << " | " << config_.sweep.metric.name << ' ' << FormatObjective(result.objective) << " ("
        << TrialStatusName(result.status) << ", " << result.epochs << " ep, "
        << FormatDuration(result.duration_s) << ')';
-  if (!result.message.empty()) line << " [" << result.message << ']';
+  if (!result.message.empty()) line << " [" << OneLine(result.message) << ']';
   if (best_) {
     line << " | best " << FormatObjective(best_->objective) << " (trial " << best_->trial_id << ')';
   }
