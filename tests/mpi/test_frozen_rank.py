@@ -10,6 +10,7 @@ completes (PeerSilence counts a watcher's own stall against its peers for one pe
 The multi-host cases (a cut link, a host whose processes die) are tests/multinode/test_lost_host.py.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -79,6 +80,39 @@ def read_trials(path):
                   if row["trial_id"] >= 0}  # fill rows past the published ones
 
 
+@contextlib.contextmanager
+def sweep_past_its_first_trial(command, env):
+    """Starts the sweep `command` in a session of its own and waits (300 s at most) for its first
+    trial's line; yields (job, lines), `lines` growing as the job prints. On the way out the
+    session is killed if the job still runs, and its output is closed."""
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=env, start_new_session=True)
+    lines = []
+    first_trial = threading.Event()
+
+    def read():
+        for line in job.stdout:
+            lines.append(line)
+            if line.startswith("trial "):
+                first_trial.set()
+        first_trial.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not first_trial.wait(300):
+            raise AssertionError("no trial finished:\n" + "".join(lines))
+        if job.poll() is not None:
+            raise AssertionError("the sweep ended too soon:\n" + "".join(lines))
+        yield job, lines
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+        reader.join(10)
+        job.stdout.close()
+
+
 class FrozenRank(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="hpo-frozen-rank-")
@@ -92,25 +126,9 @@ class FrozenRank(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def test_a_frozen_rank_ends_the_job_and_resume_finishes(self):
-        job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "3", HPO, "sweep", "--config",
-                                self.config, "--output", self.output],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env=self.env, start_new_session=True)
-        lines = []
-        first_trial = threading.Event()
-
-        def read():
-            for line in job.stdout:
-                lines.append(line)
-                if line.startswith("trial "):
-                    first_trial.set()
-            first_trial.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            self.assertTrue(first_trial.wait(300), "no trial finished:\n" + "".join(lines))
-            self.assertIsNone(job.poll(), "the sweep ended too soon:\n" + "".join(lines))
+        command = ["mpirun", "--oversubscribe", "-np", "3", HPO, "sweep", "--config", self.config,
+                   "--output", self.output]
+        with sweep_past_its_first_trial(command, self.env) as (job, lines):
             ranks = {world_rank_of(pid): pid for pid, args in session_processes(job.pid)
                      if "sweep --config" in args and not args.startswith("mpirun")}
             self.assertIn(2, ranks, ranks)
@@ -121,12 +139,6 @@ class FrozenRank(unittest.TestCase):
             except subprocess.TimeoutExpired:
                 pass
             ended_after = time.monotonic() - frozen_at
-        finally:
-            if job.poll() is None:
-                os.killpg(job.pid, signal.SIGKILL)
-                job.wait()
-            reader.join(10)
-            job.stdout.close()
         output = "".join(lines)
         self.assertEqual(job.returncode, EXIT_PEER_LOST, output)
         self.assertIn("lost contact with rank 2 on ", output)
@@ -163,25 +175,9 @@ class FrozenJob(unittest.TestCase):
     def test_every_rank_frozen_longer_than_the_timeout_is_no_loss(self):
         """Both ranks of a DDP group stopped together for three peer timeouts, then continued:
         neither takes the other for lost, and the sweep completes."""
-        job = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO,
-                                "sweep", "--config", self.config, "--output", self.output],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env=self.env, start_new_session=True)
-        lines = []
-        first_trial = threading.Event()
-
-        def read():
-            for line in job.stdout:
-                lines.append(line)
-                if line.startswith("trial "):
-                    first_trial.set()
-            first_trial.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            self.assertTrue(first_trial.wait(300), "no trial finished:\n" + "".join(lines))
-            self.assertIsNone(job.poll(), "the sweep ended too soon:\n" + "".join(lines))
+        command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO, "sweep",
+                   "--config", self.config, "--output", self.output]
+        with sweep_past_its_first_trial(command, self.env) as (job, lines):
             ranks = [pid for pid, args in session_processes(job.pid)
                      if "sweep --config" in args and not args.startswith("mpirun")]
             self.assertEqual(len(ranks), 2, "%s\n%s" % (ranks, "".join(lines)))
@@ -191,12 +187,6 @@ class FrozenJob(unittest.TestCase):
             for pid in ranks:
                 os.kill(pid, signal.SIGCONT)
             job.wait(300)
-        finally:
-            if job.poll() is None:
-                os.killpg(job.pid, signal.SIGKILL)
-                job.wait()
-            reader.join(10)
-            job.stdout.close()
         output = "".join(lines)
         self.assertEqual(job.returncode, 0, output)
         self.assertNotIn("lost contact", output)
