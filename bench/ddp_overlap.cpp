@@ -28,8 +28,8 @@
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "mpi/mpi_collectives.hpp"
+#include "tasks/fashion_mnist/task.hpp"
 #include "train/gradient_buckets.hpp"
-#include "train/models.hpp"
 
 namespace {
 
@@ -71,11 +71,9 @@ struct StepBatch {
 // Trains from the seed-42 initial weights over `batches`; returns the medians and the weights.
 ModeTimes RunMode(Mode mode, const Options& options, const std::vector<StepBatch>& batches,
                   hpo::GroupCollectives& collectives, torch::Tensor* weights) {
-  hpo::ModelSpec spec;
-  spec.task = "fashion_mnist";
-  spec.width = options.width;
   torch::manual_seed(42);
-  torch::nn::Sequential model = hpo::BuildModel(spec);
+  torch::nn::Sequential model =
+      hpo::BuildFashionCnn(options.width, /*dropout=*/0.0, /*classes=*/10);
   model->train();
   std::vector<torch::Tensor> parameters = model->parameters();
   const size_t bucket_bytes =

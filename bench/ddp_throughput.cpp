@@ -25,10 +25,10 @@
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_catalog.hpp"
 #include "mpi/mpi_collectives.hpp"
+#include "tasks/classifier_description.hpp"
+#include "tasks/fashion_mnist/task.hpp"
 #include "train/batch_prefetcher.hpp"
-#include "train/builtin_classifier.hpp"
 #include "train/distributed_sampler.hpp"
-#include "train/task_data.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -117,13 +117,11 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  ExecutionSpec execution;
-  execution.task = "fashion_mnist";
-  execution.threads_per_rank = options.threads;
-  execution.validation_samples = kValidationSamples;
-  execution.train_samples = options.train_samples;
+  FashionMnistOptions fashion;
+  fashion.validation_samples = kValidationSamples;
+  fashion.train_samples = options.train_samples;
   TaskData data;
-  Status loaded = LoadTaskData(execution, &data);
+  Status loaded = LoadFashionMnist(fashion, &data);
   if (!loaded.ok()) AbortJob(loaded.exit_code(), loaded.message());
 
   TrialSpec trial;
@@ -145,17 +143,18 @@ int main(int argc, char** argv) {
   warmup_options.epochs = 1;
   warmup_options.prefetch_batches = options.prefetch;
   TrialOutcome warmup;
-  hpo::BuiltinClassifier warmup_task(execution.task, warmup_data);
-  Status warmed = RunTrial(hpo::BuiltinClassifierSetup(&warmup_task, execution), trial, collectives,
-                           gate, warmup_options, &warmup);
+  const std::unique_ptr<hpo::TensorClassifier> warmup_task =
+      MakeFashionMnistClassifier(warmup_data);
+  Status warmed = RunTrial(hpo::ClassifierSetup(warmup_task.get(), options.threads), trial,
+                           collectives, gate, warmup_options, &warmup);
 
   TrainOptions train_options;
   train_options.epochs = options.epochs;
   train_options.prefetch_batches = options.prefetch;
   TrialOutcome outcome;
-  hpo::BuiltinClassifier task(execution.task, data);
+  const std::unique_ptr<hpo::TensorClassifier> task = MakeFashionMnistClassifier(data);
   std::unique_ptr<hpo::TrainableModel> model;
-  Status trained = warmed.ok() ? RunTrial(hpo::BuiltinClassifierSetup(&task, execution), trial,
+  Status trained = warmed.ok() ? RunTrial(hpo::ClassifierSetup(task.get(), options.threads), trial,
                                           collectives, gate, train_options, &outcome, &model)
                                : warmed;
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "train/text_transformer.hpp"
+#include "tasks/text_classification/text_transformer.hpp"
 
 namespace {
 

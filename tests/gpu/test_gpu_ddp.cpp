@@ -10,11 +10,10 @@
 #include <memory>
 #include <vector>
 
+#include "classifier_task_spec.hpp"
 #include "gpu/cuda_device.hpp"
 #include "gpu/nccl_collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
-#include "train/builtin_classifier.hpp"
-#include "train/task_data.hpp"
 #include "train/trainer.hpp"
 
 namespace hpo {
@@ -23,8 +22,8 @@ namespace {
 constexpr int64_t kBatch = 64;
 constexpr int64_t kSteps = 3;
 
-ExecutionSpec ThreeStepExecution() {
-  ExecutionSpec execution;
+testing::ClassifierTaskSpec ThreeStepExecution() {
+  testing::ClassifierTaskSpec execution;
   execution.task = "synthetic";
   execution.seed = 9;
   execution.epochs = 1;
@@ -49,10 +48,10 @@ TrialSpec Trial() {
 
 // The trial's final parameters, on the host, in registration order.
 std::vector<torch::Tensor> Train(GroupCollectives& collectives, int device) {
-  const ExecutionSpec execution = ThreeStepExecution();
+  const testing::ClassifierTaskSpec execution = ThreeStepExecution();
   TaskData data;
-  EXPECT_TRUE(LoadTaskData(execution, &data).ok());
-  BuiltinClassifier task(execution.task, data);
+  EXPECT_TRUE(testing::LoadClassifierData(execution, &data).ok());
+  const std::unique_ptr<TensorClassifier> task = testing::MakeClassifier(execution, data);
   AlwaysContinue gate;
   TrainOptions options;
   options.epochs = 1;
@@ -60,8 +59,8 @@ std::vector<torch::Tensor> Train(GroupCollectives& collectives, int device) {
   options.device = torch::Device(torch::kCUDA, device);
   TrialOutcome outcome;
   std::unique_ptr<TrainableModel> model;
-  const Status status = RunTrial(BuiltinClassifierSetup(&task, execution), Trial(), collectives,
-                                 gate, options, &outcome, &model);
+  const Status status = RunTrial(ClassifierSetup(task.get(), execution.threads_per_rank), Trial(),
+                                 collectives, gate, options, &outcome, &model);
   EXPECT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(outcome.status, TrialStatus::kCompleted) << outcome.message;
   std::vector<torch::Tensor> parameters;

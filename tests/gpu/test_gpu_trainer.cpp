@@ -12,18 +12,19 @@
 #include <algorithm>
 #include <string>
 
+#include "classifier_task_spec.hpp"
 #include "gpu/cuda_device.hpp"
 #include "gpu/nccl_collectives.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_catalog.hpp"
-#include "train/builtin_classifier.hpp"
+#include "tasks/classifier_description.hpp"
 #include "train/trainer.hpp"
 
 namespace hpo {
 namespace {
 
-ExecutionSpec SyntheticExecution() {
-  ExecutionSpec execution;
+testing::ClassifierTaskSpec SyntheticExecution() {
+  testing::ClassifierTaskSpec execution;
   execution.task = "synthetic";
   execution.seed = 11;
   execution.synthetic.train_samples = 1000;
@@ -55,17 +56,17 @@ TEST(GpuTrainerTest, TrainsOnTheGpuLikeOnTheCpu) {
   if (c10::cuda::device_count() < 1) GTEST_SKIP() << "needs a GPU";
   const int device = 0;
   ASSERT_TRUE(ActivateCudaDevice(device, 1).ok());
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   TaskData data;
-  ASSERT_TRUE(LoadTaskData(execution, &data).ok());
+  ASSERT_TRUE(testing::LoadClassifierData(execution, &data).ok());
   AlwaysContinue gate;
   TrainOptions options;
   options.epochs = 3;
   options.bucket_bytes = 256;  // several buckets, reduced during backward
   SingleRankCollectives cpu_group;
   TrialOutcome cpu;
-  BuiltinClassifier task(execution.task, data);
-  const TrainingSetup setup = BuiltinClassifierSetup(&task, execution);
+  const std::unique_ptr<TensorClassifier> task = testing::MakeClassifier(execution, data);
+  const TrainingSetup setup = ClassifierSetup(task.get(), execution.threads_per_rank);
   ASSERT_TRUE(RunTrial(setup, Trial(), cpu_group, gate, options, &cpu).ok());
   ASSERT_EQ(cpu.status, TrialStatus::kCompleted) << cpu.message;
 
@@ -109,11 +110,11 @@ TEST(GpuTrainerTest, TrialsSharingAGpuAreHeldToTheirShare) {
   // synthetic task takes (width 4096: one 4096 x 4096 layer alone is 64 MiB) cannot fit.
   const int64_t crowded = static_cast<int64_t>(total_bytes / ((1024 + 32) * 1024 * 1024));
   ASSERT_TRUE(ActivateCudaDevice(0, crowded).ok());
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   TaskData data;
-  ASSERT_TRUE(LoadTaskData(execution, &data).ok());
-  BuiltinClassifier task(execution.task, data);
-  const TrainingSetup setup = BuiltinClassifierSetup(&task, execution);
+  ASSERT_TRUE(testing::LoadClassifierData(execution, &data).ok());
+  const std::unique_ptr<TensorClassifier> task = testing::MakeClassifier(execution, data);
+  const TrainingSetup setup = ClassifierSetup(task.get(), execution.threads_per_rank);
   TrialSpec trial = Trial();
   for (NamedValue& entry : trial.params) {
     if (entry.name == "width") entry.value = int64_t{4096};

@@ -5,11 +5,10 @@
 #include <cstring>
 #include <memory>
 
+#include "classifier_task_spec.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "mpi/mpi_collectives.hpp"
-#include "train/builtin_classifier.hpp"
-#include "train/task_data.hpp"
 #include "train/trainer.hpp"
 
 namespace hpo {
@@ -28,8 +27,8 @@ std::vector<char> ModelBytes(TrainableModel& model) {
   return bytes;
 }
 
-ExecutionSpec SyntheticExecution() {
-  ExecutionSpec execution;
+testing::ClassifierTaskSpec SyntheticExecution() {
+  testing::ClassifierTaskSpec execution;
   execution.task = "synthetic";
   execution.seed = 5;
   execution.epochs = 2;
@@ -55,11 +54,12 @@ TrialSpec MakeTrial(const std::string& optimizer, double dropout) {
 
 // Runs `trial` on every rank of this rank's group; EXPECTs every rank's final model to be
 // bit-identical to its leader's.
-void ExpectGroupEndsBitIdentical(const ExecutionSpec& execution, const TrialSpec& trial) {
+void ExpectGroupEndsBitIdentical(const testing::ClassifierTaskSpec& execution,
+                                 const TrialSpec& trial) {
   GroupLayout layout;
   ASSERT_TRUE(ComputeGroupLayout(Communicator::World(), 2, &layout).ok());
   TaskData data;
-  Status loaded = LoadTaskData(execution, &data);
+  Status loaded = testing::LoadClassifierData(execution, &data);
   ASSERT_TRUE(loaded.ok()) << loaded.message();
   MpiGroupCollectives collectives(layout.group_comm);
   AlwaysContinue gate;
@@ -67,10 +67,10 @@ void ExpectGroupEndsBitIdentical(const ExecutionSpec& execution, const TrialSpec
   options.epochs = execution.epochs;
   options.bucket_bytes = 16 << 10;  // several buckets even for small models
   TrialOutcome outcome;
-  BuiltinClassifier task(execution.task, data);
+  const std::unique_ptr<TensorClassifier> task = testing::MakeClassifier(execution, data);
   std::unique_ptr<TrainableModel> model;
-  Status status = RunTrial(BuiltinClassifierSetup(&task, execution), trial, collectives, gate,
-                           options, &outcome, &model);
+  Status status = RunTrial(ClassifierSetup(task.get(), execution.threads_per_rank), trial,
+                           collectives, gate, options, &outcome, &model);
   ASSERT_TRUE(status.ok()) << status.message();
   ASSERT_EQ(outcome.status, TrialStatus::kCompleted) << outcome.message;
   ASSERT_EQ(static_cast<int64_t>(outcome.curve.size()), execution.epochs);
@@ -96,11 +96,11 @@ TEST(DdpMpi, EveryRankOfAGroupEndsWithBitIdenticalWeightsWithDropout) {
 }
 
 TEST(DdpMpi, BatchNormBuffersStayIdenticalOnFashionMnist) {
-  ExecutionSpec execution;
+  testing::ClassifierTaskSpec execution;
   execution.task = "fashion_mnist";
   execution.epochs = 1;
-  execution.train_samples = 600;
-  execution.validation_samples = 200;
+  execution.fashion.train_samples = 600;
+  execution.fashion.validation_samples = 200;
   TrialSpec trial = MakeTrial("sgd", 0.1);
   trial.params.back().value = int64_t{4};  // width 4: a small CNN
   ExpectGroupEndsBitIdentical(execution, trial);
@@ -112,19 +112,19 @@ TEST(DdpMpi, TwoRankTrialMatchesOneRankTrialWithTheSameGlobalBatch) {
   // Ranks 0 and 1 train together; rank 2 trains alone; rank 3 sits this one out.
   const int color = world.rank() < 2 ? 0 : (world.rank() == 2 ? 1 : 2);
   Communicator group = world.Split(color, world.rank());
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   std::vector<double> curve(2 * 3, 0.0);  // per epoch: train_loss, val_loss, val_accuracy
   if (color != 2) {
     TaskData data;
-    ASSERT_TRUE(LoadTaskData(execution, &data).ok());
+    ASSERT_TRUE(testing::LoadClassifierData(execution, &data).ok());
     MpiGroupCollectives collectives(group);
     AlwaysContinue gate;
     TrainOptions options;
     options.epochs = execution.epochs;
     TrialOutcome outcome;
-    BuiltinClassifier task(execution.task, data);
-    ASSERT_TRUE(RunTrial(BuiltinClassifierSetup(&task, execution), MakeTrial("sgd", 0.0),
-                         collectives, gate, options, &outcome)
+    const std::unique_ptr<TensorClassifier> task = testing::MakeClassifier(execution, data);
+    ASSERT_TRUE(RunTrial(ClassifierSetup(task.get(), execution.threads_per_rank),
+                         MakeTrial("sgd", 0.0), collectives, gate, options, &outcome)
                     .ok());
     ASSERT_EQ(outcome.curve.size(), 2u);
     for (size_t epoch = 0; epoch < 2; ++epoch) {

@@ -12,6 +12,7 @@
 #include "hpo/task_catalog.hpp"
 #include "mpi/control_plane.hpp"
 #include "mpi/mpi_collectives.hpp"
+#include "tasks/classifier_description.hpp"
 
 namespace hpo {
 namespace {

@@ -115,7 +115,9 @@ TEST_F(CommandConfigTest, BadCommandSweepsNameFileKeyAndLine) {
   text.replace(text.find("  method:"), 0, "  command: ['${program}', '${args}']\n");
   ExpectError(Parse(text, &config), "is not executable");
   text = kCommandSweep + std::string("data: /tmp\n");
-  ExpectError(Parse(text, &config), "sweep.yaml:19: data: applies to the built-in tasks");
+  ExpectError(Parse(text, &config),
+              "sweep.yaml:19: data: is an option of task fashion_mnist, torchscript, not of a "
+              "command sweep");
   ExpectError(Parse("task: synthetic\nepochs: 2\nmetrics: [a]\nsweep:\n  method: grid\n"
                     "  metric: {name: val_loss}\n  parameters:\n    lr: {value: 0.1}\n",
                     &config),

@@ -144,30 +144,20 @@ sweep:
   EXPECT_EQ(config.execution.threads_per_rank, 1);
   EXPECT_EQ(config.execution.seed, 0u);
   EXPECT_EQ(config.execution.output, "runs/study");
-  EXPECT_EQ(config.execution.data, "");
-  EXPECT_EQ(config.execution.validation_samples, 6000);
-  EXPECT_EQ(config.execution.train_samples, 0);
-  EXPECT_EQ(config.execution.synthetic.classes, SyntheticOptions().classes);
+  EXPECT_TRUE(config.task_options.values.empty());
   EXPECT_EQ(config.sweep.metric.goal, Goal::kMinimize);
   EXPECT_FALSE(config.sweep.run_cap.has_value());
   ASSERT_EQ(config.sweep.parameters.size(), 1u);
   EXPECT_EQ(config.sweep.parameters[0].distribution, Distribution::kConstant);
 }
 
-TEST(ConfigTest, ExecutionKeysAndSyntheticOptionsAreRead) {
-  const std::string text = R"(task: synthetic
+TEST(ConfigTest, ExecutionKeysAndTaskOptionsAreRead) {
+  const std::string text = R"(task: fashion_mnist
 data: /tmp/data
 output: out/study
 threads_per_rank: 4
 validation_samples: 500
 train_samples: 2000
-synthetic:
-  train_samples: 100
-  val_samples: 20
-  test_samples: 30
-  features: 8
-  classes: 3
-  noise: 0.25
 sweep:
   method: grid
   metric: {name: train_loss}
@@ -176,17 +166,13 @@ sweep:
 )";
   SweepConfig config;
   ASSERT_TRUE(Parse(text, &config).ok()) << Parse(text, &config).message();
-  EXPECT_EQ(config.execution.data, "/tmp/data");
   EXPECT_EQ(config.execution.output, "out/study");
   EXPECT_EQ(config.execution.threads_per_rank, 4);
-  EXPECT_EQ(config.execution.validation_samples, 500);
-  EXPECT_EQ(config.execution.train_samples, 2000);
-  EXPECT_EQ(config.execution.synthetic.train_samples, 100);
-  EXPECT_EQ(config.execution.synthetic.val_samples, 20);
-  EXPECT_EQ(config.execution.synthetic.test_samples, 30);
-  EXPECT_EQ(config.execution.synthetic.features, 8);
-  EXPECT_EQ(config.execution.synthetic.classes, 3);
-  EXPECT_DOUBLE_EQ(config.execution.synthetic.noise, 0.25);
+  // The task's own keys are its options, with their lines, for the task to read.
+  EXPECT_EQ(config.task_options.Get("data", ""), "/tmp/data");
+  EXPECT_EQ(config.task_options.Find("data")->line, 2);
+  EXPECT_EQ(config.task_options.Get("validation_samples", ""), "500");
+  EXPECT_EQ(config.task_options.Get("train_samples", ""), "2000");
   // Grid search enumerates an integer range, as W&B's grid search does.
   EXPECT_EQ(config.sweep.parameters[0].distribution, Distribution::kIntUniform);
 }
@@ -643,7 +629,7 @@ const BadConfig kBadConfigs[] = {
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
      "test.yaml:2: seed: must be >= 0, got -3"},
     {"ValidationSamplesTooMany",
-     "task: synthetic\nvalidation_samples: 60000\nsweep:\n  method: random\n  run_cap: 4\n"
+     "task: fashion_mnist\nvalidation_samples: 60000\nsweep:\n  method: random\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
      "test.yaml:2: validation_samples: must be in [1, 59999], got 60000"},
     {"SyntheticOneClass",

@@ -15,6 +15,7 @@
 #include "hpo/task_catalog.hpp"
 #include "sched/scheduler.hpp"
 #include "search/searcher.hpp"
+#include "tasks/classifier_description.hpp"
 
 namespace hpo {
 namespace {

@@ -21,6 +21,7 @@
 #include "hpo/task_catalog.hpp"
 #include "report/report.hpp"
 #include "study/study_file.hpp"
+#include "tasks/classifier_description.hpp"
 
 namespace hpo {
 namespace {

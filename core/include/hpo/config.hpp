@@ -1,5 +1,5 @@
 // The sweep configuration: one YAML file whose `sweep:` section is a Weights & Biases sweep
-// configuration, verbatim, beside the execution keys W&B has no word for (task, data, epochs,
+// configuration, verbatim, beside the execution keys W&B has no word for (task, epochs,
 // ranks_per_trial, seed, output, ...). Parsed and validated on rank 0 only; other ranks receive the
 // text and parse it again (parsing is deterministic), so every rank holds an identical SweepConfig.
 // Plain value types; thread-safe as values.
@@ -114,27 +114,15 @@ struct SweepSpec {
   std::string description;
 };
 
-// Size and difficulty of the in-memory `synthetic` task (key `synthetic:`).
-struct SyntheticOptions {
-  int64_t train_samples = 4096;
-  int64_t val_samples = 1024;
-  int64_t test_samples = 1024;
-  int64_t features = 32;
-  int64_t classes = 4;
-  double noise = 0.5;  // std-dev of the Gaussian noise added to the teacher's logits
-};
-
-// The execution keys beside `sweep:`.
 // `epochs` of a command sweep that gives none: the program decides how many steps it reports.
 inline constexpr int64_t kUnboundedEpochs = int64_t{1} << 40;
 
+// The execution keys beside `sweep:` that every task has. A task's own keys (`data`, `model`,
+// `text:`, ...) are its options (TaskOptions below).
 struct ExecutionSpec {
   // The task's name in the TaskCatalog (`task:`; "command" for a sweep with `program` or
   // `command` and no `task:`).
-  std::string task = "synthetic";
-  // Folder with the four Fashion-MNIST IDX files (gzip as shipped or uncompressed); empty means
-  // Debian's /usr/share/datasets/fashion-mnist.
-  std::string data;
+  std::string task;
   // Epochs per trial; for command sweeps optional (kUnboundedEpochs), the most steps a trial
   // reports, which bounds early stopping's rungs.
   int64_t epochs = 1;
@@ -149,11 +137,6 @@ struct ExecutionSpec {
   bool gpus_requested = false;
   uint64_t seed = 0;
   std::string output = "runs/study";  // folder holding study.h5 and per-trial artifacts
-  // Validation samples carved from the end of a fixed shuffle of the training set.
-  int64_t validation_samples = 6000;
-  // Use only the first N training samples (after the validation split); 0 means all.
-  int64_t train_samples = 0;
-  SyntheticOptions synthetic;
   // A rank that rank 0 has not heard from for this many seconds is lost (its host is down or cut
   // off), and so is rank 0 for a rank that has not heard from it: the job then ends with
   // ExitCode::kPeerLost, the study saved (`peer_timeout_s`, > 0).
@@ -246,7 +229,8 @@ struct CommandSpec {
 
 // The keys a task owns beside `sweep:` (TaskDescription::option_keys), as written: each scalar
 // under its dotted path ("model", "text.train"), with its line for messages. Read by the task
-// (its description's CheckOptions at parse time, its runner on every rank).
+// (its description's CheckOptions at parse time, its runner on every rank) with the typed getters
+// below, which name the file, line and key in every error.
 struct TaskOption {
   std::string value;
   int line = 0;
@@ -261,6 +245,14 @@ struct TaskOptions {
   std::string Get(const std::string& key, const std::string& fallback) const;
   // BadInput "FILE:LINE: KEY: message" (the key's line; FILE: KEY: when the key is absent).
   Status Error(const std::string& key, const std::string& message) const;
+  // The option as an integer in [minimum, maximum], `fallback` when it is absent; BadInput
+  // naming the key otherwise.
+  Status GetInteger(const std::string& key, int64_t minimum, int64_t maximum, int64_t fallback,
+                    int64_t* value) const;
+  // The option as a finite number >= minimum, `fallback` when it is absent; BadInput otherwise.
+  Status GetNumber(const std::string& key, double minimum, double fallback, double* value) const;
+  // BadInput unless `section` is absent or a mapping whose keys are all in `accepted`.
+  Status CheckSection(const std::string& section, const std::vector<std::string>& accepted) const;
 };
 
 struct SweepConfig {
@@ -314,10 +306,10 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
 Status ParseStoredConfig(const std::string& text, const TaskCatalog& catalog, SweepConfig* config);
 
 // Whether `config` may continue a study begun with the config text `study_config_text`: the same
-// sweep (search space, method, metric, early stopping, search options, task, epochs, seed, data
-// sizes) with possibly different run_cap, budgets, trial_retries, checkpoint, output, data folder,
-// ranks_per_trial, threads_per_rank, trials_per_gpu and ddp. BadInput naming the first key that
-// differs otherwise.
+// sweep (search space, method, metric, early stopping, search options, task, epochs, seed, the
+// task's options but `data`) with possibly different run_cap, budgets, trial_retries, checkpoint,
+// output, data, ranks_per_trial, threads_per_rank, trials_per_gpu and ddp. BadInput naming the
+// first key that differs otherwise.
 Status CheckSameSweep(const std::string& study_config_text, const SweepConfig& config);
 
 // Reads `path` and parses it; a missing or unreadable file is BadInput naming the path.

@@ -1,8 +1,9 @@
-// A user's own libtorch model as a kind of task (DESIGN.md, "Tasks"): the task says what data it
-// trains on, how it builds a model from a trial's hyperparameters, its loss, and what it measures;
-// the project's DDP trainer does the rest (sharding, gradient buckets with overlap and compression,
-// checkpoints, preemption, early stopping, NCCL on GPUs). The built-in tasks (fashion_mnist,
-// synthetic, torchscript, text_classification) are written against exactly this header.
+// A user's own libtorch model as a kind of task (docs/design.md, "Tasks"): the task says what data
+// it trains on, how it builds a model from a trial's hyperparameters, its loss, and what it
+// measures; the project's DDP trainer does the rest (sharding, gradient buckets with overlap and
+// compression, checkpoints, preemption, early stopping, NCCL on GPUs). The built-in tasks
+// (fashion_mnist, synthetic, torchscript, text_classification) are written against exactly this
+// header.
 //
 // Register one with AddModelTask (below) in a TaskRegistry, and run the registry with
 // hpo::Main (hpo/main.hpp); apps/examples/custom_task is a complete example.

@@ -1,4 +1,4 @@
-// The torch-free half of the task seam (DESIGN.md, "Tasks"): what a kind of task takes and
+// The torch-free half of the task seam (docs/design.md, "Tasks"): what a kind of task takes and
 // reports, so rank 0 validates a config against it before anything trains. Every kind of task
 // (the built-in libtorch tasks, command trials, a user's own) is one TaskDescription in a
 // TaskCatalog; the parser, coordinator, study and report never learn which kind ran. The other
@@ -74,28 +74,19 @@ class TaskDescription {
   const HyperparameterInfo* FindHyperparameter(const std::string& name) const;
 };
 
+// A numeric hyperparameter accepting [min, max] (an end left out when its *_exclusive is true).
+HyperparameterInfo NumericHyperparameter(std::string name, ParamType type, ParamValue default_value,
+                                         double min, double max, std::string help,
+                                         bool min_exclusive = false, bool max_exclusive = false);
+// A string hyperparameter taking one of `choices`.
+HyperparameterInfo ChoiceHyperparameter(std::string name, std::string default_value,
+                                        std::vector<std::string> choices, std::string help);
+
 // A description with a fixed list of hyperparameters and of metrics (whatever the config), for a
 // user's own task: MakeTaskDescription("my_task", hyperparameters, metric_names).
 std::shared_ptr<const TaskDescription> MakeTaskDescription(
     std::string name, std::vector<HyperparameterInfo> hyperparameters,
     std::vector<std::string> metric_names);
-
-// task: torchscript. `model` names a TorchScript file, relative to the config's folder; `{name}`
-// in it is replaced by the trial's value of parameter `name` (integers as 32, other numbers as
-// FormatParamValue writes them, strings as they are), so that an architecture parameter selects
-// among exported files: models/net_w{width}.pt.
-inline constexpr const char* kTorchScriptTaskName = "torchscript";
-// task: text_classification: a Transformer encoder classifier on labelled TSV or CSV files (the
-// `text:` section; README, "Your own text").
-inline constexpr const char* kTextClassificationTaskName = "text_classification";
-// The placeholders of `pattern`, in order (each once). BadInput for an unclosed '{' or an empty
-// name.
-Status ModelPathPlaceholders(const std::string& pattern, std::vector<std::string>* names);
-// `config`'s `model` as an absolute pattern (a relative one taken from the config's folder).
-std::string ModelPathPattern(const SweepConfig& config);
-// `pattern` with every placeholder replaced by the value in `params`; BadInput naming a
-// placeholder without a value.
-Status ExpandModelPath(const std::string& pattern, const Assignment& params, std::string* path);
 
 // The tasks a run knows, by name. Not thread-safe while adding; read-only afterwards.
 class TaskCatalog {
@@ -116,8 +107,8 @@ class TaskCatalog {
 // The name of the command-trial task: a sweep with W&B's `program` or `command` and no `task:`.
 inline constexpr const char* kCommandTaskName = "command";
 
-// fashion_mnist, synthetic (the built-in libtorch classifiers), torchscript, text_classification
-// and command.
+// The descriptions of the built-in tasks (core/src/tasks/builtin_tasks.def: fashion_mnist,
+// synthetic, torchscript, text_classification and command).
 const TaskCatalog& BuiltinTaskCatalog();
 
 // The optimizer's hyperparameters every libtorch task (hpo/model_task.hpp) takes, read by the DDP
@@ -130,11 +121,6 @@ std::vector<HyperparameterInfo> TrainerHyperparameters();
 // The metrics of every epoch of a libtorch task, in order: train_loss, then `validation_metrics`
 // (what its Summarize gives for "val_"), then epoch_time_s.
 std::vector<std::string> ModelTaskMetricNames(const std::vector<std::string>& validation_metrics);
-
-// The built-in classifiers' hyperparameters: TrainerHyperparameters(), dropout, width; and their
-// metrics per epoch: train_loss, val_loss, val_accuracy, val_macro_f1, epoch_time_s.
-const std::vector<HyperparameterInfo>& ClassifierHyperparameters();
-const std::vector<std::string>& ClassifierMetricNames();
 
 // The trial's value for `name`: from the assignment if swept, else the hyperparameter's default
 // in `hyperparameters`. A name that is neither gives int64_t{0}.

@@ -1,4 +1,4 @@
-// The per-rank half of the task seam (DESIGN.md, "Tasks"): a TaskRunner runs one trial
+// The per-rank half of the task seam (docs/design.md, "Tasks"): a TaskRunner runs one trial
 // collectively on its trial group and reports every epoch (or step) through the epoch gate; a
 // TaskRegistry pairs each kind of task's torch-free description (hpo/task_catalog.hpp) with the
 // factory that prepares its runner on every rank. The sweep runtime (group loop, coordinator,
@@ -15,12 +15,15 @@
 
 #include "hpo/config.hpp"
 #include "hpo/epoch_gate.hpp"
-#include "hpo/mpi/group_layout.hpp"
 #include "hpo/status.hpp"
 #include "hpo/task_catalog.hpp"
 #include "hpo/trial.hpp"
 
 namespace hpo {
+
+// This rank's trial group (hpo/mpi/group_layout.hpp: its MPI communicator, rank in the group,
+// node-local rank), for runners that run collectives of their own.
+struct GroupLayout;
 
 // What the runtime gives a runner for one trial. Same trial on every rank of the group.
 struct TrialContext {
@@ -80,7 +83,8 @@ class TaskRegistry {
   std::map<std::string, TaskRunnerFactory> factories_;
 };
 
-// fashion_mnist and synthetic (the libtorch trainer) and command (the user's own program).
+// The built-in tasks (core/src/tasks/builtin_tasks.def): fashion_mnist, synthetic, torchscript and
+// text_classification (the libtorch trainer) and command (the user's own program).
 const TaskRegistry& BuiltinTaskRegistry();
 
 }  // namespace hpo

@@ -29,7 +29,6 @@ using config_internal::Field;
 using config_internal::MappingFields;
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMaxValidationSamples = 59999;  // Fashion-MNIST has 60000 training images
 
 // The task: `task:` names one of the catalog's; a sweep with W&B's `program` or `command` and no
 // `task:` is a command sweep.
@@ -68,41 +67,14 @@ Status ReadNonEmptyString(const ErrorFormatter& errors, const Field& field, std:
   return Status::Ok();
 }
 
-Status ParseSynthetic(const ErrorFormatter& errors, const Field& field, SyntheticOptions* options) {
-  MappingFields fields;
-  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
-  HPO_RETURN_IF_ERROR(fields.CheckKeys(
-      {"train_samples", "val_samples", "test_samples", "features", "classes", "noise"}));
-  const std::pair<const char*, int64_t*> sizes[] = {{"train_samples", &options->train_samples},
-                                                    {"val_samples", &options->val_samples},
-                                                    {"test_samples", &options->test_samples},
-                                                    {"features", &options->features}};
-  for (const auto& [key, target] : sizes) {
-    if (const Field* entry = fields.Find(key)) {
-      HPO_RETURN_IF_ERROR(config_internal::ReadInteger(errors, *entry, 1, kInt64Max, target));
-    }
-  }
-  if (const Field* classes = fields.Find("classes")) {
-    HPO_RETURN_IF_ERROR(
-        config_internal::ReadInteger(errors, *classes, 2, kInt64Max, &options->classes));
-  }
-  if (const Field* noise = fields.Find("noise")) {
-    HPO_RETURN_IF_ERROR(config_internal::ReadFiniteNumber(errors, *noise, &options->noise));
-    if (options->noise < 0.0) return errors.At(*noise, "must be >= 0");
-  }
-  return Status::Ok();
-}
-
 // The execution keys of a wrapped config (execution->task is already set).
 Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
                       ExecutionSpec* execution) {
   const bool command = execution->task == kCommandTaskName;
-  for (const char* key : {"data", "validation_samples", "train_samples", "synthetic", "ddp"}) {
-    if (command && top.Has(key)) {
-      return errors.At(*top.Find(key),
-                       "applies to the built-in tasks; a command sweep's program "
-                       "reads its own data (pass it as a parameter)");
-    }
+  if (command && top.Has("ddp")) {
+    return errors.At(*top.Find("ddp"),
+                     "applies to the tasks hpo trains; a command sweep's program runs its own "
+                     "data parallelism");
   }
   for (const char* key : config_internal::kCommandKeys) {
     if (!command && top.Has(key)) {
@@ -113,9 +85,6 @@ Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
     }
   }
   if (command && !top.Has("epochs")) execution->epochs = kUnboundedEpochs;
-  if (const Field* data = top.Find("data")) {
-    HPO_RETURN_IF_ERROR(ReadNonEmptyString(errors, *data, &execution->data));
-  }
   if (const Field* output = top.Find("output")) {
     HPO_RETURN_IF_ERROR(ReadNonEmptyString(errors, *output, &execution->output));
   }
@@ -132,8 +101,6 @@ Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
       {"threads_per_rank", 1, kInt64Max, &execution->threads_per_rank},
       {"trials_per_gpu", 1, kInt64Max, &execution->trials_per_gpu},
       {"seed", 0, kInt64Max, &seed},
-      {"validation_samples", 1, kMaxValidationSamples, &execution->validation_samples},
-      {"train_samples", 0, kInt64Max, &execution->train_samples},
   };
   for (const IntegerKey& integer : integer_keys) {
     if (const Field* entry = top.Find(integer.key)) {
@@ -156,9 +123,6 @@ Status ParseExecution(const ErrorFormatter& errors, const MappingFields& top,
                      "trials_per_gpu > 1 places one-rank trial groups on a shared GPU and needs "
                      "ranks_per_trial: 1, got ranks_per_trial " +
                          std::to_string(execution->ranks_per_trial));
-  }
-  if (const Field* synthetic = top.Find("synthetic")) {
-    HPO_RETURN_IF_ERROR(ParseSynthetic(errors, *synthetic, &execution->synthetic));
   }
   return Status::Ok();
 }
@@ -414,6 +378,31 @@ std::vector<std::string> TaskOptionKeys(const MappingFields& top, const TaskCata
   return description != nullptr ? description->option_keys() : std::vector<std::string>();
 }
 
+// A key beside `sweep:` that is not among `known` but is another task's option: BadInput saying
+// which tasks take it (clearer than "unknown key" for, e.g., `data` in a command sweep).
+Status RefuseOtherTasksOptions(const ErrorFormatter& errors, const MappingFields& top,
+                               const std::vector<std::string>& known, const TaskCatalog& catalog) {
+  const Field* named = top.Find("task");
+  const std::string this_task = named != nullptr && named->value.IsScalar()
+                                    ? "task " + named->value.Scalar()
+                                    : "a command sweep (its program reads its own settings: pass "
+                                      "them as parameters)";
+  for (const Field& field : top.fields()) {
+    if (std::find(known.begin(), known.end(), field.key) != known.end()) continue;
+    std::string owners;
+    for (const std::string& name : catalog.names()) {
+      const std::vector<std::string> keys = catalog.Find(name)->option_keys();
+      if (std::find(keys.begin(), keys.end(), field.key) != keys.end()) {
+        owners += (owners.empty() ? "" : ", ") + name;
+      }
+    }
+    if (!owners.empty()) {
+      return errors.At(field, "is an option of task " + owners + ", not of " + this_task);
+    }
+  }
+  return Status::Ok();
+}
+
 // A wrapped config. With `on_this_machine` false (a study's stored config, read by the report)
 // nothing is checked against this machine's files: a command sweep's program and interpreter
 // are not looked up, and its command section is left unparsed.
@@ -421,16 +410,12 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                     const TaskCatalog& catalog, bool on_this_machine, SweepConfig* parsed) {
   std::vector<std::string> known = {"sweep",
                                     "task",
-                                    "data",
                                     "epochs",
                                     "ranks_per_trial",
                                     "threads_per_rank",
                                     "trials_per_gpu",
                                     "seed",
                                     "output",
-                                    "validation_samples",
-                                    "train_samples",
-                                    "synthetic",
                                     "search",
                                     "median_stopping",
                                     "asha",
@@ -449,6 +434,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "cuda_visible_devices"};
   const std::vector<std::string> option_keys = TaskOptionKeys(top, catalog);
   known.insert(known.end(), option_keys.begin(), option_keys.end());
+  HPO_RETURN_IF_ERROR(RefuseOtherTasksOptions(errors, top, known, catalog));
   HPO_RETURN_IF_ERROR(top.CheckKeys(known));
   parsed->task_options.file = errors.file();
   for (const std::string& key : option_keys) {

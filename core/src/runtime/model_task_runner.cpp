@@ -6,11 +6,12 @@
 #include <filesystem>
 #include <string>
 
-#include "builtin_tasks.hpp"
 #include "device_plan.hpp"
 #include "hpo/model_task.hpp"
-#include "train/builtin_classifier.hpp"
+#include "hpo/mpi/group_layout.hpp"
+#include "hpo/task_runner.hpp"
 #include "train/trainer.hpp"
+#include "trial_files.hpp"
 
 namespace hpo {
 
@@ -122,13 +123,6 @@ void AddModelTask(TaskRegistry* registry, std::shared_ptr<const TaskDescription>
     return Status::Ok();
   };
   registry->Add(std::move(description), std::move(runner_factory));
-}
-
-Status MakeBuiltinClassifier(const SweepConfig& config, std::unique_ptr<ModelTask>* task) {
-  std::unique_ptr<BuiltinClassifier> classifier;
-  HPO_RETURN_IF_ERROR(BuiltinClassifier::Load(config.execution, &classifier));
-  *task = std::move(classifier);
-  return Status::Ok();
 }
 
 std::string WeightsPath(const std::string& output, int64_t trial_id) {

@@ -12,7 +12,6 @@
 #include <sstream>
 #include <thread>
 
-#include "builtin_tasks.hpp"
 #include "common/file_io.hpp"
 #include "common/launch_warning.hpp"
 #include "coord/coordinator.hpp"
@@ -30,6 +29,7 @@
 #include "sched/scheduler.hpp"
 #include "search/searcher.hpp"
 #include "study/study_file.hpp"
+#include "trial_files.hpp"
 
 namespace hpo {
 
@@ -335,7 +335,9 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
     if (!parsed.ok()) AbortJob(ExitCode::kFailure, "config did not parse as on rank 0");
   }
   if (!options.output_override.empty()) config.execution.output = options.output_override;
-  if (!options.data_override.empty()) config.execution.data = options.data_override;
+  if (!options.data_override.empty()) {
+    config.task_options.values["data"] = TaskOption{options.data_override, 0};
+  }
 
   GroupLayout layout;
   HPO_RETURN_IF_ERROR(

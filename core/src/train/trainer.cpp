@@ -24,7 +24,7 @@
 #include "train/distributed_sampler.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/lr_schedule.hpp"
-#include "train/models.hpp"
+#include "train/model_sync.hpp"
 
 namespace hpo {
 namespace {

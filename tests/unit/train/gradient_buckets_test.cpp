@@ -9,8 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "tasks/fashion_mnist/task.hpp"
 #include "thread_collectives.hpp"
-#include "train/models.hpp"
+#include "train/model_sync.hpp"
 
 namespace hpo {
 namespace {
@@ -397,9 +398,6 @@ TEST(GradientBucketsTest, UnequalShardsWeightedToTheGlobalMean) {
 }
 
 TEST(ModelSyncTest, BroadcastAndBufferSyncMakeRanksIdentical) {
-  ModelSpec spec;
-  spec.task = "fashion_mnist";
-  spec.width = 4;
   std::vector<torch::nn::Sequential> models(2);
   std::mutex build;
   testing::RunOnThreads(2, [&](GroupCollectives& collectives) {
@@ -407,7 +405,7 @@ TEST(ModelSyncTest, BroadcastAndBufferSyncMakeRanksIdentical) {
     {
       std::lock_guard<std::mutex> lock(build);
       torch::manual_seed(100 + rank);
-      models[rank] = BuildModel(spec);
+      models[rank] = BuildFashionCnn(/*width=*/4, /*dropout=*/0.0, /*classes=*/10);
     }
     ModuleModel model(models[rank].ptr(), nullptr);
     BroadcastModelState(model, collectives);
@@ -430,24 +428,6 @@ TEST(ModelSyncTest, BroadcastAndBufferSyncMakeRanksIdentical) {
   // The first BatchNorm's running mean moved from 0 by momentum 0.1 towards the average input.
   const torch::Tensor mean = models[0]->named_buffers()["1.running_mean"];
   EXPECT_GT(mean.abs().sum().item<float>(), 0.0f);
-}
-
-TEST(ModelsTest, OutputShapes) {
-  ModelSpec cnn;
-  cnn.task = "fashion_mnist";
-  cnn.width = 3;
-  cnn.dropout = 0.5;
-  EXPECT_EQ(BuildModel(cnn)->forward(torch::zeros({5, 1, 28, 28})).sizes(),
-            (std::vector<int64_t>{5, 10}));
-  ModelSpec mlp;
-  mlp.task = "synthetic";
-  mlp.width = 7;
-  mlp.input_features = 11;
-  mlp.num_classes = 4;
-  torch::nn::Sequential model = BuildModel(mlp);
-  EXPECT_EQ(model->forward(torch::zeros({2, 11})).sizes(), (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(model->parameters().size(), 6u);
-  EXPECT_TRUE(model->buffers().empty());
 }
 
 }  // namespace

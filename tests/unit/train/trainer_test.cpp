@@ -13,9 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "classifier_task_spec.hpp"
 #include "hpo/task_catalog.hpp"
+#include "tasks/classifier_description.hpp"
 #include "thread_collectives.hpp"
-#include "train/builtin_classifier.hpp"
 
 namespace hpo {
 namespace {
@@ -28,8 +29,8 @@ Assignment Params(double lr, int64_t batch_size, const std::string& optimizer, i
           {"width", width}};
 }
 
-ExecutionSpec SyntheticExecution(int64_t train_samples = 250) {
-  ExecutionSpec execution;
+testing::ClassifierTaskSpec SyntheticExecution(int64_t train_samples = 250) {
+  testing::ClassifierTaskSpec execution;
   execution.task = "synthetic";
   execution.seed = 11;
   execution.threads_per_rank = 1;
@@ -41,9 +42,9 @@ ExecutionSpec SyntheticExecution(int64_t train_samples = 250) {
   return execution;
 }
 
-TaskData LoadOrDie(const ExecutionSpec& execution) {
+TaskData LoadOrDie(const testing::ClassifierTaskSpec& execution) {
   TaskData data;
-  const Status status = LoadTaskData(execution, &data);
+  const Status status = testing::LoadClassifierData(execution, &data);
   EXPECT_TRUE(status.ok()) << status.message();
   return data;
 }
@@ -57,10 +58,11 @@ TrialSpec Trial(Assignment params) {
 }
 
 // The built-in classifier for `execution` on `data`, and the trainer's setup for it.
-struct ClassifierSetup {
-  ClassifierSetup(const ExecutionSpec& execution, const TaskData& data)
-      : task(execution.task, data), setup(BuiltinClassifierSetup(&task, execution)) {}
-  BuiltinClassifier task;
+struct ClassifierUnderTest {
+  ClassifierUnderTest(const testing::ClassifierTaskSpec& execution, const TaskData& data)
+      : task(testing::MakeClassifier(execution, data)),
+        setup(ClassifierSetup(task.get(), execution.threads_per_rank)) {}
+  std::unique_ptr<TensorClassifier> task;
   TrainingSetup setup;
 };
 
@@ -87,13 +89,14 @@ struct RankResult {
 
 // Trains `trial` as a group of `size` ranks: the single-rank collectives for 1, else threads.
 template <typename Gate = AlwaysContinue>
-std::vector<RankResult> RunGroup(int size, const ExecutionSpec& execution, const TrialSpec& trial,
-                                 const TaskData& data, const TrainOptions& options) {
+std::vector<RankResult> RunGroup(int size, const testing::ClassifierTaskSpec& execution,
+                                 const TrialSpec& trial, const TaskData& data,
+                                 const TrainOptions& options) {
   std::vector<RankResult> results(size);
   const auto run = [&](GroupCollectives& collectives) {
     Gate gate;
     RankResult& result = results[collectives.rank()];
-    ClassifierSetup classifier(execution, data);
+    ClassifierUnderTest classifier(execution, data);
     std::unique_ptr<TrainableModel> model;
     result.status =
         RunTrial(classifier.setup, trial, collectives, gate, options, &result.outcome, &model);
@@ -132,8 +135,8 @@ size_t MetricIndex(const std::string&, const std::string& name) {
 }
 
 // N ranks on N shards of every global batch make the same updates as one rank.
-void ExpectMatchesOneRank(int size, const ExecutionSpec& execution, const TrialSpec& trial,
-                          int64_t epochs) {
+void ExpectMatchesOneRank(int size, const testing::ClassifierTaskSpec& execution,
+                          const TrialSpec& trial, int64_t epochs) {
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = epochs;
@@ -184,7 +187,7 @@ TEST(TrainerDdpTest, RanksWithEmptySlicesStillMatch) {
 }
 
 TEST(TrainerDdpTest, OverlappedAllreduceGivesTheWeightsOfAllreduceAfterBackward) {
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
   const TrialSpec trial = Trial(Params(0.01, 32, "adam"));
   for (int size : {1, 2}) {
@@ -203,7 +206,7 @@ TEST(TrainerDdpTest, OverlappedAllreduceGivesTheWeightsOfAllreduceAfterBackward)
 }
 
 TEST(TrainerDdpTest, CompressedGradientsKeepRanksIdenticalAndLearnLikeFloat32) {
-  const ExecutionSpec execution = SyntheticExecution(1000);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(1000);
   const TaskData data = LoadOrDie(execution);
   const TrialSpec trial = Trial(Params(0.05, 32, "sgd"));
   TrainOptions options;
@@ -244,7 +247,7 @@ TEST(TrainerDdpTest, CompressedGradientsKeepRanksIdenticalAndLearnLikeFloat32) {
 
 TEST(TrainerTest, PrefetchingBatchesChangesNoWeights) {
   // 40 samples in batches of 6 on 3 ranks: uneven slices and an empty one in the last batch.
-  const ExecutionSpec execution = SyntheticExecution(40);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(40);
   const TaskData data = LoadOrDie(execution);
   const TrialSpec trial = Trial(Params(0.05, 6, "adam"));
   for (int size : {1, 3}) {
@@ -263,7 +266,7 @@ TEST(TrainerTest, PrefetchingBatchesChangesNoWeights) {
 }
 
 TEST(TrainerTest, ReportsTheTaskMetricsEveryEpochAndLearns) {
-  const ExecutionSpec execution = SyntheticExecution(1000);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(1000);
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 4;
@@ -295,7 +298,7 @@ TEST(TrainerTest, ReportsTheTaskMetricsEveryEpochAndLearns) {
 }
 
 TEST(TrainerTest, DefaultsApplyWhenNothingIsSwept) {
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
   const std::vector<RankResult> result = RunGroup(1, execution, Trial({}), data, TrainOptions());
   ASSERT_TRUE(result[0].status.ok()) << result[0].status.message();
@@ -305,7 +308,7 @@ TEST(TrainerTest, DefaultsApplyWhenNothingIsSwept) {
 }
 
 TEST(TrainerTest, NonFiniteLossFailsTheTrialOnEveryRank) {
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 3;
@@ -337,7 +340,7 @@ class StopAfterFirstEpoch final : public EpochGate {
 };
 
 TEST(TrainerTest, GateStopsTheTrialOnEveryRank) {
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 3;
@@ -358,7 +361,7 @@ TEST(TrainerTest, GateStopsTheTrialOnEveryRank) {
 }
 
 TEST(TrainerTest, OutOfRangeHyperparametersAreBadInput) {
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
   const std::vector<std::pair<std::string, ParamValue>> bad = {
       {"batch_size", int64_t{0}},
@@ -379,7 +382,7 @@ TEST(TrainerTest, OutOfRangeHyperparametersAreBadInput) {
     TrialOutcome outcome;
     AlwaysContinue gate;
     SingleRankCollectives single;
-    ClassifierSetup classifier(execution, data);
+    ClassifierUnderTest classifier(execution, data);
     const Status status =
         RunTrial(classifier.setup, Trial(params), single, gate, TrainOptions(), &outcome);
     EXPECT_EQ(status.code(), Status::Code::kBadInput) << name << " " << FormatParamValue(value);
@@ -390,7 +393,7 @@ TEST(TrainerTest, OutOfRangeHyperparametersAreBadInput) {
 TEST(TrainerTest, WarmupRatioScalesTheLearningRateFromZero) {
   // With warm-up over every step (ratio just under 1), the first update has lr 0 and the rest are
   // smaller than without: the trained weights differ, and a 1-step epoch leaves the model as built.
-  const ExecutionSpec execution = SyntheticExecution(32);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(32);
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 1;
@@ -402,10 +405,10 @@ TEST(TrainerTest, WarmupRatioScalesTheLearningRateFromZero) {
   ASSERT_EQ(a[0].outcome.status, TrialStatus::kCompleted) << a[0].outcome.message;
   ASSERT_EQ(b[0].outcome.status, TrialStatus::kCompleted) << b[0].outcome.message;
   TaskData fresh_data = data;
-  BuiltinClassifier task(execution.task, fresh_data);
+  const std::unique_ptr<TensorClassifier> task = testing::MakeClassifier(execution, fresh_data);
   std::unique_ptr<TrainableModel> untrained;
   torch::manual_seed(Trial(warm).seed);
-  ASSERT_TRUE(task.BuildModel(warm, &untrained).ok());
+  ASSERT_TRUE(task->BuildModel(warm, &untrained).ok());
   const auto built = untrained->Parameters();
   const auto trained_warm = b[0].model->parameters();
   const auto trained_constant = a[0].model->parameters();
@@ -418,7 +421,7 @@ TEST(TrainerTest, WarmupRatioScalesTheLearningRateFromZero) {
 }
 
 TEST(TrainerTest, LeaderSavesWeightsThatEvaluateLikeTheModel) {
-  const ExecutionSpec execution = SyntheticExecution(1000);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(1000);
   const TaskData data = LoadOrDie(execution);
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("hpo_trainer_save_" + std::to_string(::getpid()));
@@ -431,7 +434,7 @@ TEST(TrainerTest, LeaderSavesWeightsThatEvaluateLikeTheModel) {
   ASSERT_TRUE(results[0].status.ok()) << results[0].status.message();
   ASSERT_TRUE(std::filesystem::exists(options.save_weights_path));
 
-  ClassifierSetup classifier(execution, data);
+  ClassifierUnderTest classifier(execution, data);
   Evaluation evaluation;
   const Status status =
       EvaluateSavedModel(classifier.setup, params, options.save_weights_path, &evaluation);
@@ -467,18 +470,18 @@ bool HaveFashionMnist() {
   return std::filesystem::exists(std::string(kDebianFolder) + "/train-images-idx3-ubyte.gz");
 }
 
-ExecutionSpec FashionExecution(int64_t train_samples, int64_t validation_samples) {
-  ExecutionSpec execution;
+testing::ClassifierTaskSpec FashionExecution(int64_t train_samples, int64_t validation_samples) {
+  testing::ClassifierTaskSpec execution;
   execution.task = "fashion_mnist";
   execution.threads_per_rank = 1;
-  execution.train_samples = train_samples;
-  execution.validation_samples = validation_samples;
+  execution.fashion.train_samples = train_samples;
+  execution.fashion.validation_samples = validation_samples;
   return execution;
 }
 
 TEST(FashionMnistTrainingTest, OneEpochOn5000SamplesLearns) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const ExecutionSpec execution = FashionExecution(5000, 2000);
+  const testing::ClassifierTaskSpec execution = FashionExecution(5000, 2000);
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 1;
@@ -498,7 +501,7 @@ TEST(FashionMnistTrainingTest, OneEpochOn5000SamplesLearns) {
 
 TEST(FashionMnistTrainingTest, BatchNormStatisticsAgreeAcrossRanks) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const ExecutionSpec execution = FashionExecution(300, 100);
+  const testing::ClassifierTaskSpec execution = FashionExecution(300, 100);
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 1;
@@ -563,7 +566,7 @@ class CheckpointTest : public ::testing::Test {
 };
 
 TEST_F(CheckpointTest, ResumingAfterAnEpochInterruptionEqualsTheUninterruptedRun) {
-  const ExecutionSpec execution = SyntheticExecution(600);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(600);
   const TaskData data = LoadOrDie(execution);
   Assignment params = Params(0.05, 32, "adam");
   for (NamedValue& entry : params) {
@@ -591,7 +594,7 @@ TEST_F(CheckpointTest, ResumingAfterAnEpochInterruptionEqualsTheUninterruptedRun
 }
 
 TEST_F(CheckpointTest, ResumingMidEpochOnTwoRanksContinuesFromTheStep) {
-  const ExecutionSpec execution = SyntheticExecution(600);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(600);
   const TaskData data = LoadOrDie(execution);
   const Assignment params = Params(0.05, 32, "sgd");
   const std::vector<RankResult> whole = RunGroup(2, execution, Trial(params), data, options_);
@@ -619,7 +622,7 @@ TEST_F(CheckpointTest, ResumingMidEpochOnTwoRanksContinuesFromTheStep) {
 }
 
 TEST_F(CheckpointTest, AnotherTrialsOrAnUnreadableCheckpointIsNotUsed) {
-  const ExecutionSpec execution = SyntheticExecution(300);
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(300);
   const TaskData data = LoadOrDie(execution);
   options_.epochs = 2;
   RunGroup<InterruptingGate<1, 0>>(1, execution, Trial(Params(0.05, 32, "sgd")), data, options_);
@@ -642,7 +645,7 @@ TEST_F(CheckpointTest, AnotherTrialsOrAnUnreadableCheckpointIsNotUsed) {
 }
 
 TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
-  const ExecutionSpec execution = SyntheticExecution();
+  const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 3;

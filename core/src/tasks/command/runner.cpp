@@ -37,14 +37,16 @@
 #include <string>
 #include <vector>
 
-#include "builtin_tasks.hpp"
 #include "command/child_process.hpp"
 #include "command/command_line.hpp"
 #include "command/metric_reader.hpp"
 #include "command/process_tree.hpp"
 #include "common/network_interfaces.hpp"
+#include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
-#include "preemption.hpp"
+#include "runtime/preemption.hpp"
+#include "runtime/trial_files.hpp"
+#include "tasks/builtin_tasks.hpp"
 
 extern char** environ;
 
@@ -655,8 +657,7 @@ class CommandRunner final : public TaskRunner {
   std::set<std::string> warned_;
 };
 
-}  // namespace
-
+// Collective over the group (the ranks learn each other's hosts).
 Status MakeCommandRunner(const SweepConfig& config, const GroupLayout& layout,
                          std::unique_ptr<TaskRunner>* runner) {
   auto command = std::make_unique<CommandRunner>(config, layout);
@@ -665,4 +666,11 @@ Status MakeCommandRunner(const SweepConfig& config, const GroupLayout& layout,
   return Status::Ok();
 }
 
+}  // namespace
+
+namespace tasks::command {
+
+void Register(TaskRegistry* registry) { registry->Add(Describe(), MakeCommandRunner); }
+
+}  // namespace tasks::command
 }  // namespace hpo

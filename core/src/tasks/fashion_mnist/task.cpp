@@ -1,27 +1,24 @@
-#include "train/task_data.hpp"
-
-#include <ATen/CPUGeneratorImpl.h>
+#include "tasks/fashion_mnist/task.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
+#include "hpo/task_runner.hpp"
+#include "tasks/builtin_tasks.hpp"
 #include "train/distributed_sampler.hpp"
 #include "train/idx_reader.hpp"
 
 namespace hpo {
 namespace {
 
-constexpr char kDefaultFashionMnistFolder[] = "/usr/share/datasets/fashion-mnist";
 constexpr int64_t kImageSide = 28;
 constexpr int kFashionClasses = 10;
 constexpr double kFashionMean = 0.2860;
 constexpr double kFashionStd = 0.3530;
+constexpr int64_t kHiddenUnits = 128;
 // The validation split's shuffle: a constant, so every trial of every sweep sees the same split.
 constexpr uint64_t kSplitSeed = 0x6d6e6973742d7661ULL;
-// Mixed into the sweep seed for the synthetic task's data.
-constexpr uint64_t kSyntheticDataStream = 0x73796e7468ULL;
 
 Status ReadSplit(const std::string& folder, const std::string& prefix, IdxImages* images,
                  std::vector<uint8_t>* labels) {
@@ -52,8 +49,8 @@ LabeledTensors All(const torch::Tensor& pixels, const torch::Tensor& labels) {
   return Select(pixels, labels, torch::arange(labels.size(0), torch::kInt64));
 }
 
-Status LoadFashionMnist(const ExecutionSpec& execution, TaskData* data) {
-  const std::string folder = execution.data.empty() ? kDefaultFashionMnistFolder : execution.data;
+Status LoadFashionMnistFiles(const FashionMnistOptions& options, TaskData* data) {
+  const std::string& folder = options.folder;
   IdxImages train_images;
   std::vector<uint8_t> train_labels;
   HPO_RETURN_IF_ERROR(ReadSplit(folder, "train", &train_images, &train_labels));
@@ -62,14 +59,14 @@ Status LoadFashionMnist(const ExecutionSpec& execution, TaskData* data) {
   HPO_RETURN_IF_ERROR(ReadSplit(folder, "t10k", &test_images, &test_labels));
 
   const int64_t total = train_images.count;
-  if (execution.validation_samples < 1 || execution.validation_samples >= total) {
+  if (options.validation_samples < 1 || options.validation_samples >= total) {
     return Status::BadInput("validation_samples must be in [1, " + std::to_string(total - 1) +
                             "] for the " + std::to_string(total) + " training images in " + folder +
-                            ", got " + std::to_string(execution.validation_samples));
+                            ", got " + std::to_string(options.validation_samples));
   }
-  if (execution.train_samples < 0) {
+  if (options.train_samples < 0) {
     return Status::BadInput("train_samples must be >= 0, got " +
-                            std::to_string(execution.train_samples));
+                            std::to_string(options.train_samples));
   }
 
   const auto as_tensor = [](std::vector<uint8_t>& bytes, std::vector<int64_t> shape) {
@@ -80,9 +77,9 @@ Status LoadFashionMnist(const ExecutionSpec& execution, TaskData* data) {
   const torch::Tensor train_targets = as_tensor(train_labels, {total});
 
   const std::vector<int64_t> shuffled = ShuffledIndices(kSplitSeed, 0, total);
-  const int64_t available = total - execution.validation_samples;
+  const int64_t available = total - options.validation_samples;
   const int64_t train_count =
-      execution.train_samples > 0 ? std::min(execution.train_samples, available) : available;
+      options.train_samples > 0 ? std::min(options.train_samples, available) : available;
   const torch::Tensor order = torch::tensor(shuffled, torch::kInt64);
   data->train = Select(train_pixels, train_targets, order.narrow(0, 0, train_count));
   data->validation =
@@ -93,43 +90,49 @@ Status LoadFashionMnist(const ExecutionSpec& execution, TaskData* data) {
   return Status::Ok();
 }
 
-Status GenerateSynthetic(const ExecutionSpec& execution, TaskData* data) {
-  const SyntheticOptions& options = execution.synthetic;
-  if (options.features < 1 || options.classes < 2 || options.train_samples < 1 ||
-      options.val_samples < 1 || options.test_samples < 0 || !(options.noise >= 0.0) ||
-      !std::isfinite(options.noise)) {
-    return Status::BadInput(
-        "synthetic: needs features >= 1, classes >= 2, train_samples >= 1, val_samples >= 1, "
-        "test_samples >= 0 and a finite noise >= 0");
-  }
-  at::Generator generator = at::detail::createCPUGenerator(execution.seed ^ kSyntheticDataStream);
-  const torch::Tensor teacher =
-      torch::randn({options.features, options.classes}, generator, torch::kFloat32)
-          .div_(std::sqrt(static_cast<double>(options.features)));
-  const auto generate = [&](int64_t count) {
-    LabeledTensors split;
-    split.inputs = torch::randn({count, options.features}, generator, torch::kFloat32);
-    const torch::Tensor noise = torch::randn({count, options.classes}, generator, torch::kFloat32);
-    split.labels = split.inputs.matmul(teacher).add_(noise.mul_(options.noise)).argmax(1);
-    return split;
-  };
-  data->train = generate(options.train_samples);
-  data->validation = generate(options.val_samples);
-  data->test = generate(options.test_samples);
-  data->num_classes = options.classes;
+// Every rank loads the data once; each trial builds its CNN.
+Status MakeTask(const SweepConfig& config, std::unique_ptr<ModelTask>* task) {
+  FashionMnistOptions options;
+  HPO_RETURN_IF_ERROR(ReadFashionMnistOptions(config.task_options, &options));
+  TaskData data;
+  HPO_RETURN_IF_ERROR(LoadFashionMnist(options, &data));
+  *task = MakeFashionMnistClassifier(data);
   return Status::Ok();
 }
 
 }  // namespace
 
-Status LoadTaskData(const ExecutionSpec& execution, TaskData* data) {
+Status LoadFashionMnist(const FashionMnistOptions& options, TaskData* data) {
   try {
     *data = TaskData();
-    if (execution.task == "fashion_mnist") return LoadFashionMnist(execution, data);
-    return GenerateSynthetic(execution, data);
+    return LoadFashionMnistFiles(options, data);
   } catch (const std::exception& error) {
     return Status::Failure(std::string("loading the task data: ") + error.what());
   }
 }
 
+torch::nn::Sequential BuildFashionCnn(int64_t width, double dropout, int64_t classes) {
+  namespace nn = torch::nn;
+  const int64_t w = width;
+  const int64_t pooled = kImageSide / 4;
+  return nn::Sequential(
+      nn::Conv2d(nn::Conv2dOptions(1, w, 3).padding(1)), nn::BatchNorm2d(w), nn::ReLU(),
+      nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Conv2d(nn::Conv2dOptions(w, 2 * w, 3).padding(1)),
+      nn::BatchNorm2d(2 * w), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(),
+      nn::Dropout(dropout), nn::Linear(2 * w * pooled * pooled, kHiddenUnits), nn::ReLU(),
+      nn::Dropout(dropout), nn::Linear(kHiddenUnits, classes));
+}
+
+std::unique_ptr<TensorClassifier> MakeFashionMnistClassifier(const TaskData& data) {
+  std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  if (data.num_classes != kFashionClasses) names = NumberedClassNames(data.num_classes);
+  return std::make_unique<TensorClassifier>(data, std::move(names), BuildFashionCnn);
+}
+
+namespace tasks::fashion_mnist {
+
+void Register(TaskRegistry* registry) { AddModelTask(registry, Describe(), MakeTask); }
+
+}  // namespace tasks::fashion_mnist
 }  // namespace hpo

@@ -1,4 +1,4 @@
-#include "train/text_transformer.hpp"
+#include "tasks/text_classification/text_transformer.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,5 +1,3 @@
-#include "train/task_data.hpp"
-
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -9,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "idx_test_files.hpp"
+#include "tasks/fashion_mnist/task.hpp"
+#include "train/idx_test_files.hpp"
 
 namespace hpo {
 namespace {
@@ -17,67 +16,6 @@ namespace {
 constexpr char kDebianFolder[] = "/usr/share/datasets/fashion-mnist";
 constexpr double kMean = 0.2860;
 constexpr double kStd = 0.3530;
-
-ExecutionSpec SyntheticSpec(uint64_t seed) {
-  ExecutionSpec execution;
-  execution.task = "synthetic";
-  execution.seed = seed;
-  execution.synthetic.train_samples = 300;
-  execution.synthetic.val_samples = 100;
-  execution.synthetic.test_samples = 50;
-  execution.synthetic.features = 6;
-  execution.synthetic.classes = 3;
-  return execution;
-}
-
-TEST(SyntheticDataTest, ShapesAndDeterminismFromTheSweepSeed) {
-  TaskData a;
-  ASSERT_TRUE(LoadTaskData(SyntheticSpec(5), &a).ok());
-  EXPECT_EQ(a.num_classes, 3);
-  EXPECT_EQ(a.train.inputs.sizes(), (std::vector<int64_t>{300, 6}));
-  EXPECT_EQ(a.validation.size(), 100);
-  EXPECT_EQ(a.test.size(), 50);
-  EXPECT_EQ(a.train.inputs.scalar_type(), torch::kFloat32);
-  EXPECT_EQ(a.train.labels.scalar_type(), torch::kInt64);
-  const torch::Tensor counts = a.train.labels.bincount();
-  EXPECT_EQ(counts.numel(), 3);
-  EXPECT_GT(counts.min().item<int64_t>(), 0);
-
-  torch::manual_seed(12345);  // torch's global generator plays no part
-  TaskData same;
-  ASSERT_TRUE(LoadTaskData(SyntheticSpec(5), &same).ok());
-  EXPECT_TRUE(torch::equal(a.train.inputs, same.train.inputs));
-  EXPECT_TRUE(torch::equal(a.train.labels, same.train.labels));
-  EXPECT_TRUE(torch::equal(a.test.labels, same.test.labels));
-  EXPECT_FALSE(torch::equal(a.train.inputs.narrow(0, 0, 100), a.validation.inputs));
-
-  TaskData other;
-  ASSERT_TRUE(LoadTaskData(SyntheticSpec(6), &other).ok());
-  EXPECT_FALSE(torch::equal(a.train.inputs, other.train.inputs));
-}
-
-TEST(SyntheticDataTest, LabelsFollowTheTeacherWhenNoiseIsLow) {
-  ExecutionSpec execution = SyntheticSpec(1);
-  execution.synthetic.noise = 0.0;
-  execution.synthetic.train_samples = 2000;
-  TaskData data;
-  ASSERT_TRUE(LoadTaskData(execution, &data).ok());
-  // A linear teacher without noise: a least-squares fit of one-hot labels separates most points.
-  const torch::Tensor x =
-      torch::cat({data.train.inputs, torch::ones({data.train.size(), 1})}, 1).to(torch::kFloat64);
-  const torch::Tensor y = torch::one_hot(data.train.labels, 3).to(torch::kFloat64);
-  const torch::Tensor w = std::get<0>(torch::linalg_lstsq(x, y));
-  const double accuracy =
-      x.matmul(w).argmax(1).eq(data.train.labels).to(torch::kFloat64).mean().item<double>();
-  EXPECT_GT(accuracy, 0.8);
-}
-
-TEST(SyntheticDataTest, RejectsBadSizes) {
-  ExecutionSpec execution = SyntheticSpec(1);
-  execution.synthetic.classes = 1;
-  TaskData data;
-  EXPECT_EQ(LoadTaskData(execution, &data).code(), Status::Code::kBadInput);
-}
 
 class FashionFolderTest : public testing::TempDirTest {
  protected:
@@ -99,13 +37,11 @@ class FashionFolderTest : public testing::TempDirTest {
     write("t10k-labels-idx1-ubyte", testing::LabelsFile({0, 1, 2, 3, 4}));
   }
 
-  ExecutionSpec Spec(uint64_t seed) const {
-    ExecutionSpec execution;
-    execution.task = "fashion_mnist";
-    execution.data = dir_.string();
-    execution.seed = seed;
-    execution.validation_samples = 6;
-    return execution;
+  FashionMnistOptions Options() const {
+    FashionMnistOptions options;
+    options.folder = dir_.string();
+    options.validation_samples = 6;
+    return options;
   }
 };
 
@@ -125,7 +61,7 @@ TEST_F(FashionFolderTest, SplitsAFixedShuffleAndNormalises) {
   for (bool gzip : {true, false}) {
     WriteFolder(gzip);
     TaskData data;
-    const Status status = LoadTaskData(Spec(1), &data);
+    const Status status = LoadFashionMnist(Options(), &data);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(data.num_classes, 10);
     EXPECT_EQ(data.train.inputs.sizes(), (std::vector<int64_t>{14, 1, 28, 28}));
@@ -142,14 +78,14 @@ TEST_F(FashionFolderTest, SplitsAFixedShuffleAndNormalises) {
     for (int64_t i = 0; i < 20; ++i) EXPECT_EQ(all[i], i);
     EXPECT_NE(validation, (std::vector<int64_t>{14, 15, 16, 17, 18, 19}));  // shuffled
 
-    TaskData other_seed;
-    ASSERT_TRUE(LoadTaskData(Spec(999), &other_seed).ok());
-    EXPECT_EQ(SourceRows(other_seed.validation), validation);
+    TaskData again;
+    ASSERT_TRUE(LoadFashionMnist(Options(), &again).ok());
+    EXPECT_EQ(SourceRows(again.validation), validation);
 
-    ExecutionSpec limited = Spec(1);
+    FashionMnistOptions limited = Options();
     limited.train_samples = 4;
     TaskData small;
-    ASSERT_TRUE(LoadTaskData(limited, &small).ok());
+    ASSERT_TRUE(LoadFashionMnist(limited, &small).ok());
     EXPECT_EQ(SourceRows(small.train), std::vector<int64_t>(train.begin(), train.begin() + 4));
     EXPECT_EQ(SourceRows(small.validation), validation);
     std::filesystem::remove_all(dir_);
@@ -159,20 +95,20 @@ TEST_F(FashionFolderTest, SplitsAFixedShuffleAndNormalises) {
 
 TEST_F(FashionFolderTest, BadFolderOrSplitIsBadInput) {
   TaskData data;
-  Status status = LoadTaskData(Spec(1), &data);
+  Status status = LoadFashionMnist(Options(), &data);
   EXPECT_EQ(status.code(), Status::Code::kBadInput);
   EXPECT_NE(status.message().find((dir_ / "train-images-idx3-ubyte.gz").string()),
             std::string::npos);
 
   WriteFolder(true);
-  ExecutionSpec too_many = Spec(1);
+  FashionMnistOptions too_many = Options();
   too_many.validation_samples = 20;
-  status = LoadTaskData(too_many, &data);
+  status = LoadFashionMnist(too_many, &data);
   EXPECT_EQ(status.code(), Status::Code::kBadInput);
   EXPECT_NE(status.message().find("validation_samples"), std::string::npos);
 
   WriteGzip("t10k-labels-idx1-ubyte.gz", testing::LabelsFile({0, 1, 2}));
-  status = LoadTaskData(Spec(1), &data);
+  status = LoadFashionMnist(Options(), &data);
   EXPECT_EQ(status.code(), Status::Code::kBadInput);
   EXPECT_NE(status.message().find("t10k-labels-idx1-ubyte.gz: 3 labels for 5 images"),
             std::string::npos);
@@ -182,10 +118,8 @@ TEST(FashionMnistDebianTest, LoadsTheInstalledDataset) {
   if (!std::filesystem::exists(std::string(kDebianFolder) + "/train-images-idx3-ubyte.gz")) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   }
-  ExecutionSpec execution;
-  execution.task = "fashion_mnist";
   TaskData data;
-  const Status status = LoadTaskData(execution, &data);
+  const Status status = LoadFashionMnist(FashionMnistOptions(), &data);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(data.train.size(), 54000);
   EXPECT_EQ(data.validation.size(), 6000);

@@ -1,11 +1,14 @@
-#include "train/torchscript_task.hpp"
+#include "tasks/torchscript/torchscript_task.hpp"
 
 #include <sstream>
 #include <utility>
 
 #include "data/array_dataset.hpp"
 #include "hpo/task_catalog.hpp"
-#include "train/script_model.hpp"
+#include "hpo/task_runner.hpp"
+#include "tasks/builtin_tasks.hpp"
+#include "tasks/torchscript/model_path.hpp"
+#include "tasks/torchscript/script_model.hpp"
 
 namespace hpo {
 namespace {
@@ -61,7 +64,7 @@ Status TorchScriptTask::Make(const SweepConfig& config, std::unique_ptr<ModelTas
   const bool regression = config.task_options.Get("loss", "cross_entropy") == "mse";
 
   ArrayDataset data;
-  HPO_RETURN_IF_ERROR(LoadArrayDataset(config.execution.data, &data));
+  HPO_RETURN_IF_ERROR(LoadArrayDataset(config.task_options.Get("data", ""), &data));
   if (regression) {
     int64_t outputs = 0;
     HPO_RETURN_IF_ERROR(CheckRegressionTargets(data, &outputs));
@@ -163,4 +166,9 @@ Evaluation TorchScriptTask::Summarize(const std::vector<double>& sums, const std
                     objective_);
 }
 
+namespace tasks::torchscript {
+
+void Register(TaskRegistry* registry) { AddModelTask(registry, Describe(), TorchScriptTask::Make); }
+
+}  // namespace tasks::torchscript
 }  // namespace hpo

@@ -1,4 +1,4 @@
-#include "train/text_transformer.hpp"
+#include "tasks/text_classification/text_transformer.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>

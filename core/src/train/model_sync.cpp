@@ -1,33 +1,10 @@
-#include "train/models.hpp"
+#include "train/model_sync.hpp"
 
 #include <cstring>
 #include <vector>
 
 namespace hpo {
 namespace {
-
-constexpr int64_t kHiddenUnits = 128;
-constexpr int64_t kImageSide = 28;
-
-torch::nn::Sequential BuildFashionCnn(const ModelSpec& spec) {
-  namespace nn = torch::nn;
-  const int64_t w = spec.width;
-  const int64_t pooled = kImageSide / 4;
-  return nn::Sequential(
-      nn::Conv2d(nn::Conv2dOptions(1, w, 3).padding(1)), nn::BatchNorm2d(w), nn::ReLU(),
-      nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Conv2d(nn::Conv2dOptions(w, 2 * w, 3).padding(1)),
-      nn::BatchNorm2d(2 * w), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(),
-      nn::Dropout(spec.dropout), nn::Linear(2 * w * pooled * pooled, kHiddenUnits), nn::ReLU(),
-      nn::Dropout(spec.dropout), nn::Linear(kHiddenUnits, spec.num_classes));
-}
-
-torch::nn::Sequential BuildSyntheticMlp(const ModelSpec& spec) {
-  namespace nn = torch::nn;
-  const int64_t w = spec.width;
-  return nn::Sequential(nn::Linear(spec.input_features, w), nn::ReLU(), nn::Dropout(spec.dropout),
-                        nn::Linear(w, w), nn::ReLU(), nn::Dropout(spec.dropout),
-                        nn::Linear(w, spec.num_classes));
-}
 
 // The model's parameters followed by its buffers, in registration order.
 std::vector<torch::Tensor> StateTensors(TrainableModel& model) {
@@ -62,10 +39,6 @@ void BroadcastTensors(const std::vector<torch::Tensor>& tensors, GroupCollective
 }
 
 }  // namespace
-
-torch::nn::Sequential BuildModel(const ModelSpec& spec) {
-  return spec.task == "fashion_mnist" ? BuildFashionCnn(spec) : BuildSyntheticMlp(spec);
-}
 
 void BroadcastModelState(TrainableModel& model, GroupCollectives& collectives) {
   if (collectives.size() == 1) return;

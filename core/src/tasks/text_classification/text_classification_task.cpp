@@ -1,18 +1,20 @@
-#include "text_classification_task.hpp"
+#include "tasks/text_classification/text_classification_task.hpp"
 
 #include <algorithm>
 #include <utility>
 
 #include "hpo/task_catalog.hpp"
-#include "text/text_options.hpp"
+#include "hpo/task_runner.hpp"
+#include "tasks/builtin_tasks.hpp"
+#include "tasks/text_classification/text_options.hpp"
+#include "tasks/text_classification/text_transformer.hpp"
 #include "train/archive_file.hpp"
-#include "train/text_transformer.hpp"
 
 namespace hpo {
 namespace {
 
 const std::vector<HyperparameterInfo>& Hyperparameters() {
-  return BuiltinTaskCatalog().Find(kTextClassificationTaskName)->hyperparameters();
+  return tasks::text_classification::Describe()->hyperparameters();
 }
 
 int64_t IntegerHyperparameter(const Assignment& params, const std::string& name) {
@@ -178,4 +180,11 @@ Evaluation TextClassificationTask::Summarize(const std::vector<double>& sums,
   return objective_.Summarize(sums, prefix);
 }
 
+namespace tasks::text_classification {
+
+void Register(TaskRegistry* registry) {
+  AddModelTask(registry, Describe(), TextClassificationTask::Make);
+}
+
+}  // namespace tasks::text_classification
 }  // namespace hpo

@@ -1,4 +1,4 @@
-#include "text_options.hpp"
+#include "tasks/text_classification/text_options.hpp"
 
 #include <string>
 #include <vector>

@@ -1,0 +1,23 @@
+#include "tasks/classifier_description.hpp"
+
+namespace hpo {
+
+const std::vector<HyperparameterInfo>& ClassifierHyperparameters() {
+  static const std::vector<HyperparameterInfo> kHyperparameters = [] {
+    std::vector<HyperparameterInfo> list = TrainerHyperparameters();
+    list.push_back(NumericHyperparameter("dropout", ParamType::kFloat, 0.0, 0.0, 1.0,
+                                         "dropout probability", false, true));
+    list.push_back(NumericHyperparameter("width", ParamType::kInt, int64_t{16}, 1, 4096,
+                                         "width of the model's hidden layers"));
+    return list;
+  }();
+  return kHyperparameters;
+}
+
+const std::vector<std::string>& ClassifierMetricNames() {
+  static const std::vector<std::string> kMetrics =
+      ModelTaskMetricNames({"val_loss", "val_accuracy", "val_macro_f1"});
+  return kMetrics;
+}
+
+}  // namespace hpo
