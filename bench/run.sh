@@ -4,13 +4,14 @@
 # which it skipped and why. Results are recorded by hand in bench/RESULTS.md (the registry names
 # the section of each).
 #
-#   bench/run.sh [--list] [--long] [--build DIR] [NAME...]
+#   bench/run.sh [--list] [--long] [--dry-run] [--build DIR] [NAME...]
 #
 #   NAME...      run only these benchmarks (all of their rows), in the registry's order; a
 #                benchmark marked `long` runs when named
 #   --list       print the registry as a table (name, kind, ranks, requirements, results section,
 #                command) and exit; with NAMEs, only theirs
 #   --long       also run the benchmarks that take minutes or more
+#   --dry-run    print each run's command, or why it would be skipped here, and run nothing
 #   --build DIR  the build folder holding hpo and bench/hpo_bench_* (default: build);
 #                `bench/run.sh DIR` (a folder that is no benchmark's name) still works
 #
@@ -26,22 +27,26 @@
 # Prints the machine first and a summary last. Exits 1 when a benchmark that ran failed (non-zero
 # exit, or a result line with check=FAILED), 2 on a usage or registry error, else 0.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+caller_dir=$PWD
+root=$(cd "$(dirname "$0")/.." && pwd)
 registry=bench/benchmarks.txt
 
-usage() { sed -n '/^#   bench\/run.sh/,/^#   --build/p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk '/^#   bench\/run.sh \[/ { on = 1 } /^# Each run prints/ { exit } on' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 build=build
+build_given=0
 list=0
 long=0
+dry_run=0
 names=()
 while (($#)); do
   case $1 in
     --list) list=1 ;;
     --long) long=1 ;;
-    --build) [ $# -ge 2 ] || die "--build needs a folder"; build=$2; shift ;;
-    --build=*) build=${1#--build=} ;;
+    --dry-run) dry_run=1 ;;
+    --build) [ $# -ge 2 ] || die "--build needs a folder"; build=$2; build_given=1; shift ;;
+    --build=*) build=${1#--build=}; build_given=1 ;;
     -h | --help) usage; exit 0 ;;
     -*) usage >&2; die "unknown option $1" ;;
     *) names+=("$1") ;;
@@ -49,6 +54,7 @@ while (($#)); do
   shift
 done
 
+cd "$root"
 export TRAIN_SAMPLES=${TRAIN_SAMPLES:-20000} EPOCHS=${EPOCHS:-1}
 export DISPATCH_TRIALS=${DISPATCH_TRIALS:-2000}
 if [ -z "${PYTHON:-}" ]; then
@@ -93,9 +99,15 @@ done <"$registry"
 ((${#r_name[@]} > 0)) || die "$registry holds no benchmark"
 
 # `bench/run.sh DIR`, the form before the registry: a folder that is no benchmark's name.
-if ((${#names[@]} == 1)) && [ -z "${last_row_of[${names[0]}]:-}" ] && [ -d "${names[0]}" ]; then
+if ((${#names[@]} == 1)) && [ -z "${last_row_of[${names[0]}]:-}" ] &&
+  { [ -d "${names[0]}" ] || [ -d "$caller_dir/${names[0]}" ]; }; then
   build=${names[0]}
+  build_given=1
   names=()
+fi
+# A relative build folder is the caller's, when run.sh was started outside the repository root.
+if ((build_given)) && [[ $build != /* ]] && [ "$caller_dir" != "$root" ]; then
+  build=$caller_dir/$build
 fi
 declare -A wanted=()
 for name in "${names[@]}"; do
@@ -172,26 +184,28 @@ import netns_testbed; print(netns_testbed.unavailable() or "")' 2>&1) || why="te
       [ -z "$why" ] || echo "network namespaces ($why)" ;;
     gpu:*)
       count=$( { nvidia-smi -L 2>/dev/null || true; } | grep -c '^GPU' || true)
-      ((count >= ${need#gpu:})) || echo "${need#gpu:} GPU(s) ($count here)" ;;
+      if ((count < ${need#gpu:})); then
+        if [ "$need" = gpu:1 ]; then echo "a GPU ($count here)"; else echo "${need#gpu:} GPUs ($count here)"; fi
+      fi ;;
     py:*) "$PYTHON" -c "import ${need#py:}" >/dev/null 2>&1 || echo "Python module ${need#py:} ($PYTHON)" ;;
     cmd:*) command -v "${need#cmd:}" >/dev/null || echo "${need#cmd:} on PATH" ;;
     path:*) [ -e "${need#path:}" ] || echo "${need#path:}" ;;
-    env:*) var=${need#env:}; [ -n "${!var:-}" ] || echo "\$$var set" ;;
+    env:*) var=${need#env:}; [ -n "${!var:-}" ] || echo "\$$var" ;;
     long) ((long)) || [ -n "${wanted[${current}]:-}" ] || echo "--long (it takes minutes or more)" ;;
   esac
 }
 unmet_needs() {
-  local row=$1 need out=()
+  local row=$1 need reasons=()
   [ "${r_requires[row]}" = - ] && return 0
   IFS=, read -r -a needs <<<"${r_requires[row]}"
   for need in "${needs[@]}"; do
     if [ -z "${unmet_cache[$need]+set}" ] || [ "$need" = long ]; then
       unmet_cache[$need]=$(check_need "$need")
     fi
-    if [ -n "${unmet_cache[$need]}" ]; then out+=("${unmet_cache[$need]}"); fi
+    if [ -n "${unmet_cache[$need]}" ]; then reasons+=("${unmet_cache[$need]}"); fi
   done
   local IFS=';'
-  local joined="${out[*]}"
+  local joined="${reasons[*]}"
   echo "${joined//;/, }"
 }
 
@@ -281,6 +295,10 @@ for row in "${!r_name[@]}"; do
     failed=1
     continue
   fi
+  if ((dry_run)); then
+    note "$name" ok
+    continue
+  fi
   out=$work/run.log
   set +e
   "${command[@]}" 2>&1 | tee "$out"
@@ -306,5 +324,9 @@ if [ "$current" = ddp_throughput ]; then summarize_ddp; fi
 
 echo
 echo "== summary"
-for name in "${order[@]}"; do printf '%-22s %s\n' "$name" "${status_of[$name]}"; done
+for name in "${order[@]}"; do
+  status=${status_of[$name]}
+  if ((dry_run)) && [ "$status" = ok ]; then status="would run"; fi
+  printf '%-22s %s\n' "$name" "$status"
+done
 exit "$failed"
