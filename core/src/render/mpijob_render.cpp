@@ -253,11 +253,6 @@ std::vector<std::pair<std::string, std::string>> LauncherEnv(const SweepConfig& 
   return env;
 }
 
-// The pods' terminationGracePeriodSeconds: the sweep's checkpoint grace period and 30 s more.
-int64_t PodGracePeriodS(const SweepConfig& config) {
-  return static_cast<int64_t>(config.checkpoint.grace_period_s) + 30;
-}
-
 // Opens the replica spec `role` of `replicas` pods, restarted on failure, up to its pod spec.
 void BeginReplicaPodSpec(YAML::Emitter& out, const char* role, int64_t replicas,
                          const SweepConfig& config, const Resolved& r) {
@@ -269,7 +264,8 @@ void BeginReplicaPodSpec(YAML::Emitter& out, const char* role, int64_t replicas,
       << YAML::Value << YAML::BeginMap << YAML::Key << "app" << YAML::Value << Text{r.name}
       << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "terminationGracePeriodSeconds" << YAML::Value << PodGracePeriodS(config);
+  out << YAML::Key << "terminationGracePeriodSeconds" << YAML::Value
+      << (static_cast<int64_t>(config.checkpoint.grace_period_s) + 30);
 }
 
 // Closes what BeginReplicaPodSpec opened.
