@@ -1,11 +1,13 @@
 """What the Python tests that run `hpo` under mpirun share: the environment mpirun needs here, the
-command line (`--hpo PATH` plus unittest's own arguments), and a run that cleans up after itself."""
+command line (`--hpo PATH` plus unittest's own arguments), a run that cleans up after itself, a
+job's output read while it runs, and the synthetic grid sweep of the lost-rank and lost-host tests."""
 
 import argparse
 import os
 import signal
 import subprocess
 import sys
+import threading
 
 # Root in containers and CI, more ranks than cores, one thread per rank.
 MPI_ENV = {
@@ -59,6 +61,71 @@ def run_in_own_session(argv, timeout, cwd=None, env=None, stderr_apart=False):
             pass
         output, errors = process.communicate()
         return RunResult(None, output, listing, errors or "")
+
+
+class JobOutput:
+    """The output lines of `job` (a Popen in a session of its own, stdout and stderr together as
+    text), read on a thread as it prints: `lines` grows meanwhile. As a context manager, on the way
+    out the session is killed if the job still runs, and its output is closed."""
+
+    def __init__(self, job, trials):
+        """`trials`: how many `trial ` lines wait() waits for."""
+        self.job = job
+        self.lines = []
+        self._reached = threading.Event()
+        self._reader = threading.Thread(target=self._read, args=(trials,), daemon=True)
+        self._reader.start()
+
+    def _read(self, trials):
+        seen = 0
+        for line in self.job.stdout:
+            self.lines.append(line)
+            if line.startswith("trial "):
+                seen += 1
+                if seen >= trials:
+                    self._reached.set()
+        self._reached.set()
+
+    def wait(self, timeout):
+        """Whether the job printed its `trials` trial lines (or ended its output) within `timeout`
+        seconds."""
+        return self._reached.wait(timeout)
+
+    def text(self):
+        return "".join(self.lines)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        if self.job.poll() is None:
+            os.killpg(self.job.pid, signal.SIGKILL)
+            self.job.wait()
+        self._reader.join(10)
+        self.job.stdout.close()
+
+
+def synthetic_grid_config(trials, ranks_per_trial, peer_timeout_s, grace_period_s=None):
+    """A grid sweep of `trials` synthetic trials (lr 0.001, 0.002, ...) of a few seconds each,
+    checkpointing every epoch, with checkpoint.grace_period_s when one is given."""
+    checkpoint = "{interval: 1}" if grace_period_s is None else (
+        "{interval: 1, grace_period_s: %d}" % grace_period_s)
+    return ("sweep:\n"
+            "  method: grid\n"
+            "  metric: {name: val_loss, goal: minimize}\n"
+            "  parameters:\n"
+            "    lr: {values: [%s]}\n"
+            "    width: {value: 64}\n"
+            "    optimizer: {value: sgd}\n"
+            "task: synthetic\n"
+            "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
+            " classes: 4, noise: 0.5}\n"
+            "epochs: 30\n"
+            "checkpoint: %s\n"
+            "ranks_per_trial: %d\n"
+            "peer_timeout_s: %d\n"
+            "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(trials)),
+                            checkpoint, ranks_per_trial, peer_timeout_s)
 
 
 def _fnv1a64(data):

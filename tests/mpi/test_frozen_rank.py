@@ -15,13 +15,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 import unittest
 
-from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
+from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line, run_in_own_session,
+                              synthetic_grid_config)
 
 HPO = None  # set from the command line
 PEER_TIMEOUT_S = 3
@@ -31,25 +30,6 @@ EXIT_MARGIN_S = 45  # a busy 2-core machine: beyond the peer timeout, to the job
 
 FROZEN_JOB_TRIALS = 3
 FROZEN_JOB_S = 3 * PEER_TIMEOUT_S
-
-
-def config(trials, ranks_per_trial):
-    return ("sweep:\n"
-            "  method: grid\n"
-            "  metric: {name: val_loss, goal: minimize}\n"
-            "  parameters:\n"
-            "    lr: {values: [%s]}\n"
-            "    width: {value: 64}\n"
-            "    optimizer: {value: sgd}\n"
-            "task: synthetic\n"
-            "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
-            " classes: 4, noise: 0.5}\n"
-            "epochs: 30\n"
-            "checkpoint: {interval: 1}\n"
-            "ranks_per_trial: %d\n"
-            "peer_timeout_s: %d\n"
-            "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(trials)),
-                            ranks_per_trial, PEER_TIMEOUT_S)
 
 
 def world_rank_of(pid):
@@ -87,43 +67,32 @@ def sweep_past_its_first_trial(command, env):
     session is killed if the job still runs, and its output is closed."""
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            env=env, start_new_session=True)
-    lines = []
-    first_trial = threading.Event()
-
-    def read():
-        for line in job.stdout:
-            lines.append(line)
-            if line.startswith("trial "):
-                first_trial.set()
-        first_trial.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        if not first_trial.wait(300):
-            raise AssertionError("no trial finished:\n" + "".join(lines))
+    with JobOutput(job, trials=1) as output:
+        if not output.wait(300):
+            raise AssertionError("no trial finished:\n" + output.text())
         if job.poll() is not None:
-            raise AssertionError("the sweep ended too soon:\n" + "".join(lines))
-        yield job, lines
-    finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
-        reader.join(10)
-        job.stdout.close()
+            raise AssertionError("the sweep ended too soon:\n" + output.text())
+        yield job, output.lines
 
 
-class FrozenRank(unittest.TestCase):
+class FrozenSweepCase(unittest.TestCase):
+    """A sweep of `trials` trials of `ranks_per_trial` ranks each in a folder of its own."""
+    prefix = trials = ranks_per_trial = None  # set by each suite
+
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="hpo-frozen-rank-")
+        self.tmp = tempfile.mkdtemp(prefix=self.prefix)
         self.config = os.path.join(self.tmp, "sweep.yaml")
         with open(self.config, "w") as f:
-            f.write(config(TRIALS, ranks_per_trial=1))
+            f.write(synthetic_grid_config(self.trials, self.ranks_per_trial, PEER_TIMEOUT_S))
         self.output = os.path.join(self.tmp, "out")
         self.env = dict(os.environ, **MPI_ENV)
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class FrozenRank(FrozenSweepCase):
+    prefix, trials, ranks_per_trial = "hpo-frozen-rank-", TRIALS, 1
 
     def test_a_frozen_rank_ends_the_job_and_resume_finishes(self):
         command = ["mpirun", "--oversubscribe", "-np", "3", HPO, "sweep", "--config", self.config,
@@ -160,17 +129,8 @@ class FrozenRank(unittest.TestCase):
         self.assertTrue(all(status == "completed" for status in trials.values()), trials)
 
 
-class FrozenJob(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="hpo-frozen-job-")
-        self.config = os.path.join(self.tmp, "sweep.yaml")
-        with open(self.config, "w") as f:
-            f.write(config(FROZEN_JOB_TRIALS, ranks_per_trial=2))
-        self.output = os.path.join(self.tmp, "out")
-        self.env = dict(os.environ, **MPI_ENV)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class FrozenJob(FrozenSweepCase):
+    prefix, trials, ranks_per_trial = "hpo-frozen-job-", FROZEN_JOB_TRIALS, 2
 
     def test_every_rank_frozen_longer_than_the_timeout_is_no_loss(self):
         """Both ranks of a DDP group stopped together for three peer timeouts, then continued:

@@ -14,13 +14,13 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "mpi"))
-from hpo_test_support import parse_command_line, published_rows  # noqa: E402
+from hpo_test_support import (JobOutput, parse_command_line, published_rows,  # noqa: E402
+                              synthetic_grid_config)
 import netns_testbed  # noqa: E402
 from netns_testbed import TestBed  # noqa: E402
 
@@ -40,22 +40,7 @@ PLAIN_MPIRUN_WARNING = "spans several hosts under plain mpirun"
 
 def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
     """A grid of TRIALS synthetic trials of a few seconds each, checkpointing every epoch."""
-    return ("sweep:\n"
-            "  method: grid\n"
-            "  metric: {name: val_loss, goal: minimize}\n"
-            "  parameters:\n"
-            "    lr: {values: [%s]}\n"
-            "    width: {value: 64}\n"
-            "    optimizer: {value: sgd}\n"
-            "task: synthetic\n"
-            "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
-            " classes: 4, noise: 0.5}\n"
-            "epochs: 30\n"
-            "checkpoint: {interval: 1, grace_period_s: %d}\n"
-            "ranks_per_trial: 1\n"
-            "peer_timeout_s: %d\n"
-            "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(TRIALS)),
-                            grace_period_s, peer_timeout_s)
+    return synthetic_grid_config(TRIALS, 1, peer_timeout_s, grace_period_s)
 
 
 def read_study(path):
@@ -97,30 +82,18 @@ class LostHostCase(unittest.TestCase):
                                     self.output], np=3,
                         cwd=self.tmp, launcher=os.path.abspath(WRAPPER),
                         env={"HPO_MPIRUN_ABORT_GRACE_S": str(ABORT_GRACE_S)})
-        lines = []
-        finished = threading.Event()
-
-        def read():
-            for line in job.stdout:
-                lines.append(line)
-                if sum(1 for seen in lines if seen.startswith("trial ")) >= 2:
-                    finished.set()
-            finished.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            self.assertTrue(finished.wait(300), "no two trials finished:\n" + "".join(lines))
+        with JobOutput(job, trials=2) as output:
+            self.assertTrue(output.wait(300), "no two trials finished:\n" + output.text())
             # A result is printed when it arrives and published a moment later: lose the host
             # once both are in the study, so that the resume has them to keep.
             study = os.path.join(self.output, "study.h5")
             deadline = time.monotonic() + 120
             while published_count(study) < 2 and job.poll() is None:
                 self.assertLess(time.monotonic(), deadline,
-                                "two results printed but not published:\n" + "".join(lines))
+                                "two results printed but not published:\n" + output.text())
                 time.sleep(0.05)
             self.assertIsNone(job.poll(), "the sweep ended before the host was lost:\n" +
-                              "".join(lines))
+                              output.text())
             lost_at = time.monotonic()
             lose(bed)
             try:
@@ -128,13 +101,7 @@ class LostHostCase(unittest.TestCase):
             except Exception:
                 pass
             ended_after = time.monotonic() - lost_at
-        finally:
-            if job.poll() is None:
-                os.killpg(job.pid, 9)
-                job.wait()
-            reader.join(10)
-            job.stdout.close()
-        return job.returncode, "".join(lines), ended_after
+        return job.returncode, output.text(), ended_after
 
     def assert_cut_off_ranks_end(self, bed):
         """The ranks on host 1, which cannot hear rank 0, end by themselves (no rank left

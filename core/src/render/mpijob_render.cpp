@@ -179,20 +179,26 @@ void EmitQuantities(YAML::Emitter& out, const char* key,
   out << YAML::EndMap;
 }
 
-std::string RenderConfigMap(const SweepConfig& config, const Resolved& r,
-                            const MpiJobOptions& options) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "apiVersion" << YAML::Value << "v1";
-  out << YAML::Key << "kind" << YAML::Value << "ConfigMap";
+// metadata: the object's name, its namespace when one is given, and the app label of the job.
+void EmitMetadata(YAML::Emitter& out, const std::string& name, const Resolved& r,
+                  const MpiJobOptions& options) {
   out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << Text{r.name + "-sweep"};
+  out << YAML::Key << "name" << YAML::Value << Text{name};
   if (!options.namespace_name.empty()) {
     out << YAML::Key << "namespace" << YAML::Value << Text{options.namespace_name};
   }
   out << YAML::Key << "labels" << YAML::Value << YAML::BeginMap << YAML::Key << "app" << YAML::Value
       << Text{r.name} << YAML::EndMap;
   out << YAML::EndMap;
+}
+
+std::string RenderConfigMap(const SweepConfig& config, const Resolved& r,
+                            const MpiJobOptions& options) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  out << YAML::Key << "kind" << YAML::Value << "ConfigMap";
+  EmitMetadata(out, r.name + "-sweep", r, options);
   out << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << kConfigKey << YAML::Value;
   EmitExactText(out, config.text);
@@ -247,46 +253,32 @@ std::vector<std::pair<std::string, std::string>> LauncherEnv(const SweepConfig& 
   return env;
 }
 
-std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJobOptions& options) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "apiVersion" << YAML::Value << "kubeflow.org/v2beta1";
-  out << YAML::Key << "kind" << YAML::Value << "MPIJob";
-  out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << Text{r.name};
-  if (!options.namespace_name.empty()) {
-    out << YAML::Key << "namespace" << YAML::Value << Text{options.namespace_name};
-  }
-  out << YAML::Key << "labels" << YAML::Value << YAML::BeginMap << YAML::Key << "app" << YAML::Value
-      << Text{r.name} << YAML::EndMap;
-  out << YAML::EndMap;
-
-  out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "slotsPerWorker" << YAML::Value << r.slots;
-  out << YAML::Key << "runPolicy" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "cleanPodPolicy" << YAML::Value << "Running";
-  out << YAML::Key << "backoffLimit" << YAML::Value << options.restarts;
-  out << YAML::EndMap;
-  out << YAML::Key << "sshAuthMountPath" << YAML::Value << "/root/.ssh";
-  out << YAML::Key << "mpiImplementation" << YAML::Value << "OpenMPI";
-  out << YAML::Key << "launcherCreationPolicy" << YAML::Value << "WaitForWorkersReady";
-  out << YAML::Key << "mpiReplicaSpecs" << YAML::Value << YAML::BeginMap;
-
-  const int64_t grace_s = static_cast<int64_t>(config.checkpoint.grace_period_s) + 30;
-  const auto pod_metadata = [&] {
-    out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels"
-        << YAML::Value << YAML::BeginMap << YAML::Key << "app" << YAML::Value << Text{r.name}
-        << YAML::EndMap << YAML::EndMap;
-  };
-
-  // Launcher: runs mpirun only; restarted on failure, and each start resumes the study.
-  out << YAML::Key << "Launcher" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "replicas" << YAML::Value << 1;
+// Opens the replica spec `role` of `replicas` pods, restarted on failure, up to its pod spec.
+void BeginReplicaPodSpec(YAML::Emitter& out, const char* role, int64_t replicas,
+                         const SweepConfig& config, const Resolved& r) {
+  out << YAML::Key << role << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "replicas" << YAML::Value << replicas;
   out << YAML::Key << "restartPolicy" << YAML::Value << "OnFailure";
   out << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
-  pod_metadata();
+  out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels"
+      << YAML::Value << YAML::BeginMap << YAML::Key << "app" << YAML::Value << Text{r.name}
+      << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "terminationGracePeriodSeconds" << YAML::Value << grace_s;
+  out << YAML::Key << "terminationGracePeriodSeconds" << YAML::Value
+      << (static_cast<int64_t>(config.checkpoint.grace_period_s) + 30);
+}
+
+// Closes what BeginReplicaPodSpec opened.
+void EndReplicaPodSpec(YAML::Emitter& out) {
+  out << YAML::EndMap;  // spec
+  out << YAML::EndMap;  // template
+  out << YAML::EndMap;  // the role
+}
+
+// Launcher: runs mpirun only; restarted on failure, and each start resumes the study.
+void EmitLauncher(YAML::Emitter& out, const SweepConfig& config, const Resolved& r,
+                  const MpiJobOptions& options) {
+  BeginReplicaPodSpec(out, "Launcher", 1, config, r);
   out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "launcher";
   out << YAML::Key << "image" << YAML::Value << Text{options.image};
@@ -299,18 +291,11 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
   EmitQuantities(out, "requests", {{"cpu", "500m"}, {"memory", "512Mi"}});
   out << YAML::EndMap;
   out << YAML::EndMap << YAML::EndSeq;  // containers
-  out << YAML::EndMap;                  // spec
-  out << YAML::EndMap;                  // template
-  out << YAML::EndMap;                  // Launcher
+  EndReplicaPodSpec(out);
+}
 
-  // Workers: sshd for the launcher's mpirun; the ranks run here and share the study claim.
-  out << YAML::Key << "Worker" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "replicas" << YAML::Value << r.workers;
-  out << YAML::Key << "restartPolicy" << YAML::Value << "OnFailure";
-  out << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
-  pod_metadata();
-  out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "terminationGracePeriodSeconds" << YAML::Value << grace_s;
+// The worker pods' node selector (the instance type) and tolerations (GPU and EFA nodes' taints).
+void EmitWorkerPlacement(YAML::Emitter& out, const Resolved& r, const MpiJobOptions& options) {
   if (!options.instance_type.empty()) {
     out << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap << YAML::Key
         << "node.kubernetes.io/instance-type" << YAML::Value << Text{options.instance_type}
@@ -330,20 +315,11 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
     }
     out << YAML::EndSeq;
   }
-  out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << "worker";
-  out << YAML::Key << "image" << YAML::Value << Text{options.image};
-  // sshd for the launcher's mpirun, under hpo-worker: on the pod's SIGTERM it has this pod's ranks
-  // checkpoint (SIGUSR1) before sshd stops.
-  out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "hpo-worker"
-      << YAML::EndSeq;
-  out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key
-      << "name" << YAML::Value << "HPO_WORKER_GRACE_S" << YAML::Key << "value" << YAML::Value
-      << YAML::DoubleQuoted
-      << std::to_string(static_cast<int64_t>(config.checkpoint.grace_period_s)) << YAML::EndMap
-      << YAML::EndSeq;
-  // Extended resources and huge pages: requests must equal limits, so both say the same. CPU is
-  // requested but not limited (a CPU limit throttles NCCL's and the data loader's threads).
+}
+
+// Extended resources and huge pages: requests must equal limits, so both say the same. CPU is
+// requested but not limited (a CPU limit throttles NCCL's and the data loader's threads).
+void EmitWorkerResources(YAML::Emitter& out, const Resolved& r) {
   std::vector<std::pair<std::string, std::string>> limited;
   if (!r.worker_memory.empty()) limited.emplace_back("memory", r.worker_memory);
   if (r.gpus > 0) limited.emplace_back("nvidia.com/gpu", std::to_string(r.gpus));
@@ -357,6 +333,23 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
   EmitQuantities(out, "requests", requested);
   EmitQuantities(out, "limits", limited);
   out << YAML::EndMap;
+}
+
+// The worker container: sshd for the launcher's mpirun, under hpo-worker: on the pod's SIGTERM it
+// has this pod's ranks checkpoint (SIGUSR1) before sshd stops.
+void EmitWorkerContainer(YAML::Emitter& out, const SweepConfig& config, const Resolved& r,
+                         const MpiJobOptions& options) {
+  out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << "worker";
+  out << YAML::Key << "image" << YAML::Value << Text{options.image};
+  out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "hpo-worker"
+      << YAML::EndSeq;
+  out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key
+      << "name" << YAML::Value << "HPO_WORKER_GRACE_S" << YAML::Key << "value" << YAML::Value
+      << YAML::DoubleQuoted
+      << std::to_string(static_cast<int64_t>(config.checkpoint.grace_period_s)) << YAML::EndMap
+      << YAML::EndSeq;
+  EmitWorkerResources(out, r);
   if (r.efa > 0) {
     // EFA registers memory with the device: locked memory must not be limited.
     out << YAML::Key << "securityContext" << YAML::Value << YAML::BeginMap << YAML::Key
@@ -374,6 +367,10 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
       << YAML::Value << "/dev/shm" << YAML::EndMap;
   out << YAML::EndSeq;
   out << YAML::EndMap << YAML::EndSeq;  // containers
+}
+
+// The worker pods' volumes: the sweep's ConfigMap, the study claim and a memory-backed /dev/shm.
+void EmitWorkerVolumes(YAML::Emitter& out, const Resolved& r, const MpiJobOptions& options) {
   out << YAML::Key << "volumes" << YAML::Value << YAML::BeginSeq;
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "sweep-config" << YAML::Key
       << "configMap" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
@@ -386,10 +383,37 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
       << YAML::Key << "sizeLimit" << YAML::Value << (r.gpus > 0 ? kGpuShmSize : kCpuShmSize)
       << YAML::EndMap << YAML::EndMap;
   out << YAML::EndSeq;
-  out << YAML::EndMap;  // spec
-  out << YAML::EndMap;  // template
-  out << YAML::EndMap;  // Worker
+}
 
+// Workers: sshd for the launcher's mpirun; the ranks run here and share the study claim.
+void EmitWorkers(YAML::Emitter& out, const SweepConfig& config, const Resolved& r,
+                 const MpiJobOptions& options) {
+  BeginReplicaPodSpec(out, "Worker", r.workers, config, r);
+  EmitWorkerPlacement(out, r, options);
+  EmitWorkerContainer(out, config, r, options);
+  EmitWorkerVolumes(out, r, options);
+  EndReplicaPodSpec(out);
+}
+
+std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJobOptions& options) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << "kubeflow.org/v2beta1";
+  out << YAML::Key << "kind" << YAML::Value << "MPIJob";
+  EmitMetadata(out, r.name, r, options);
+
+  out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "slotsPerWorker" << YAML::Value << r.slots;
+  out << YAML::Key << "runPolicy" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "cleanPodPolicy" << YAML::Value << "Running";
+  out << YAML::Key << "backoffLimit" << YAML::Value << options.restarts;
+  out << YAML::EndMap;
+  out << YAML::Key << "sshAuthMountPath" << YAML::Value << "/root/.ssh";
+  out << YAML::Key << "mpiImplementation" << YAML::Value << "OpenMPI";
+  out << YAML::Key << "launcherCreationPolicy" << YAML::Value << "WaitForWorkersReady";
+  out << YAML::Key << "mpiReplicaSpecs" << YAML::Value << YAML::BeginMap;
+  EmitLauncher(out, config, r, options);
+  EmitWorkers(out, config, r, options);
   out << YAML::EndMap;  // mpiReplicaSpecs
   out << YAML::EndMap;  // spec
   out << YAML::EndMap;

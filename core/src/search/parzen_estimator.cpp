@@ -231,6 +231,18 @@ double LogMass(double a, double b) {
   return std::log(StandardNormalMass(a, b));
 }
 
+// The observations' standard deviation in dimension `d` (with n - 1 in the denominator).
+double StandardDeviation(const std::vector<const std::vector<double>*>& points, size_t d) {
+  double mean = 0.0;
+  for (const std::vector<double>* point : points) mean += (*point)[d];
+  mean /= static_cast<double>(points.size());
+  double variance = 0.0;
+  for (const std::vector<double>* point : points) {
+    variance += ((*point)[d] - mean) * ((*point)[d] - mean);
+  }
+  return std::sqrt(variance / static_cast<double>(points.size() - 1));
+}
+
 }  // namespace
 
 MultivariateParzenEstimator::MultivariateParzenEstimator(
@@ -240,12 +252,25 @@ MultivariateParzenEstimator::MultivariateParzenEstimator(
       sample_prior_(options.sample_prior),
       bandwidths_(dimensions.size(), 0.0) {
   const size_t count = points.size();
-  const size_t kernels = count + 1;
   size_t modelled = 0;
   for (const ModelDimension& dimension : dimensions) {
     if (dimension.kind != ModelDimension::Kind::kFixed) ++modelled;
   }
+  WeighKernels(count, options);
+  const double shrink =
+      std::pow(static_cast<double>(std::max<size_t>(count, 1)), -1.0 / (modelled + 4.0));
+  for (size_t d = 0; d < dimensions.size(); ++d) {
+    const ModelDimension& dimension = dimensions[d];
+    if (dimension.kind == ModelDimension::Kind::kNumeric) {
+      numeric_.push_back(ModelNumeric(d, dimension, points, options, shrink));
+    } else if (dimension.kind == ModelDimension::Kind::kCategorical) {
+      categorical_.push_back(ModelCategorical(d, dimension, points, options.prior_weight));
+    }
+  }
+}
 
+void MultivariateParzenEstimator::WeighKernels(size_t count, const Options& options) {
+  const size_t kernels = count + 1;
   std::vector<double> weights =
       options.weights != nullptr ? *options.weights : TpeObservationWeights(count);
   weights.resize(count, 1.0);
@@ -258,109 +283,110 @@ MultivariateParzenEstimator::MultivariateParzenEstimator(
     cumulative += weights[k];
     cumulative_weights_.push_back(cumulative);
   }
+}
 
-  const double shrink =
-      std::pow(static_cast<double>(std::max<size_t>(count, 1)), -1.0 / (modelled + 4.0));
-  for (size_t d = 0; d < dimensions.size(); ++d) {
-    const ModelDimension& dimension = dimensions[d];
-    if (dimension.kind == ModelDimension::Kind::kNumeric) {
-      NumericDimension numeric;
-      numeric.index = d;
-      numeric.low = dimension.low;
-      numeric.high = dimension.high;
-      numeric.step = dimension.step;
-      const double range = dimension.high - dimension.low + dimension.step;
-      double spread = range;
-      if (options.scott && count >= 2) {
-        double mean = 0.0;
-        for (const std::vector<double>* point : points) mean += (*point)[d];
-        mean /= static_cast<double>(count);
-        double variance = 0.0;
-        for (const std::vector<double>* point : points) {
-          variance += ((*point)[d] - mean) * ((*point)[d] - mean);
-        }
-        spread = std::sqrt(variance / static_cast<double>(count - 1));
-      }
-      const double min_sigma =
-          range / std::min(kMagicClipMaxKernels, 1.0 + static_cast<double>(kernels));
-      const double sigma = std::clamp(options.bandwidth_factor * shrink * spread, min_sigma, range);
-      numeric.mus.reserve(kernels);
-      for (const std::vector<double>* point : points) numeric.mus.push_back((*point)[d]);
-      numeric.mus.push_back(dimension.prior_mu);
-      bandwidths_[d] = sigma;
-      numeric.sigmas.assign(kernels, sigma);
-      numeric.sigmas.back() = dimension.prior_sigma;
-      if (options.narrow != nullptr && options.narrow_bandwidths != nullptr) {
-        const double narrow_sigma = std::clamp((*options.narrow_bandwidths)[d], min_sigma, range);
-        for (size_t k = 0; k < count && k < options.narrow->size(); ++k) {
-          if ((*options.narrow)[k]) numeric.sigmas[k] = narrow_sigma;
-        }
-      }
-      for (double s : numeric.sigmas) numeric.inverse_sigmas.push_back(1.0 / s);
-      const double lower = dimension.low - 0.5 * dimension.step;
-      const double upper = dimension.high + 0.5 * dimension.step;
-      // The observation kernels share one bandwidth (but the narrow ones): its log is taken once.
-      const double log_inverse = std::log(1.0 / sigma);
-      for (size_t k = 0; k < kernels; ++k) {
-        const double inverse = numeric.inverse_sigmas[k];
-        const double mu = numeric.mus[k];
-        const double log_density =
-            (numeric.sigmas[k] == sigma ? log_inverse : std::log(inverse)) + kLogInverseSqrtTwoPi;
-        log_constants_[k] -= LogMass((lower - mu) * inverse, (upper - mu) * inverse);
-        if (dimension.step == 0.0) {
-          log_constants_[k] += log_density;
-        } else {
-          numeric.half_cells.push_back(0.5 * dimension.step * inverse);
-          numeric.log_cells.push_back(std::log(dimension.step) + log_density);
-        }
-      }
-      numeric_.push_back(std::move(numeric));
-    } else if (dimension.kind == ModelDimension::Kind::kCategorical) {
-      const std::vector<double>& prior = dimension.prior_probabilities;
-      const size_t categories = prior.size();
-      CategoricalDimension categorical;
-      categorical.index = d;
-      categorical.categories = categories;
-      // Each observation's row: smoothing * prior + 1 at its category, divided by smoothing + 1;
-      // the prior kernel's row is the prior.
-      const double smoothing =
-          options.prior_weight * static_cast<double>(categories) / static_cast<double>(count + 1);
-      categorical.log_probabilities.resize(kernels * categories);
-      categorical.cumulative.resize(kernels * categories);
-      std::vector<double> unobserved(categories);   // an observation kernel's row, off it
-      std::vector<double> observed_at(categories);  // and at the observed category
-      std::vector<double> log_unobserved(categories);
-      std::vector<double> log_observed_at(categories);
-      for (size_t j = 0; j < categories; ++j) {
-        unobserved[j] = smoothing * prior[j] / (smoothing + 1.0);
-        observed_at[j] = (smoothing * prior[j] + 1.0) / (smoothing + 1.0);
-        log_unobserved[j] = std::log(unobserved[j]);
-        log_observed_at[j] = std::log(observed_at[j]);
-      }
-      for (size_t k = 0; k < kernels; ++k) {
-        size_t observed = categories;  // none for the prior kernel
-        if (k < count) {
-          observed = std::min(static_cast<size_t>(std::llround((*points[k])[d])), categories - 1);
-        }
-        double running = 0.0;
-        for (size_t j = 0; j < categories; ++j) {
-          double probability = prior[j];
-          double log_probability = 0.0;
-          if (k == count) {
-            log_probability = std::log(probability);
-          } else if (j == observed) {
-            probability = observed_at[j], log_probability = log_observed_at[j];
-          } else {
-            probability = unobserved[j], log_probability = log_unobserved[j];
-          }
-          categorical.log_probabilities[k * categories + j] = log_probability;
-          running += probability;
-          categorical.cumulative[k * categories + j] = running;
-        }
-      }
-      categorical_.push_back(std::move(categorical));
+MultivariateParzenEstimator::NumericDimension MultivariateParzenEstimator::ModelNumeric(
+    size_t d, const ModelDimension& dimension,
+    const std::vector<const std::vector<double>*>& points, const Options& options, double shrink) {
+  const size_t count = points.size();
+  const size_t kernels = count + 1;
+  NumericDimension numeric;
+  numeric.index = d;
+  numeric.low = dimension.low;
+  numeric.high = dimension.high;
+  numeric.step = dimension.step;
+  const double range = dimension.high - dimension.low + dimension.step;
+  const double spread = options.scott && count >= 2 ? StandardDeviation(points, d) : range;
+  const double min_sigma =
+      range / std::min(kMagicClipMaxKernels, 1.0 + static_cast<double>(kernels));
+  const double sigma = std::clamp(options.bandwidth_factor * shrink * spread, min_sigma, range);
+  numeric.mus.reserve(kernels);
+  for (const std::vector<double>* point : points) numeric.mus.push_back((*point)[d]);
+  numeric.mus.push_back(dimension.prior_mu);
+  bandwidths_[d] = sigma;
+  numeric.sigmas.assign(kernels, sigma);
+  numeric.sigmas.back() = dimension.prior_sigma;
+  if (options.narrow != nullptr && options.narrow_bandwidths != nullptr) {
+    const double narrow_sigma = std::clamp((*options.narrow_bandwidths)[d], min_sigma, range);
+    for (size_t k = 0; k < count && k < options.narrow->size(); ++k) {
+      if ((*options.narrow)[k]) numeric.sigmas[k] = narrow_sigma;
     }
   }
+  for (double s : numeric.sigmas) numeric.inverse_sigmas.push_back(1.0 / s);
+  NormaliseNumericKernels(sigma, &numeric);
+  return numeric;
+}
+
+void MultivariateParzenEstimator::NormaliseNumericKernels(double shared_sigma,
+                                                          NumericDimension* numeric) {
+  const double lower = numeric->low - 0.5 * numeric->step;
+  const double upper = numeric->high + 0.5 * numeric->step;
+  // The observation kernels share one bandwidth (but the narrow ones): its log is taken once.
+  const double log_inverse = std::log(1.0 / shared_sigma);
+  for (size_t k = 0; k < numeric->mus.size(); ++k) {
+    const double inverse = numeric->inverse_sigmas[k];
+    const double mu = numeric->mus[k];
+    const double log_density =
+        (numeric->sigmas[k] == shared_sigma ? log_inverse : std::log(inverse)) +
+        kLogInverseSqrtTwoPi;
+    log_constants_[k] -= LogMass((lower - mu) * inverse, (upper - mu) * inverse);
+    if (numeric->step == 0.0) {
+      log_constants_[k] += log_density;
+    } else {
+      numeric->half_cells.push_back(0.5 * numeric->step * inverse);
+      numeric->log_cells.push_back(std::log(numeric->step) + log_density);
+    }
+  }
+}
+
+MultivariateParzenEstimator::CategoricalDimension MultivariateParzenEstimator::ModelCategorical(
+    size_t d, const ModelDimension& dimension,
+    const std::vector<const std::vector<double>*>& points, double prior_weight) {
+  const std::vector<double>& prior = dimension.prior_probabilities;
+  const size_t count = points.size();
+  const size_t kernels = count + 1;
+  const size_t categories = prior.size();
+  CategoricalDimension categorical;
+  categorical.index = d;
+  categorical.categories = categories;
+  // Each observation's row: smoothing * prior + 1 at its category, divided by smoothing + 1;
+  // the prior kernel's row is the prior.
+  const double smoothing =
+      prior_weight * static_cast<double>(categories) / static_cast<double>(count + 1);
+  categorical.log_probabilities.resize(kernels * categories);
+  categorical.cumulative.resize(kernels * categories);
+  std::vector<double> unobserved(categories);   // an observation kernel's row, off it
+  std::vector<double> observed_at(categories);  // and at the observed category
+  std::vector<double> log_unobserved(categories);
+  std::vector<double> log_observed_at(categories);
+  for (size_t j = 0; j < categories; ++j) {
+    unobserved[j] = smoothing * prior[j] / (smoothing + 1.0);
+    observed_at[j] = (smoothing * prior[j] + 1.0) / (smoothing + 1.0);
+    log_unobserved[j] = std::log(unobserved[j]);
+    log_observed_at[j] = std::log(observed_at[j]);
+  }
+  for (size_t k = 0; k < kernels; ++k) {
+    size_t observed = categories;  // none for the prior kernel
+    if (k < count) {
+      observed = std::min(static_cast<size_t>(std::llround((*points[k])[d])), categories - 1);
+    }
+    double running = 0.0;
+    for (size_t j = 0; j < categories; ++j) {
+      double probability = prior[j];
+      double log_probability = 0.0;
+      if (k == count) {
+        log_probability = std::log(probability);
+      } else if (j == observed) {
+        probability = observed_at[j], log_probability = log_observed_at[j];
+      } else {
+        probability = unobserved[j], log_probability = log_unobserved[j];
+      }
+      categorical.log_probabilities[k * categories + j] = log_probability;
+      running += probability;
+      categorical.cumulative[k * categories + j] = running;
+    }
+  }
+  return categorical;
 }
 
 void MultivariateParzenEstimator::Sample(std::mt19937_64& rng, std::vector<double>* point) const {

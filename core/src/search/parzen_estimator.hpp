@@ -131,6 +131,21 @@ class MultivariateParzenEstimator {
     std::vector<double> cumulative;         // the same probabilities, summed up per kernel
   };
 
+  // log_constants_ from the kernels' normalised mixture weights, and cumulative_weights_.
+  void WeighKernels(size_t count, const Options& options);
+  // Dimension d's Gaussian kernels; sets bandwidths_[d] and folds their masses into
+  // log_constants_ (NormaliseNumericKernels).
+  NumericDimension ModelNumeric(size_t d, const ModelDimension& dimension,
+                                const std::vector<const std::vector<double>*>& points,
+                                const Options& options, double shrink);
+  // Takes each kernel's log mass inside the range out of log_constants_, and adds its log
+  // density factor there (continuous) or to its grid cells' log masses.
+  void NormaliseNumericKernels(double shared_sigma, NumericDimension* numeric);
+  // Dimension d's kernel rows: each observation's smoothed distribution, then the prior.
+  static CategoricalDimension ModelCategorical(
+      size_t d, const ModelDimension& dimension,
+      const std::vector<const std::vector<double>*>& points, double prior_weight);
+
   size_t dimension_count_ = 0;
   bool sample_prior_ = true;
   std::vector<double> bandwidths_;

@@ -388,6 +388,11 @@ class CommandRunner final : public TaskRunner {
 
  private:
   enum class Ending { kNone, kCompleted, kStopped, kInterrupted, kFailed };
+  // How the leader has decided the trial ends (kNone while it runs); `why` says why it failed.
+  struct TrialEnd {
+    Ending ending = Ending::kNone;
+    std::string why;
+  };
 
   std::vector<std::string> Environment(const TrialSpec& trial, int port,
                                        const std::string& trial_dir,
@@ -453,99 +458,136 @@ class CommandRunner final : public TaskRunner {
   // The leader: reads metrics, reports steps, watches every rank's program, decides the ending.
   void LeadTrial(const TrialSpec& trial, const TrialContext& context, const Status& started,
                  ChildProcess* child, Clock::time_point start, TrialOutcome* outcome) {
-    const Communicator& group = layout_.group_comm;
     MetricReader reader;
     MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_, &reader);
     StepRecord record(
         (fs::path(context.output) / "trials" / std::to_string(trial.trial_id) / "steps.tsv")
             .string(),
         config_.metric_names.size());
-    Ending ending = Ending::kNone;
-    std::string why;
+    TrialEnd end;
     if (!started.ok()) {
-      ending = Ending::kFailed;
-      why = "rank 0: " + started.message();
+      end = {Ending::kFailed, "rank 0: " + started.message()};
+    } else {
+      end = WatchTrial(trial, context, child, start, &reader, &record, &outcome->curve);
     }
+    FinishTrial(trial, child, &end);
+    WarnUndeclared(reader);
+    SetOutcome(trial, end, outcome);
+  }
+
+  // Until the trial ends: the leader's program's steps reported, the other ranks' messages read,
+  // the programs' exits, a preemption and the trial's time limit watched.
+  TrialEnd WatchTrial(const TrialSpec& trial, const TrialContext& context, ChildProcess* child,
+                      Clock::time_point start, MetricReader* reader, StepRecord* record,
+                      std::vector<EpochMetrics>* curve) {
+    const Communicator& group = layout_.group_comm;
+    TrialEnd end;
     int others_ended = 0;
     bool own_ended = false;
     std::vector<OutputLine> lines;
-    std::vector<EpochMetrics> steps;
-    while (ending == Ending::kNone) {
+    while (end.ending == Ending::kNone) {
       lines.clear();
       if (own_ended) {
         usleep(kEndedNapUs);
       } else {
         child->Poll(kLeaderPollMs, &lines);
       }
-      steps.clear();
-      for (const OutputLine& line : lines) reader.ReadLine(line.text, &steps);
-      for (const EpochMetrics& step : steps) {
-        record.Add(step, &outcome->curve);
-        const EpochVerdict verdict = context.gate.ReportFromLeader(trial.trial_id, step);
-        if (verdict == EpochVerdict::kInterrupt && ending == Ending::kNone) {
-          ending = Ending::kInterrupted;
-        } else if (verdict == EpochVerdict::kStop && ending == Ending::kNone) {
-          ending = Ending::kStopped;
-        }
-      }
-      if (ending != Ending::kNone) break;
-      int source = 0;
-      while (std::optional<std::string> text = TryReceive(group, kTagEnded, &source)) {
-        const EndReport report = Decode(*text);
-        if (report.trial_id != trial.trial_id) continue;
-        ++others_ended;
-        if (report.failed && ending == Ending::kNone) {
-          ending = Ending::kFailed;
-          why = Describe(report);
-        }
-      }
-      while (std::optional<std::string> text = TryReceive(group, kTagInterrupt, &source)) {
-        if (std::stoll(*text) == trial.trial_id && ending == Ending::kNone) {
-          ending = Ending::kInterrupted;
-        }
-      }
-      if (ending != Ending::kNone) break;
+      end.ending = ReportSteps(trial, context, lines, reader, record, curve);
+      if (end.ending != Ending::kNone) break;
+      others_ended += ReceiveRankMessages(trial, &end);
+      if (end.ending != Ending::kNone) break;
       if (!own_ended && child->Exited()) {
         own_ended = true;
         const ChildExit& exit = child->exit();
         if (!exit.exited || exit.exit_code != 0) {
-          ending = Ending::kFailed;
-          why = Describe({trial.trial_id, 0, true, exit.Describe(), child->StderrTail()});
+          end = {Ending::kFailed,
+                 Describe({trial.trial_id, 0, true, exit.Describe(), child->StderrTail()})};
           break;
         }
       }
       if (own_ended && others_ended == group.size() - 1) {
-        ending = Ending::kCompleted;
+        end.ending = Ending::kCompleted;
       } else if (PreemptionWatch::Requested()) {
-        ending = Ending::kInterrupted;
+        end.ending = Ending::kInterrupted;
       } else if (config_.command.trial_timeout_s &&
                  SecondsSince(start) > *config_.command.trial_timeout_s) {
-        ending = Ending::kFailed;
-        why = "timed out after " + std::to_string(*config_.command.trial_timeout_s) +
-              " s (trial_timeout_s); its programs were stopped";
+        end = {Ending::kFailed, "timed out after " +
+                                    std::to_string(*config_.command.trial_timeout_s) +
+                                    " s (trial_timeout_s); its programs were stopped"};
       }
     }
+    return end;
+  }
+
+  // Reads the steps in the leader's program's `lines`, records them and reports each to rank 0.
+  // Returns kStopped or kInterrupted when a verdict says so (the first such one), else kNone.
+  Ending ReportSteps(const TrialSpec& trial, const TrialContext& context,
+                     const std::vector<OutputLine>& lines, MetricReader* reader, StepRecord* record,
+                     std::vector<EpochMetrics>* curve) {
+    Ending ending = Ending::kNone;
+    std::vector<EpochMetrics> steps;
+    for (const OutputLine& line : lines) reader->ReadLine(line.text, &steps);
+    for (const EpochMetrics& step : steps) {
+      record->Add(step, curve);
+      const EpochVerdict verdict = context.gate.ReportFromLeader(trial.trial_id, step);
+      if (verdict == EpochVerdict::kInterrupt && ending == Ending::kNone) {
+        ending = Ending::kInterrupted;
+      } else if (verdict == EpochVerdict::kStop && ending == Ending::kNone) {
+        ending = Ending::kStopped;
+      }
+    }
+    return ending;
+  }
+
+  // Reads the other ranks' waiting messages about this trial: a failed program fails it, a
+  // preemption signal interrupts it. Returns how many of their programs ended.
+  int ReceiveRankMessages(const TrialSpec& trial, TrialEnd* end) {
+    const Communicator& group = layout_.group_comm;
+    int ended = 0;
+    int source = 0;
+    while (std::optional<std::string> text = TryReceive(group, kTagEnded, &source)) {
+      const EndReport report = Decode(*text);
+      if (report.trial_id != trial.trial_id) continue;
+      ++ended;
+      if (report.failed && end->ending == Ending::kNone) {
+        *end = {Ending::kFailed, Describe(report)};
+      }
+    }
+    while (std::optional<std::string> text = TryReceive(group, kTagInterrupt, &source)) {
+      if (std::stoll(*text) == trial.trial_id && end->ending == Ending::kNone) {
+        end->ending = Ending::kInterrupted;
+      }
+    }
+    return ended;
+  }
+
+  // Tells the other ranks the trial is over, stops the leader's program and collects the others'
+  // final reports (a failed one fails a trial that had completed); drops any messages left.
+  void FinishTrial(const TrialSpec& trial, ChildProcess* child, TrialEnd* end) {
+    const Communicator& group = layout_.group_comm;
     const std::string finish = std::to_string(trial.trial_id);
     for (int r = 1; r < group.size(); ++r) SendText(group, r, kTagFinish, finish);
     const double grace =
-        ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
-    lines.clear();
+        end->ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
+    std::vector<OutputLine> lines;
     StopProgram(child, grace, &lines);
     for (int r = 1; r < group.size(); ++r) {
       const EndReport report = Decode(ReceiveText(group, r, kTagFinal));
-      if (ending == Ending::kCompleted && report.failed) {
-        ending = Ending::kFailed;
-        why = Describe(report);
+      if (end->ending == Ending::kCompleted && report.failed) {
+        *end = {Ending::kFailed, Describe(report)};
       }
     }
     int source = 0;
     while (TryReceive(group, kTagEnded, &source) || TryReceive(group, kTagInterrupt, &source)) {
     }
-    WarnUndeclared(reader);
+  }
+
+  // The trial's status and message from how it ended.
+  void SetOutcome(const TrialSpec& trial, const TrialEnd& end, TrialOutcome* outcome) const {
     const std::string last_step = outcome->curve.empty()
                                       ? std::string("before its first step")
                                       : "after step " + std::to_string(outcome->curve.back().epoch);
-    switch (ending) {
+    switch (end.ending) {
       case Ending::kCompleted:
         if (outcome->curve.empty()) {
           outcome->status = TrialStatus::kFailed;
@@ -567,7 +609,7 @@ class CommandRunner final : public TaskRunner {
       case Ending::kFailed:
       case Ending::kNone:
         outcome->status = TrialStatus::kFailed;
-        outcome->message = why;
+        outcome->message = end.why;
         break;
     }
   }
