@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that a study file (STUDY.h5) reads with the Python tools DESIGN.md promises.
+"""Checks that a study file (STUDY.h5) reads with the Python tools docs/design.md promises ("The
+study file").
 
 Usage: check_study_readable.py STUDY.h5 ROWS [--param NAME]... [--metric NAME]... [--curve-rows N]
 

@@ -204,7 +204,7 @@ struct MetricRegex {
   int line = 0;  // 1-based line of the entry in the config file
 };
 
-// Command trials (DESIGN.md, "Tasks"): W&B's `program` and `command` inside `sweep:`, the keys
+// Command trials (docs/design.md, "Tasks"): W&B's `program` and `command` inside `sweep:`, the keys
 // beside it that say how to run and read the program.
 struct CommandSpec {
   // `program`, resolved against the config file's folder (absolute); empty without one.

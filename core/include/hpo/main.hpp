@@ -18,7 +18,7 @@ namespace hpo {
 // and a sweep runs its factories. Call it once, from main, on every rank of the MPI job; `sweep`
 // starts and ends MPI itself (the program must not). Returns the documented exit code for main to
 // return: 0 done, 1 failure, 2 bad input (config, arguments, data, study file), 3 interrupted but
-// saved.
+// saved, 4 a rank's host lost (the study saved).
 int Main(int argc, char** argv, const TaskRegistry& registry);
 
 }  // namespace hpo

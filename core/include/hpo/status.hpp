@@ -8,7 +8,7 @@
 
 namespace hpo {
 
-// Process exit codes, documented in README.md ("Exit codes").
+// Process exit codes, documented in docs/config.md ("Exit codes").
 enum class ExitCode : int {
   kDone = 0,         // the sweep or command finished
   kFailure = 1,      // anything else: a bug, an MPI or I/O failure

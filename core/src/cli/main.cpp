@@ -1,5 +1,5 @@
 // hpo::Main: the command line. Parses arguments, calls the library, maps Status to the documented
-// exit codes (0 done, 1 failure, 2 bad input, 3 interrupted but saved).
+// exit codes (0 done, 1 failure, 2 bad input, 3 interrupted but saved, 4 a host lost).
 #include "hpo/main.hpp"
 
 #include <boost/program_options.hpp>
@@ -34,7 +34,7 @@ constexpr const char* kUsage =
     "\n"
     "Run 'hpo <command> --help' for a command's options.\n"
     "Exit codes: 0 done, 1 failure, 2 bad input (config, arguments, data, study file),\n"
-    "3 interrupted but saved (resume it).\n";
+    "3 interrupted but saved (resume it), 4 a rank's host lost (study saved; resume it).\n";
 
 int ExitWith(const hpo::Status& status, bool print) {
   if (!status.ok() && print) {

@@ -1,4 +1,4 @@
-// RunSweep: one MPI job runs a whole sweep (DESIGN.md, "The shape of a run"). Collective over
+// RunSweep: one MPI job runs a whole sweep (docs/design.md, "The shape of a run"). Collective over
 // MPI_COMM_WORLD; every rank calls it after MpiSession::Start with the same options.
 //   1. rank 0 reads and validates the config and broadcasts its text; a bad config fails once,
 //      on rank 0, and every rank returns the same BadInput status (nobody hangs);

@@ -1,4 +1,4 @@
-// The study file (STUDY.h5, HDF5), layout fixed by DESIGN.md:
+// The study file (STUDY.h5, HDF5), layout fixed by docs/design.md, "The study file":
 //   /trials  1-D chunked compound dataset, one row per finished trial (and one per pause of a
 //            trial paused at an ASHA rung, status "paused", superseded by its later rows: the last
 //            row of a trial_id is its state; ReadStudy returns only that one): trial_id (int64),

@@ -123,7 +123,8 @@ fi
 
 # ---- threads ---------------------------------------------------------------------------------
 export OMP_NUM_THREADS="${SLURM_CPUS_PER_TASK:-1}"
-# libgomp busy-waits by default, which slows training on a loaded node (see README, Threads).
+# libgomp busy-waits by default, which slows training on a loaded node (see docs/clusters.md,
+# "Threads and BLAS").
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 # mpirun --bind-to none unless set (HPO_MPIRUN_ARGS="--bind-to core" still wins): Open MPI binds
 # each rank of a 2-rank job to one core by default, where a rank's threads (training, heartbeat,
