@@ -1,5 +1,7 @@
 #include "tasks/classifier_description.hpp"
 
+#include <utility>
+
 namespace hpo {
 
 const std::vector<HyperparameterInfo>& ClassifierHyperparameters() {
@@ -19,5 +21,11 @@ const std::vector<std::string>& ClassifierMetricNames() {
       ModelTaskMetricNames({"val_loss", "val_accuracy", "val_macro_f1"});
   return kMetrics;
 }
+
+ClassifierDescription::ClassifierDescription(std::string name, std::vector<std::string> option_keys,
+                                             OptionsCheck check_options)
+    : name_(std::move(name)),
+      option_keys_(std::move(option_keys)),
+      check_options_(std::move(check_options)) {}
 
 }  // namespace hpo

@@ -13,27 +13,6 @@ namespace {
 
 constexpr int64_t kTrainingImages = 60000;
 
-class FashionMnistDescription final : public TaskDescription {
- public:
-  const std::string& name() const override { return name_; }
-  const std::vector<HyperparameterInfo>& hyperparameters() const override {
-    return ClassifierHyperparameters();
-  }
-  std::vector<std::string> MetricNames(const SweepConfig&) const override {
-    return ClassifierMetricNames();
-  }
-  std::vector<std::string> option_keys() const override {
-    return {"data", "validation_samples", "train_samples"};
-  }
-  Status CheckOptions(const SweepConfig& config) const override {
-    FashionMnistOptions options;
-    return ReadFashionMnistOptions(config.task_options, &options);
-  }
-
- private:
-  std::string name_ = "fashion_mnist";
-};
-
 }  // namespace
 
 Status ReadFashionMnistOptions(const TaskOptions& options, FashionMnistOptions* read) {
@@ -51,7 +30,12 @@ Status ReadFashionMnistOptions(const TaskOptions& options, FashionMnistOptions* 
 namespace tasks::fashion_mnist {
 
 std::shared_ptr<const TaskDescription> Describe() {
-  static const auto kDescription = std::make_shared<const FashionMnistDescription>();
+  static const auto kDescription = std::make_shared<const ClassifierDescription>(
+      "fashion_mnist", std::vector<std::string>{"data", "validation_samples", "train_samples"},
+      [](const TaskOptions& options) {
+        FashionMnistOptions read;
+        return ReadFashionMnistOptions(options, &read);
+      });
   return kDescription;
 }
 

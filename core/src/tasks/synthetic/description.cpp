@@ -14,25 +14,6 @@ namespace {
 
 constexpr char kSection[] = "synthetic";
 
-class SyntheticDescription final : public TaskDescription {
- public:
-  const std::string& name() const override { return name_; }
-  const std::vector<HyperparameterInfo>& hyperparameters() const override {
-    return ClassifierHyperparameters();
-  }
-  std::vector<std::string> MetricNames(const SweepConfig&) const override {
-    return ClassifierMetricNames();
-  }
-  std::vector<std::string> option_keys() const override { return {kSection}; }
-  Status CheckOptions(const SweepConfig& config) const override {
-    SyntheticOptions options;
-    return ReadSyntheticOptions(config.task_options, &options);
-  }
-
- private:
-  std::string name_ = "synthetic";
-};
-
 }  // namespace
 
 Status ReadSyntheticOptions(const TaskOptions& options, SyntheticOptions* read) {
@@ -55,7 +36,11 @@ Status ReadSyntheticOptions(const TaskOptions& options, SyntheticOptions* read) 
 namespace tasks::synthetic {
 
 std::shared_ptr<const TaskDescription> Describe() {
-  static const auto kDescription = std::make_shared<const SyntheticDescription>();
+  static const auto kDescription = std::make_shared<const ClassifierDescription>(
+      "synthetic", std::vector<std::string>{kSection}, [](const TaskOptions& options) {
+        SyntheticOptions read;
+        return ReadSyntheticOptions(options, &read);
+      });
   return kDescription;
 }
 
