@@ -4,7 +4,7 @@
 //      on rank 0, and every rank returns the same BadInput status (nobody hangs);
 //   2. the world splits into groups of ranks_per_trial;
 //   3. rank 0 creates the output folder and the study file, then runs the coordinator on its own
-//      thread while its main thread trains like every other rank;
+//      thread (SweepSession) while its main thread trains like every other rank;
 //   4. each group leader asks rank 0 for trials, broadcasts them to its group, reports every
 //      epoch and sends the result; rank 0 appends each result to the study at once;
 //   5. at the end rank 0 evaluates the best trial on the held-out test set and records it.
