@@ -382,9 +382,11 @@ Status ShareConfig(const Communicator& world, const SweepOptions& options,
 }
 
 // Every rank, collective over its group: this rank's runner of the config's task (its data loaded
-// then). A task without a runner, or a runner that cannot be prepared, ends the job.
+// then), given `training_hooks` when it trains models. A task without a runner, or a runner that
+// cannot be prepared, ends the job.
 std::unique_ptr<TaskRunner> PrepareRunner(const SweepConfig& config, const GroupLayout& layout,
-                                          const TaskRegistry& registry) {
+                                          const TaskRegistry& registry,
+                                          TrainingHooks* training_hooks) {
   const TaskRunnerFactory* factory = registry.FindFactory(config.execution.task);
   if (factory == nullptr) {
     AbortJob(ExitCode::kFailure, "task " + config.execution.task + " has no runner");
@@ -392,6 +394,9 @@ std::unique_ptr<TaskRunner> PrepareRunner(const SweepConfig& config, const Group
   std::unique_ptr<TaskRunner> runner;
   const Status status = (*factory)(config, layout, &runner);
   if (!status.ok()) AbortJob(status.exit_code(), status.message());
+  if (auto* trainer = dynamic_cast<TrainingHooksUser*>(runner.get())) {
+    trainer->UseTrainingHooks(training_hooks);
+  }
   return runner;
 }
 
@@ -496,7 +501,8 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
         world, root ? ReportFinishedStudy(config, session, root_study.path) : Status::Ok());
   }
 
-  const std::unique_ptr<TaskRunner> runner = PrepareRunner(config, layout, registry);
+  const std::unique_ptr<TaskRunner> runner =
+      PrepareRunner(config, layout, registry, options.training_hooks);
   if (root) status = CreateOutput(config, world.size(), &root_study, &session);
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
 
