@@ -29,6 +29,7 @@
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/task_catalog.hpp"
 #include "mpi/control_plane.hpp"
+#include "runtime/sweep_session.hpp"
 #include "study/study_file.hpp"
 
 namespace {
@@ -64,28 +65,22 @@ int main(int argc, char** argv) {
   GroupLayout layout;
   Status laid_out = ComputeGroupLayout(world, ranks_per_trial, &layout);
   if (!laid_out.ok()) AbortJob(laid_out.exit_code(), laid_out.message());
-  const Communicator control = world.Duplicate();
 
   const std::filesystem::path folder =
       std::filesystem::temp_directory_path() / ("hpo-bench-dispatch-" + std::to_string(getpid()));
-  std::unique_ptr<StudyWriter> study;
-  std::unique_ptr<Coordinator> coordinator;
-  std::thread server;
+  SweepSession sweep(world, layout);
   if (world.rank() == 0) {
-    study = bench::CreateBenchStudy(config, folder);
     CoordinatorDeps deps;
     Status made = MakeSearcher(config, &deps.searcher);
     if (!made.ok()) AbortJob(made.exit_code(), made.message());
-    deps.study = study.get();
     deps.clock = bench::NowSeconds;
-    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-    server = std::thread(
-        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [] {}); });
+    sweep.Coordinate(config, bench::CreateBenchStudy(config, folder), std::move(deps));
   }
+  sweep.Start();
 
   MPI_Barrier(world.get());
   const double start = bench::NowSeconds();
-  LeaderChannel channel(control);
+  LeaderChannel channel(sweep.control());
   std::vector<double> gaps_ms;
   std::vector<double> finish_s;  // leaders: when each of its trials finished, since `start`
   double finished_at = -1.0;
@@ -154,8 +149,8 @@ int main(int argc, char** argv) {
   MPI_Gatherv(finish_s.data(), count, MPI_DOUBLE, finishes.data(), counts.data(), offsets.data(),
               MPI_DOUBLE, 0, world.get());
 
+  sweep.Join();
   if (world.rank() == 0) {
-    server.join();
     // Wall time per trial over the first and the last tenth of the trials to finish.
     std::sort(finishes.begin(), finishes.end());
     const size_t tenth = std::max<size_t>(1, finishes.size() / 10);
@@ -166,10 +161,11 @@ int main(int argc, char** argv) {
       last_us = (finishes.back() - finishes[finishes.size() - tenth - 1]) /
                 static_cast<double>(tenth) * 1e6;
     }
-    study.reset();
+    const Status closed = sweep.study().Close();
     StudyContents contents;
     Status read = ReadStudy((folder / "study.h5").string(), &contents);
-    const bool check = read.ok() && static_cast<int64_t>(contents.trials.size()) == trials;
+    const bool check =
+        closed.ok() && read.ok() && static_cast<int64_t>(contents.trials.size()) == trials;
     const bench::Summary gap = bench::Summarize(all);
     if (sleep_max_s > 0.0) {
       bench::PrintResult(

@@ -27,6 +27,7 @@
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "mpi/control_plane.hpp"
+#include "runtime/sweep_session.hpp"
 #include "search/searcher.hpp"
 #include "study/study_file.hpp"
 
@@ -165,32 +166,26 @@ int main(int argc, char** argv) {
   GroupLayout layout;
   Status laid_out = ComputeGroupLayout(world, 1, &layout);
   if (!laid_out.ok()) AbortJob(laid_out.exit_code(), laid_out.message());
-  const Communicator control = world.Duplicate();
 
   const std::filesystem::path folder =
       std::filesystem::temp_directory_path() / ("hpo-bench-verdict-" + std::to_string(getpid()));
-  std::unique_ptr<StudyWriter> study;
-  std::unique_ptr<Coordinator> coordinator;
-  std::thread server;
+  SweepSession sweep(world, layout);
   if (world.rank() == 0) {
-    study = bench::CreateBenchStudy(config, folder);
     CoordinatorDeps deps;
     Status made = MakeSearcher(config, &deps.searcher);
     if (!made.ok()) AbortJob(made.exit_code(), made.message());
     if (mode == "inline")
       deps.searcher = std::make_unique<InlineSearcher>(std::move(deps.searcher));
-    deps.study = study.get();
     deps.clock = bench::NowSeconds;
-    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-    Status restored = coordinator->Restore(WarmStudy(config, observations));
+    sweep.Coordinate(config, bench::CreateBenchStudy(config, folder), std::move(deps));
+    Status restored = sweep.coordinator().Restore(WarmStudy(config, observations));
     if (!restored.ok()) AbortJob(restored.exit_code(), restored.message());
-    server = std::thread(
-        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [] {}); });
   }
+  sweep.Start();
 
   MPI_Barrier(world.get());
   const double start = bench::NowSeconds();
-  LeaderChannel channel(control);
+  LeaderChannel channel(sweep.control());
   std::vector<double> verdict_ms;
   std::vector<double> request_ms;
   std::mt19937_64 rng(static_cast<uint64_t>(world.rank()) + 1);
@@ -227,8 +222,8 @@ int main(int argc, char** argv) {
   const double elapsed = bench::NowSeconds() - start;
   const Percentiles verdicts = Summarize(GatherAll(world, verdict_ms));
   const Percentiles requests = Summarize(GatherAll(world, request_ms));
+  sweep.Join();
   if (world.rank() == 0) {
-    server.join();
     std::printf(
         "mode %s, model %s, %lld observations, %lld new trials on %d groups, %.1f s\n"
         "  epoch report -> verdict (%zu): p50 %.3f ms, p99 %.3f ms, max %.1f ms\n"

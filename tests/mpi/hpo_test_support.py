@@ -26,6 +26,17 @@ def parse_command_line():
     return os.path.abspath(args.hpo), [sys.argv[0]] + rest
 
 
+def parse_command_line_with_faults():
+    """(absolute paths of --hpo and --hpo-with-faults, argv for unittest.main) from sys.argv. The
+    second is programs/hpo_with_faults.cpp: `hpo` with the fault HPO_INJECT_FAULT names injected
+    into training, for the tests of failing trials (`hpo` itself reads no such variable)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hpo", required=True)
+    parser.add_argument("--hpo-with-faults", required=True)
+    args, rest = parser.parse_known_args()
+    return os.path.abspath(args.hpo), os.path.abspath(args.hpo_with_faults), [sys.argv[0]] + rest
+
+
 class RunResult:
     """What run_in_own_session saw: returncode (None when it timed out), output (stdout, and
     stderr with it unless asked apart), stderr (when asked apart, else ""), and on a time-out the

@@ -2,7 +2,8 @@
 output folders. Each case must end with its documented exit code and one message naming the file,
 key or line, and must leave every file that existed before exactly as it was (and create none).
 
-Run by ctest as: python3 test_bad_input.py --hpo PATH.
+Run by ctest as: python3 test_bad_input.py --hpo PATH --hpo-with-faults PATH (the second, for a
+bad HPO_INJECT_FAULT, is programs/hpo_with_faults.cpp).
 """
 
 import gzip
@@ -14,10 +15,11 @@ import unittest
 
 import h5py
 
-from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
+from hpo_test_support import MPI_ENV, parse_command_line_with_faults, run_in_own_session
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HPO = None  # set from the command line
+HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the command line
 FASHION = "/usr/share/datasets/fashion-mnist"
 
 # A valid one-rank synthetic sweep; cases edit its text.
@@ -162,15 +164,16 @@ class BadInputCase(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def hpo(self, args, np_count=1, env=None):
-        command = ["mpirun", "--oversubscribe", "-np", str(np_count), HPO] + args
+    def hpo(self, args, np_count=1, env=None, program=None):
+        command = ["mpirun", "--oversubscribe", "-np", str(np_count), program or HPO] + args
         done = run_in_own_session(command, 120, env=dict(os.environ, **MPI_ENV, **(env or {})))
         return done.returncode, done.describe()
 
-    def check(self, args, code, pieces, np_count=1, env=None):
-        """Runs `hpo ARGS`; asserts the exit code, the message and that nothing changed."""
+    def check(self, args, code, pieces, np_count=1, env=None, program=None):
+        """Runs `hpo ARGS` (or `program ARGS`); asserts the exit code, the message and that nothing
+        changed."""
         before = snapshot(self.dir)
-        rc, log = self.hpo(args, np_count, env)
+        rc, log = self.hpo(args, np_count, env, program)
         self.assertEqual(rc, code, log)
         for piece in pieces:
             self.assertIn(piece.format(dir=self.dir), log)
@@ -237,7 +240,7 @@ class ConfigsDataAndCommandLines(BadInputCase):
         config = self.write("ok.yaml", BASE)
         self.check(["sweep", "--config", config, "--output", os.path.join(self.dir, "out")], 2,
                    ["HPO_INJECT_FAULT=explode", "KIND:TRIAL:EPOCH:RANK"],
-                   env={"HPO_INJECT_FAULT": "explode"})
+                   env={"HPO_INJECT_FAULT": "explode"}, program=HPO_WITH_FAULTS)
 
     def test_command_lines(self):
         self.check(["sweep"], 2, ["--config"])
@@ -291,8 +294,8 @@ class Studies(BadInputCase):
 
 
 def main():
-    global HPO
-    HPO, argv = parse_command_line()
+    global HPO, HPO_WITH_FAULTS
+    HPO, HPO_WITH_FAULTS, argv = parse_command_line_with_faults()
     unittest.main(argv=argv, verbosity=2)
 
 

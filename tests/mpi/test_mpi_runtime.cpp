@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
-#include <thread>
 
 #include "coord/coordinator.hpp"
 #include "hpo/mpi/communicator.hpp"
@@ -12,6 +11,7 @@
 #include "hpo/task_catalog.hpp"
 #include "mpi/control_plane.hpp"
 #include "mpi/mpi_collectives.hpp"
+#include "runtime/sweep_session.hpp"
 #include "tasks/classifier_description.hpp"
 
 namespace hpo {
@@ -142,7 +142,6 @@ TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
   const Communicator world = Communicator::World();
   GroupLayout layout;
   ASSERT_TRUE(ComputeGroupLayout(world, 2, &layout).ok());
-  const Communicator control = world.Duplicate();
   SweepConfig config;
   config.execution.task = "synthetic";
   config.metric_names = ClassifierMetricNames();
@@ -150,20 +149,19 @@ TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
   config.sweep.metric.goal = Goal::kMinimize;
   config.sweep.run_cap = 7;
 
-  MemoryStudy study;
-  std::unique_ptr<Coordinator> coordinator;
-  std::thread server;
+  SweepSession session(world, layout);
+  const MemoryStudy* study = nullptr;  // rank 0: the session's
   if (world.rank() == 0) {
+    auto memory = std::make_unique<MemoryStudy>();
+    study = memory.get();
     CoordinatorDeps deps;
     deps.searcher = std::make_unique<CountingSearcher>();
-    deps.study = &study;
     deps.clock = [] { return 0.0; };
-    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-    server = std::thread(
-        [&] { ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [] {}); });
+    session.Coordinate(config, std::move(memory), std::move(deps));
   }
+  session.Start();
 
-  LeaderChannel channel(control);
+  LeaderChannel channel(session.control());
   std::vector<int64_t> mine;
   for (;;) {
     ControlMessage assignment;
@@ -195,12 +193,12 @@ TEST(ControlPlane, LeadersGetDistinctTrialsAndRankZeroRecordsEveryResult) {
   EXPECT_EQ(counts[0], counts[1]);
   EXPECT_EQ(counts[2], counts[3]);
   EXPECT_EQ(counts[0] + counts[2], 7);
+  session.Join();
   if (world.rank() == 0) {
-    server.join();
-    ASSERT_EQ(study.rows.size(), 7u);
-    EXPECT_EQ(study.published_rows, 7u);  // the last results are published before it returns
+    ASSERT_EQ(study->rows.size(), 7u);
+    EXPECT_EQ(study->published_rows, 7u);  // the last results are published before Join returns
     std::vector<int64_t> ids;
-    for (const TrialResult& row : study.rows) ids.push_back(row.trial_id);
+    for (const TrialResult& row : study->rows) ids.push_back(row.trial_id);
     std::sort(ids.begin(), ids.end());
     std::vector<int64_t> expected(7);
     std::iota(expected.begin(), expected.end(), 0);

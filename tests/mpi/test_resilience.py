@@ -1,5 +1,6 @@
 """Resilience tests of `hpo sweep` under mpirun: kill -9 and resume, preemption signals, failing
-trials. Run by ctest as: python3 test_resilience.py --hpo PATH -k SUITE.
+trials. Run by ctest as: python3 test_resilience.py --hpo PATH --hpo-with-faults PATH -k SUITE
+(the second, `hpo` with a fault injected into a trial, is programs/hpo_with_faults.cpp).
 
 Every sweep here uses configs/synthetic_resume.yaml (6 random trials of 3 epochs, 2 ranks per
 trial), whose trials last a few seconds, so a job can be interrupted in the middle of a trial.
@@ -17,26 +18,27 @@ import unittest
 import h5py
 import numpy as np
 
-from hpo_test_support import (MPI_ENV, parse_command_line, published_rows, run_in_own_session,
-                              study_attributes)
+from hpo_test_support import (MPI_ENV, parse_command_line_with_faults, published_rows,
+                              run_in_own_session, study_attributes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
 HPO = None  # set from the command line
+HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the command line
 
 
 PROMOTION_CONFIG = os.path.join(HERE, "configs", "synthetic_promotion.yaml")
 
 
-def command(np_count, output, extra=(), config=CONFIG):
-    return (["mpirun", "--oversubscribe", "-np", str(np_count), HPO, "sweep", "--config", config,
-             "--output", output] + list(extra))
+def command(np_count, output, extra=(), config=CONFIG, program=None):
+    return (["mpirun", "--oversubscribe", "-np", str(np_count), program or HPO, "sweep", "--config",
+             config, "--output", output] + list(extra))
 
 
-def run(np_count, output, extra=(), env=None, timeout=300, config=CONFIG):
-    """Runs a sweep to its end; returns (rc, stdout + stderr); rc None when it timed out (the
-    whole job killed, the log saying what ran)."""
-    done = run_in_own_session(command(np_count, output, extra, config), timeout,
+def run(np_count, output, extra=(), env=None, timeout=300, config=CONFIG, program=None):
+    """Runs a sweep to its end (with `hpo`, or `program`); returns (rc, stdout + stderr); rc None
+    when it timed out (the whole job killed, the log saying what ran)."""
+    done = run_in_own_session(command(np_count, output, extra, config, program), timeout,
                               env=dict(os.environ, **MPI_ENV, **(env or {})))
     return done.returncode, done.describe()
 
@@ -247,7 +249,8 @@ class Preemption(ResilienceCase):
 class Failures(ResilienceCase):
     def test_an_exception_on_one_rank_fails_only_its_trial(self):
         output = self.out("exception")
-        rc, log = run(4, output, env={"HPO_INJECT_FAULT": "exception:1:2:1"})
+        rc, log = run(4, output, env={"HPO_INJECT_FAULT": "exception:1:2:1"},
+                      program=HPO_WITH_FAULTS)
         self.assertEqual(rc, 0, log)
         trials, _ = read_trials(os.path.join(output, "study.h5"))
         self.assertEqual(len(trials), 6)
@@ -263,7 +266,8 @@ class Failures(ResilienceCase):
         config = os.path.join(self.tmp, "retry.yaml")
         with open(config, "w") as f:
             f.write(text)
-        rc, log = run(4, output, env={"HPO_INJECT_FAULT": "oom:0:1:0"}, config=config)
+        rc, log = run(4, output, env={"HPO_INJECT_FAULT": "oom:0:1:0"}, config=config,
+                      program=HPO_WITH_FAULTS)
         self.assertEqual(rc, 0, log)
         self.assertIn("trial 0 failed (exception at epoch 1 step 1 on rank 0: out of memory", log)
         self.assertIn("retry 1 of 1 with a new seed", log)
@@ -346,8 +350,8 @@ class Promotion(ResilienceCase):
 
 
 def main():
-    global HPO
-    HPO, argv = parse_command_line()
+    global HPO, HPO_WITH_FAULTS
+    HPO, HPO_WITH_FAULTS, argv = parse_command_line_with_faults()
     unittest.main(argv=argv, verbosity=2)
 
 

@@ -1,7 +1,6 @@
 // How a trial talks to the sweep while it runs, whatever kind of task it is (torch-free, MPI-free):
-// the epoch gate that answers continue / stop / interrupt after each epoch or step, what a trial
-// ends with, and the fault tests inject. Used by every TaskRunner (hpo/task_runner.hpp) and by
-// the libtorch trainer.
+// the epoch gate that answers continue / stop / interrupt after each epoch or step, and what a
+// trial ends with. Used by every TaskRunner (hpo/task_runner.hpp) and by the libtorch trainer.
 #pragma once
 
 #include <cstdint>
@@ -52,17 +51,6 @@ struct TrialOutcome {
   double duration_s = 0.0;
   int64_t resumed_epochs = 0;  // epochs restored from a checkpoint (0: trained from the start)
   int64_t resumed_step = 0;    // and steps of the epoch after them
-};
-
-// A deliberate fault, to test that failures inside a trial are contained (the runtime reads it from
-// the HPO_INJECT_FAULT environment variable). Throws at the first training step of `epoch` on
-// group rank `rank` of trial `trial_id`'s first attempt (a retry runs clean).
-struct FaultInjection {
-  enum class Kind { kNone, kException, kOutOfMemory };
-  Kind kind = Kind::kNone;
-  int64_t trial_id = -1;
-  int64_t epoch = 1;
-  int rank = 0;
 };
 
 }  // namespace hpo

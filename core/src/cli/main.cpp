@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/main_with_hooks.hpp"
 #include "common/file_io.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_runner.hpp"
@@ -64,8 +65,9 @@ hpo::Status ParseArguments(const std::vector<std::string>& args,
 }
 
 int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
-                    const hpo::TaskRegistry& registry) {
+                    const hpo::TaskRegistry& registry, hpo::TrainingHooks* training_hooks) {
   hpo::SweepOptions sweep;
+  sweep.training_hooks = training_hooks;
   po::options_description options(
       "usage: mpirun -np N hpo sweep --config FILE [--output DIR] [--data DIR] [--resume]\n"
       "                              [--run-cap N] [--ranks-per-trial R] [--seed S]\n\n"
@@ -361,6 +363,11 @@ int RunRenderCommand(const std::vector<std::string>& args, const hpo::TaskRegist
 namespace hpo {
 
 int Main(int argc, char** argv, const TaskRegistry& registry) {
+  return MainWithTrainingHooks(argc, argv, registry, nullptr);
+}
+
+int MainWithTrainingHooks(int argc, char** argv, const TaskRegistry& registry,
+                          TrainingHooks* training_hooks) {
   if (argc < 2) {
     std::cerr << kUsage;
     return static_cast<int>(ExitCode::kBadInput);
@@ -375,7 +382,7 @@ int Main(int argc, char** argv, const TaskRegistry& registry) {
     std::cout << "hpo-mpi " << HPO_VERSION << " (" << DescribeDeviceBuild() << ")" << std::endl;
     return 0;
   }
-  if (command == "sweep") return RunSweepCommand(argc, argv, args, registry);
+  if (command == "sweep") return RunSweepCommand(argc, argv, args, registry, training_hooks);
   if (command == "report") return RunReportCommand(args, registry);
   if (command == "render") return RunRenderCommand(args, registry);
   std::cerr << "hpo: error: unknown command '" << command << "'\n\n" << kUsage;

@@ -3,21 +3,21 @@
 #include <c10/cuda/CUDAFunctions.h>
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace hpo {
 namespace {
 
+// A failed NCCL or CUDA call of the data plane ends the job, as a failed MPI call does: the one
+// policy of FailCollectiveCall (hpo/mpi/communicator.hpp), never an exception the trainer would
+// take for the trial's own failure.
 [[noreturn]] void FailNcclCall(ncclResult_t result, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
-                           ": " + ncclGetErrorString(result));
+  FailCollectiveCall("NCCL", call, file, line, ncclGetErrorString(result));
 }
 
 [[noreturn]] void FailCudaCall(cudaError_t result, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
-                           ": " + cudaGetErrorString(result));
+  FailCollectiveCall("CUDA", call, file, line, cudaGetErrorString(result));
 }
 
 #define HPO_NCCL_CHECK(call)                                 \
@@ -77,13 +77,7 @@ NcclGroupCollectives::NcclGroupCollectives(const Communicator& group)
       stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, c10::cuda::current_device())) {}
 
 NcclGroupCollectives::~NcclGroupCollectives() {
-  for (Pending& pending : pending_) {
-    try {
-      Finish(pending);
-    } catch (const std::exception&) {
-      // A destructor must not throw; the job is failing already.
-    }
-  }
+  for (Pending& pending : pending_) Finish(pending);
 }
 
 void NcclGroupCollectives::EnqueueAllreduce(void* data, size_t count, ncclDataType_t type) {

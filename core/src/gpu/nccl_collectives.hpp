@@ -22,8 +22,8 @@ class NcclCommunicator {
  public:
   NcclCommunicator() = default;
   // Collective over `group`: its rank 0 creates the unique id (ncclGetUniqueId) and broadcasts it
-  // over `group`; every rank then joins with ncclCommInitRank on its current CUDA device. Throws
-  // std::runtime_error naming the failing NCCL call.
+  // over `group`; every rank then joins with ncclCommInitRank on its current CUDA device. A failed
+  // NCCL or CUDA call here or in NcclGroupCollectives ends the job (FailCollectiveCall).
   static NcclCommunicator Create(const Communicator& group);
   ~NcclCommunicator();
   NcclCommunicator(NcclCommunicator&& other) noexcept;

@@ -15,12 +15,17 @@ constexpr int kAbortFallbackSeconds = 10;
 
 }  // namespace
 
+void FailCollectiveCall(const char* library, const char* call, const char* file, int line,
+                        const std::string& error) {
+  AbortJob(ExitCode::kFailure, std::string(library) + " call " + call + " failed at " + file + ":" +
+                                   std::to_string(line) + ": " + error);
+}
+
 void FailMpiCall(int error_code, const char* call, const char* file, int line) {
   char text[MPI_MAX_ERROR_STRING] = {0};
   int length = 0;
   MPI_Error_string(error_code, text, &length);
-  AbortJob(ExitCode::kFailure, std::string("MPI call ") + call + " failed at " + file + ":" +
-                                   std::to_string(line) + ": " + text);
+  FailCollectiveCall("MPI", call, file, line, text);
 }
 
 void AbortJob(ExitCode code, const std::string& message) {

@@ -1,8 +1,6 @@
 // Every libtorch task (hpo/model_task.hpp: the built-in classifiers and a user's own) as a
 // TaskRunner: the task made once per rank (its data loaded then), each trial trained by the DDP
 // trainer from its checkpoint when it has one, the best trial evaluated on the task's test split.
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -10,6 +8,7 @@
 #include "hpo/model_task.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/task_runner.hpp"
+#include "runtime/sweep.hpp"
 #include "train/trainer.hpp"
 #include "trial_files.hpp"
 
@@ -19,29 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// HPO_INJECT_FAULT=KIND:TRIAL:EPOCH:RANK (KIND exception or oom): a fault for failure tests.
-Status ReadFaultInjection(FaultInjection* fault) {
-  const char* text = std::getenv("HPO_INJECT_FAULT");
-  if (text == nullptr || *text == '\0') return Status::Ok();
-  char kind[16] = {0};
-  long long trial = 0;
-  long long epoch = 0;
-  int rank = 0;
-  char extra = 0;
-  if (std::sscanf(text, "%15[a-z]:%lld:%lld:%d%c", kind, &trial, &epoch, &rank, &extra) != 4 ||
-      (std::string(kind) != "exception" && std::string(kind) != "oom")) {
-    return Status::BadInput(std::string("HPO_INJECT_FAULT=") + text +
-                            ": expected KIND:TRIAL:EPOCH:RANK with KIND exception or oom");
-  }
-  fault->kind = std::string(kind) == "oom" ? FaultInjection::Kind::kOutOfMemory
-                                           : FaultInjection::Kind::kException;
-  fault->trial_id = trial;
-  fault->epoch = epoch;
-  fault->rank = rank;
-  return Status::Ok();
-}
-
-class ModelTaskRunner final : public TaskRunner {
+class ModelTaskRunner final : public TaskRunner, public TrainingHooksUser {
  public:
   ModelTaskRunner(const SweepConfig& config, const GroupLayout& layout,
                   const TaskDescription& description, std::unique_ptr<ModelTask> task)
@@ -54,7 +31,6 @@ class ModelTaskRunner final : public TaskRunner {
 
   // Collective over the group: this rank's device made current, then the group's data plane.
   Status Prepare() {
-    HPO_RETURN_IF_ERROR(ReadFaultInjection(&fault_));
     HPO_RETURN_IF_ERROR(ActivateDevice(layout_, config_.execution.trials_per_gpu));
     collectives_ = MakeGroupCollectives(layout_);
     return Status::Ok();
@@ -82,9 +58,11 @@ class ModelTaskRunner final : public TaskRunner {
       }
     }
     options.resume = true;
-    options.fault = fault_;
+    options.hooks = hooks_;
     return hpo::RunTrial(setup_, trial, *collectives_, context.gate, options, outcome);
   }
+
+  void UseTrainingHooks(TrainingHooks* hooks) override { hooks_ = hooks; }
 
   Status EvaluateBest(const TrialResult& best, const std::string& output,
                       BestTrialReport* report) override {
@@ -104,7 +82,7 @@ class ModelTaskRunner final : public TaskRunner {
   std::unique_ptr<GroupCollectives> collectives_;  // made by Prepare
   std::unique_ptr<ModelTask> task_;
   TrainingSetup setup_;
-  FaultInjection fault_;
+  TrainingHooks* hooks_ = nullptr;  // none unless RunSweep was given some
 };
 
 }  // namespace

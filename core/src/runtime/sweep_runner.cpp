@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +25,7 @@
 #include "mpi/status_collectives.hpp"
 #include "preemption.hpp"
 #include "runtime/sweep.hpp"
+#include "runtime/sweep_session.hpp"
 #include "sched/scheduler.hpp"
 #include "search/searcher.hpp"
 #include "study/study_file.hpp"
@@ -115,10 +115,51 @@ Status OpenResumedStudy(const SweepConfig& config, const SweepOptions& options,
   return Status::Ok();
 }
 
+// Rank 0's side of the study between the steps of RunSweep: where it is, the files the
+// coordinator discards, the coordinator's collaborators until the session makes it, and the
+// study read back on --resume.
+struct RootStudy {
+  explicit RootStudy(const SweepConfig& config)
+      : path((fs::path(config.execution.output) / kStudyFileName).string()),
+        model_files(config.execution.output) {}
+  std::string path;
+  ModelFiles model_files;
+  CoordinatorDeps deps;
+  std::optional<StudyContents> resumed;
+};
+
+// Rank 0: the session's coordinator over `study`, restored from the resumed study if any.
+Status Coordinate(const SweepConfig& config, std::unique_ptr<StudyWriter> study,
+                  RootStudy* root_study, SweepSession* session) {
+  root_study->deps.artifacts = &root_study->model_files;
+  root_study->deps.progress = &std::cout;
+  root_study->deps.clock = SteadySeconds;
+  session->Coordinate(config, std::move(study), std::move(root_study->deps));
+  if (!root_study->resumed) return Status::Ok();
+  return session->coordinator().Restore(*root_study->resumed).WithContext(root_study->path);
+}
+
+// Rank 0, before any rank loads its data: the searcher and scheduler and, with --resume, the
+// study in the output folder and its coordinator. Sets `finished` when that study has nothing
+// left to run and its best trial recorded.
+Status OpenSweep(const SweepConfig& config, const SweepOptions& options, RootStudy* root_study,
+                 SweepSession* session, bool* finished) {
+  HPO_RETURN_IF_ERROR(MakeSearcher(config, &root_study->deps.searcher));
+  HPO_RETURN_IF_ERROR(MakeScheduler(config, &root_study->deps.scheduler));
+  std::unique_ptr<StudyWriter> study;
+  HPO_RETURN_IF_ERROR(OpenResumedStudy(config, options, &study, &root_study->resumed));
+  if (!root_study->resumed) return Status::Ok();
+  HPO_RETURN_IF_ERROR(Coordinate(config, std::move(study), root_study, session));
+  *finished = session->coordinator().NothingLeftToRun() &&
+              root_study->resumed->extra_attributes.count("best_trial_id") != 0;
+  return Status::Ok();
+}
+
 // Rank 0, once every rank has its data (so that bad input leaves nothing on disk): creates the
-// output folders and, unless a study was resumed (`*study` already open), a new study file.
-Status CreateOutput(const SweepConfig& config, int world_size,
-                    std::unique_ptr<StudyWriter>* study) {
+// output folders and, unless a study was resumed (its coordinator made already), a new study
+// file and its coordinator.
+Status CreateOutput(const SweepConfig& config, int world_size, RootStudy* root_study,
+                    SweepSession* session) {
   const fs::path output(config.execution.output);
   std::error_code error;
   fs::create_directories(output / "models", error);
@@ -127,7 +168,7 @@ Status CreateOutput(const SweepConfig& config, int world_size,
     return Status::BadInput("output folder " + output.string() +
                             ": cannot create: " + error.message());
   }
-  if (*study != nullptr) return Status::Ok();
+  if (root_study->resumed) return Status::Ok();
   StudyAttributes attributes;
   attributes.config = config.text;
   attributes.metric_name = config.sweep.metric.name;
@@ -135,8 +176,10 @@ Status CreateOutput(const SweepConfig& config, int world_size,
   attributes.world_size = world_size;
   attributes.start_time = UtcTimestamp();
   attributes.version = HPO_VERSION;
-  return StudyWriter::Create((output / kStudyFileName).string(), MakeStudyLayout(config),
-                             attributes, study);
+  std::unique_ptr<StudyWriter> study;
+  HPO_RETURN_IF_ERROR(
+      StudyWriter::Create(root_study->path, MakeStudyLayout(config), attributes, &study));
+  return Coordinate(config, std::move(study), root_study, session);
 }
 
 // `name` as a YAML mapping key: plain when it is a simple name (dotted ones included), otherwise
@@ -184,14 +227,15 @@ void PrintBestTrial(const SweepConfig& config, const TrialResult& best) {
 }
 
 // Rank 0, resuming a study with nothing left to run whose best trial is already recorded: says
-// so without training, evaluating or loading data.
-Status ReportFinishedStudy(const SweepConfig& config, const Coordinator& coordinator,
+// so without training, evaluating or loading data, and closes the study.
+Status ReportFinishedStudy(const SweepConfig& config, SweepSession& session,
                            const std::string& study_path) {
+  const Coordinator& coordinator = session.coordinator();
   std::cout << "the study is already finished: " << coordinator.trials_finished()
             << " trials, nothing left to run" << std::endl;
   if (coordinator.best_trial()) PrintBestTrial(config, *coordinator.best_trial());
   std::cout << "study: " << fs::absolute(study_path).string() << std::endl;
-  return Status::Ok();
+  return session.study().Close();
 }
 
 // Why a sweep that ended without a best trial failed: nothing ran, or every trial failed.
@@ -315,162 +359,169 @@ void WarnAboutPlainMpirun(const GroupLayout& layout, const Communicator& world) 
   AbortJob(ExitCode::kPeerLost, message);
 }
 
-}  // namespace
-
-Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
-  const Communicator world = Communicator::World();
+// Every rank: the sweep's config, read and validated on rank 0 (whose failure is every rank's
+// status) and parsed from rank 0's text on the others, with the command line's overrides.
+Status ShareConfig(const Communicator& world, const SweepOptions& options,
+                   const TaskRegistry& registry, SweepConfig* config) {
   const bool root = world.rank() == 0;
-
-  SweepConfig config;
   Status status;
   if (root) {
-    status = LoadConfigFile(options.config_path, registry.catalog(), options.bare, &config);
+    status = LoadConfigFile(options.config_path, registry.catalog(), options.bare, config);
   }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
-  const std::string text = BroadcastString(world, root ? config.text : std::string());
+  const std::string text = BroadcastString(world, root ? config->text : std::string());
   if (!root) {
     // config.text is always a wrapped config (a bare file's is wrapped by rank 0's parse).
     Status parsed =
-        ParseConfig(text, options.config_path, registry.catalog(), BareSweepSettings(), &config);
+        ParseConfig(text, options.config_path, registry.catalog(), BareSweepSettings(), config);
     if (!parsed.ok()) AbortJob(ExitCode::kFailure, "config did not parse as on rank 0");
   }
-  if (!options.output_override.empty()) config.execution.output = options.output_override;
+  if (!options.output_override.empty()) config->execution.output = options.output_override;
   if (!options.data_override.empty()) {
-    config.task_options.values["data"] = TaskOption{options.data_override, 0};
+    config->task_options.values["data"] = TaskOption{options.data_override, 0};
   }
+  return Status::Ok();
+}
 
-  GroupLayout layout;
-  HPO_RETURN_IF_ERROR(
-      ComputeGroupLayout(world, static_cast<int>(config.execution.ranks_per_trial), &layout));
-  HPO_RETURN_IF_ERROR(PlaceOnDevices(world, config, &layout));
-
-  PreemptionWatch preemption(config.checkpoint.grace_period_s);
-
-  const std::string study_path = (fs::path(config.execution.output) / kStudyFileName).string();
-  std::unique_ptr<StudyWriter> study;
-  std::unique_ptr<ModelFiles> model_files;
-  std::unique_ptr<Coordinator> coordinator;
-  CoordinatorDeps deps;
-  std::optional<StudyContents> resumed;
-  // Rank 0: the coordinator over the open study, restored from `resumed` when there is one.
-  const auto make_coordinator = [&]() -> Status {
-    model_files = std::make_unique<ModelFiles>(config.execution.output);
-    deps.study = study.get();
-    deps.artifacts = model_files.get();
-    deps.progress = &std::cout;
-    deps.clock = SteadySeconds;
-    coordinator = std::make_unique<Coordinator>(config, layout.num_groups, std::move(deps));
-    if (!resumed) return Status::Ok();
-    return coordinator->Restore(*resumed).WithContext(study_path);
-  };
-  bool finished_before = false;
-  if (root) {
-    status = MakeSearcher(config, &deps.searcher);
-    if (status.ok()) status = MakeScheduler(config, &deps.scheduler);
-    if (status.ok()) status = OpenResumedStudy(config, options, &study, &resumed);
-    if (status.ok() && resumed) status = make_coordinator();
-    finished_before = status.ok() && resumed && coordinator->NothingLeftToRun() &&
-                      resumed->extra_attributes.count("best_trial_id") != 0;
-  }
-  HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
-  // A finished study, resumed, ends here: no rank loads its data (a restart costs seconds).
-  const bool finished = !BroadcastString(world, finished_before ? "finished" : "").empty();
-  if (finished) {
-    Status outcome;
-    if (root) {
-      outcome = ReportFinishedStudy(config, *coordinator, study_path);
-      const Status closed = study->Close();
-      if (outcome.ok()) outcome = closed;
-    }
-    return BroadcastStatus(world, outcome);
-  }
-
+// Every rank, collective over its group: this rank's runner of the config's task (its data loaded
+// then), given `training_hooks` when it trains models. A task without a runner, or a runner that
+// cannot be prepared, ends the job.
+std::unique_ptr<TaskRunner> PrepareRunner(const SweepConfig& config, const GroupLayout& layout,
+                                          const TaskRegistry& registry,
+                                          TrainingHooks* training_hooks) {
   const TaskRunnerFactory* factory = registry.FindFactory(config.execution.task);
   if (factory == nullptr) {
     AbortJob(ExitCode::kFailure, "task " + config.execution.task + " has no runner");
   }
   std::unique_ptr<TaskRunner> runner;
-  status = (*factory)(config, layout, &runner);
+  const Status status = (*factory)(config, layout, &runner);
   if (!status.ok()) AbortJob(status.exit_code(), status.message());
-
-  if (root) {
-    status = CreateOutput(config, world.size(), &study);
-    if (status.ok() && coordinator == nullptr) status = make_coordinator();
+  if (auto* trainer = dynamic_cast<TrainingHooksUser*>(runner.get())) {
+    trainer->UseTrainingHooks(training_hooks);
   }
+  return runner;
+}
+
+// The peer watch's answer to a lost host. A rank other than 0 ends the job at once (the study is
+// rank 0's); rank 0 raises `alarm` for its coordinator thread (EndForLostPeers) and ends the job
+// itself once that thread has finished serving, or after 5 s.
+[[noreturn]] void EndForLostHost(const LostPeers& lost, bool root, LostPeerAlarm* alarm,
+                                 const SweepSession& session, const std::string& study_path) {
+  if (!root) {
+    AbortJob(ExitCode::kPeerLost,
+             "no word from rank 0 on " + lost.hosts[0] + " for " +
+                 std::to_string(static_cast<int64_t>(lost.silent_s)) +
+                 " s (peer_timeout_s): its host is down or cut off; this rank ends, the study "
+                 "is rank 0's");
+  }
+  alarm->Raise(lost);
+  for (int waited_ms = 0; session.serving() && waited_ms < 5000; waited_ms += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  AbortJob(ExitCode::kPeerLost, LostPeerMessage(lost, study_path));
+}
+
+// Rank 0, once before the trials start: the sweep in one line.
+void PrintSweepBanner(const SweepConfig& config, const GroupLayout& layout, int world_size,
+                      const Coordinator& coordinator, const std::string& study_path) {
+  std::cout << "hpo-mpi " << HPO_VERSION << ": " << world_size << " ranks in " << layout.num_groups
+            << " groups of " << config.execution.ranks_per_trial << " | task "
+            << config.execution.task << " | " << SearchMethodName(config.sweep.method)
+            << " search, " << coordinator.planned_trials() << " trials"
+            << (config.execution.epochs == kUnboundedEpochs
+                    ? std::string()
+                    : " of " + std::to_string(config.execution.epochs) + " epochs")
+            << " | " << config.sweep.metric.name << " (" << GoalName(config.sweep.metric.goal)
+            << ") | study " << study_path << std::endl;
+}
+
+// Rank 0's coordinator thread, before every probe for a message: a preemption signal interrupts
+// the sweep; a lost host ends the job (EndForLostPeers).
+void PollBetweenMessages(Coordinator& coordinator, const LostPeerAlarm& alarm,
+                         const GroupLayout& layout, const std::string& study_path) {
+  if (PreemptionWatch::Requested() && !coordinator.interrupted()) {
+    coordinator.Interrupt("rank 0 received signal " +
+                          std::to_string(PreemptionWatch::SignalNumber()));
+  }
+  if (const std::optional<LostPeers> lost = alarm.lost()) {
+    EndForLostPeers(*lost, layout, coordinator, study_path);
+  }
+}
+
+// Rank 0, once every group is done: the sweep's status (interrupted; or the best trial recorded,
+// or why there is none), then the study closed. An I/O error closing the study (its compaction)
+// is the status unless a failure came first.
+Status FinishSweep(const SweepConfig& config, const SweepOptions& options, TaskRunner& runner,
+                   SweepSession& session, const std::string& study_path) {
+  const Coordinator& coordinator = session.coordinator();
+  Status outcome;
+  if (coordinator.interrupted()) {
+    outcome = Status::Interrupted(
+        "the sweep was interrupted: " + std::to_string(coordinator.trials_finished()) +
+        " trials finished, " + std::to_string(coordinator.trials_unfinished()) +
+        " to continue from their checkpoints; the study is saved in " + study_path +
+        "; continue it with: hpo sweep --config " + options.config_path + " --output " +
+        config.execution.output + " --resume");
+  } else {
+    outcome = RecordBestTrial(config, coordinator, runner, &session.study(), study_path);
+    if (outcome.ok() && coordinator.too_many_failures()) {
+      outcome = Status::Failure("the sweep was ended: " + coordinator.end_reason() +
+                                " (every finished trial is in " + study_path + ")");
+    } else if (outcome.ok() && !coordinator.best_trial()) {
+      outcome = Status::Failure(NoScoreMessage(config, coordinator, study_path));
+    }
+  }
+  const Status closed = session.study().Close();
+  if (outcome.ok() || (!closed.ok() && outcome.code() != Status::Code::kFailure)) {
+    outcome = closed;
+  }
+  return outcome;
+}
+
+}  // namespace
+
+Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
+  const Communicator world = Communicator::World();
+  const bool root = world.rank() == 0;
+  SweepConfig config;
+  HPO_RETURN_IF_ERROR(ShareConfig(world, options, registry, &config));
+  GroupLayout layout;
+  HPO_RETURN_IF_ERROR(
+      ComputeGroupLayout(world, static_cast<int>(config.execution.ranks_per_trial), &layout));
+  HPO_RETURN_IF_ERROR(PlaceOnDevices(world, config, &layout));
+  PreemptionWatch preemption(config.checkpoint.grace_period_s);
+
+  SweepSession session(world, layout);
+  RootStudy root_study(config);
+  bool finished_before = false;
+  Status status;
+  if (root) status = OpenSweep(config, options, &root_study, &session, &finished_before);
+  HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
+  // A finished study, resumed, ends here: no rank loads its data (a restart costs seconds).
+  if (!BroadcastString(world, finished_before ? "finished" : "").empty()) {
+    return BroadcastStatus(
+        world, root ? ReportFinishedStudy(config, session, root_study.path) : Status::Ok());
+  }
+
+  const std::unique_ptr<TaskRunner> runner =
+      PrepareRunner(config, layout, registry, options.training_hooks);
+  if (root) status = CreateOutput(config, world.size(), &root_study, &session);
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
 
-  const Communicator control = world.Duplicate();
   LostPeerAlarm alarm;
-  std::atomic<bool> serving{root};
   PeerWatch peers(world, config.execution.peer_timeout_s, [&](const LostPeers& lost) {
-    if (!root) {
-      AbortJob(ExitCode::kPeerLost,
-               "no word from rank 0 on " + lost.hosts[0] + " for " +
-                   std::to_string(static_cast<int64_t>(lost.silent_s)) +
-                   " s (peer_timeout_s): its host is down or cut off; this rank ends, the study "
-                   "is rank 0's");
-    }
-    alarm.Raise(lost);
-    for (int waited_ms = 0; serving.load() && waited_ms < 5000; waited_ms += 10) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    AbortJob(ExitCode::kPeerLost, LostPeerMessage(lost, study_path));
+    EndForLostHost(lost, root, &alarm, session, root_study.path);
   });
-  std::thread coordinator_thread;
   if (root) {
-    std::cout << "hpo-mpi " << HPO_VERSION << ": " << world.size() << " ranks in "
-              << layout.num_groups << " groups of " << config.execution.ranks_per_trial
-              << " | task " << config.execution.task << " | "
-              << SearchMethodName(config.sweep.method) << " search, "
-              << coordinator->planned_trials() << " trials"
-              << (config.execution.epochs == kUnboundedEpochs
-                      ? std::string()
-                      : " of " + std::to_string(config.execution.epochs) + " epochs")
-              << " | " << config.sweep.metric.name << " (" << GoalName(config.sweep.metric.goal)
-              << ") | study " << study_path << std::endl;
+    PrintSweepBanner(config, layout, world.size(), session.coordinator(), root_study.path);
     WarnAboutPlainMpirun(layout, world);
-    coordinator_thread = std::thread([&] {
-      ServeCoordinator(*coordinator, control, layout.group_of_world_rank, [&] {
-        if (PreemptionWatch::Requested() && !coordinator->interrupted()) {
-          coordinator->Interrupt("rank 0 received signal " +
-                                 std::to_string(PreemptionWatch::SignalNumber()));
-        }
-        if (const std::optional<LostPeers> lost = alarm.lost()) {
-          EndForLostPeers(*lost, layout, *coordinator, study_path);
-        }
-      });
-      serving = false;
-    });
   }
-
-  RunGroupTrials(config, layout, *runner, control);
-
-  Status outcome;
-  if (root) {
-    coordinator_thread.join();
-    if (coordinator->interrupted()) {
-      outcome = Status::Interrupted(
-          "the sweep was interrupted: " + std::to_string(coordinator->trials_finished()) +
-          " trials finished, " + std::to_string(coordinator->trials_unfinished()) +
-          " to continue from their checkpoints; the study is saved in " + study_path +
-          "; continue it with: hpo sweep --config " + options.config_path + " --output " +
-          config.execution.output + " --resume");
-    } else {
-      outcome = RecordBestTrial(config, *coordinator, *runner, study.get(), study_path);
-      if (outcome.ok() && coordinator->too_many_failures()) {
-        outcome = Status::Failure("the sweep was ended: " + coordinator->end_reason() +
-                                  " (every finished trial is in " + study_path + ")");
-      } else if (outcome.ok() && !coordinator->best_trial()) {
-        outcome = Status::Failure(NoScoreMessage(config, *coordinator, study_path));
-      }
-    }
-    // An I/O error closing the study (its compaction) is the outcome unless a failure came first.
-    const Status closed = study->Close();
-    if (outcome.ok() || (!closed.ok() && outcome.code() != Status::Code::kFailure)) {
-      outcome = closed;
-    }
-  }
-  return BroadcastStatus(world, outcome);
+  session.Start(
+      [&] { PollBetweenMessages(session.coordinator(), alarm, layout, root_study.path); });
+  RunGroupTrials(config, layout, *runner, session.control());
+  session.Join();
+  return BroadcastStatus(
+      world, root ? FinishSweep(config, options, *runner, session, root_study.path) : Status::Ok());
 }
 
 }  // namespace hpo

@@ -2,8 +2,9 @@
 // in the spirit of c10d's Backend: a small interface the trainer is written against, with an MPI
 // implementation (mpi_collectives.hpp) and a single-rank one here, so DDP logic is unit-tested
 // without mpirun. Every method is collective over the group: all its ranks call it in the same
-// order with the same sizes, except Progress and Wait, which are local. Failures are fatal (MPI's
-// default error handler aborts the job). Not thread-safe.
+// order with the same sizes, except Progress and Wait, which are local. A failed MPI or NCCL call
+// ends the job (FailCollectiveCall in hpo/mpi/communicator.hpp), never just the trial. Not
+// thread-safe.
 #pragma once
 
 #include <cstddef>

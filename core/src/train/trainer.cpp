@@ -357,7 +357,9 @@ class TrialRun {
       std::string local_error;
       try {
         optimizer_->zero_grad();
-        InjectFault(epoch, step);
+        if (options_.hooks != nullptr) {
+          options_.hooks->BeforeStep(trial_, collectives_.rank(), epoch, step);
+        }
         const Batch batch = batches.Next();
         // This rank's share of the global batch's mean loss; the group's sum is that mean.
         if (batch.size() > 0) {
@@ -404,17 +406,6 @@ class TrialRun {
       }
     }
     return result;
-  }
-
-  void InjectFault(int64_t epoch, int64_t step) const {
-    const FaultInjection& fault = options_.fault;
-    if (fault.kind == FaultInjection::Kind::kNone || fault.trial_id != trial_.trial_id ||
-        trial_.attempt != 0 || fault.epoch != epoch || fault.rank != collectives_.rank() ||
-        step != 0) {
-      return;
-    }
-    if (fault.kind == FaultInjection::Kind::kOutOfMemory) throw std::bad_alloc();
-    throw std::runtime_error("injected fault (HPO_INJECT_FAULT)");
   }
 
   // Leader only: model, optimizer, position and curve, replacing the previous checkpoint.

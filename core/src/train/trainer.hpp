@@ -18,6 +18,7 @@
 #include "hpo/task_catalog.hpp"
 #include "hpo/trial.hpp"
 #include "train/collectives.hpp"
+#include "train/training_hooks.hpp"
 
 namespace hpo {
 
@@ -52,7 +53,8 @@ struct TrainOptions {
   // Training batches assembled ahead by a background thread (0: on the training thread, when
   // needed). Changes no result; see BatchPrefetcher.
   int64_t prefetch_batches = 1;
-  FaultInjection fault;
+  // Called before every training step (TrainingHooks); null: none. Borrowed.
+  TrainingHooks* hooks = nullptr;
 };
 
 // What the trainer knows of a task for a whole sweep. Borrows `task`.

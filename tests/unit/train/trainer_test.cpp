@@ -15,6 +15,7 @@
 
 #include "classifier_task_spec.hpp"
 #include "hpo/task_catalog.hpp"
+#include "support/fault_injector.hpp"
 #include "tasks/classifier_description.hpp"
 #include "thread_collectives.hpp"
 
@@ -649,7 +650,8 @@ TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
   options.epochs = 3;
-  options.fault = {FaultInjection::Kind::kException, 4, 2, 1};
+  FaultInjector exception({Fault::Kind::kException, 4, 2, 1});
+  options.hooks = &exception;
   std::vector<RankResult> results =
       RunGroup(2, execution, Trial(Params(0.05, 32, "sgd")), data, options);
   for (const RankResult& rank : results) {
@@ -659,7 +661,8 @@ TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
               "exception at epoch 2 step 1 on rank 1: injected fault (HPO_INJECT_FAULT)");
     EXPECT_EQ(rank.outcome.curve.size(), 1u);
   }
-  options.fault = {FaultInjection::Kind::kOutOfMemory, 4, 1, 0};
+  FaultInjector out_of_memory({Fault::Kind::kOutOfMemory, 4, 1, 0});
+  options.hooks = &out_of_memory;
   results = RunGroup(3, execution, Trial(Params(0.05, 32, "sgd")), data, options);
   for (const RankResult& rank : results) {
     EXPECT_EQ(rank.outcome.status, TrialStatus::kFailed);

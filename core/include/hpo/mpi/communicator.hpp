@@ -1,7 +1,8 @@
 // RAII ownership of MPI state: MpiSession (MPI_Init_thread / MPI_Finalize) and Communicator (a
 // move-only owner of an MPI_Comm that frees it). Creating communicators (Split, Duplicate,
 // SplitShared) is collective over the parent. Every MPI call goes through HPO_MPI_CHECK, which
-// turns a failing call into one message naming the call, file and line, then aborts the job.
+// turns a failing call into one message naming the call, file and line, then ends the job
+// (FailCollectiveCall: the failure policy of every MPI and NCCL call).
 #pragma once
 
 #include <mpi.h>
@@ -13,8 +14,17 @@
 
 namespace hpo {
 
-// Prints "hpo: MPI call CALL failed at FILE:LINE: <MPI error string>" and aborts the job with
-// ExitCode::kFailure. Never returns.
+// The one failure policy for a failed MPI or NCCL call (and the CUDA calls of the NCCL data
+// plane, gpu/nccl_collectives.cpp): the job ends, through AbortJob with ExitCode::kFailure and the
+// message "LIBRARY call CALL failed at FILE:LINE: ERROR". Never an exception: a failed call leaves
+// its communicator unusable, so the group could not even agree that it failed, and the trainer
+// catches what a training step throws (a gradient hook's allreduce included) as the trial's own
+// failure: the sweep would go on and fail every later trial of the group the same way. Callable
+// from any thread once MPI is initialised. Never returns.
+[[noreturn]] void FailCollectiveCall(const char* library, const char* call, const char* file,
+                                     int line, const std::string& error);
+
+// FailCollectiveCall for an MPI call that returned `error_code`, with MPI's error string.
 [[noreturn]] void FailMpiCall(int error_code, const char* call, const char* file, int line);
 
 #define HPO_MPI_CHECK(call)                                       \
@@ -34,9 +44,10 @@ namespace hpo {
 
 // The process's MPI lifetime. Exactly one per process, created first on the main thread.
 // Requests MPI_THREAD_MULTIPLE (rank 0's coordinator runs on its own thread) and sets
-// MPI_ERRORS_RETURN on MPI_COMM_WORLD so HPO_MPI_CHECK can report failures. Unless set already,
-// selects Open MPI's Rabenseifner algorithm for MPI_Iallreduce (coll_libnbc_iallreduce_algorithm
-// 3).
+// MPI_ERRORS_RETURN on MPI_COMM_WORLD (which every communicator made from it inherits), so that a
+// failed call returns to HPO_MPI_CHECK and its policy instead of MPI's default handler. Unless set
+// already, selects Open MPI's Rabenseifner algorithm for MPI_Iallreduce
+// (coll_libnbc_iallreduce_algorithm 3).
 class MpiSession {
  public:
   // Initialises MPI; Failure when the library cannot provide MPI_THREAD_MULTIPLE.

@@ -1,0 +1,66 @@
+// FaultInjector: the failure tests' fault, injected through the trainer's seam (TrainingHooks) —
+// by the trainer unit tests directly (TrainOptions::hooks) and by tests/mpi/programs/
+// hpo_with_faults.cpp into a whole sweep. It throws at the first training step of one epoch on one
+// group rank of one trial's first attempt (a retry runs clean): std::bad_alloc for an
+// out-of-memory fault, std::runtime_error "injected fault (HPO_INJECT_FAULT)" otherwise.
+// Immutable once made, so any rank's training thread may call it.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "hpo/status.hpp"
+#include "train/training_hooks.hpp"
+
+namespace hpo {
+
+struct Fault {
+  enum class Kind { kException, kOutOfMemory };
+  Kind kind = Kind::kException;
+  int64_t trial_id = 0;
+  int64_t epoch = 1;
+  int rank = 0;
+};
+
+class FaultInjector final : public TrainingHooks {
+ public:
+  explicit FaultInjector(const Fault& fault) : fault_(fault) {}
+
+  // HPO_INJECT_FAULT's value, KIND:TRIAL:EPOCH:RANK with KIND exception or oom; BadInput quoting
+  // it otherwise.
+  static Status Parse(const std::string& text, Fault* fault) {
+    char kind[16] = {0};
+    long long trial = 0;
+    long long epoch = 0;
+    int rank = 0;
+    char extra = 0;
+    if (std::sscanf(text.c_str(), "%15[a-z]:%lld:%lld:%d%c", kind, &trial, &epoch, &rank, &extra) !=
+            4 ||
+        (std::string(kind) != "exception" && std::string(kind) != "oom")) {
+      return Status::BadInput("HPO_INJECT_FAULT=" + text +
+                              ": expected KIND:TRIAL:EPOCH:RANK with KIND exception or oom");
+    }
+    fault->kind = std::string(kind) == "oom" ? Fault::Kind::kOutOfMemory : Fault::Kind::kException;
+    fault->trial_id = trial;
+    fault->epoch = epoch;
+    fault->rank = rank;
+    return Status::Ok();
+  }
+
+  void BeforeStep(const TrialSpec& trial, int group_rank, int64_t epoch, int64_t step) override {
+    if (trial.trial_id != fault_.trial_id || trial.attempt != 0 || epoch != fault_.epoch ||
+        group_rank != fault_.rank || step != 0) {
+      return;
+    }
+    if (fault_.kind == Fault::Kind::kOutOfMemory) throw std::bad_alloc();
+    throw std::runtime_error("injected fault (HPO_INJECT_FAULT)");
+  }
+
+ private:
+  const Fault fault_;
+};
+
+}  // namespace hpo
