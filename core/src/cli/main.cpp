@@ -245,84 +245,129 @@ std::string RenderCommandLine(const std::string& kind, const std::vector<std::st
   return line;
 }
 
-int RunRenderCommand(const std::vector<std::string>& args, const hpo::TaskRegistry& registry) {
-  const std::string kind = args.empty() ? "" : args.front();
-  if (kind != "mpijob" && kind != "sbatch") {
-    if (kind == "--help" || kind == "-h") {
-      std::cout
-          << "usage: hpo render {mpijob|sbatch} --config FILE [options]\n"
-             "Run 'hpo render mpijob --help' or 'hpo render sbatch --help' for the options.\n";
-      return 0;
-    }
-    return ExitWith(hpo::Status::BadInput("render needs a kind, mpijob or sbatch" +
-                                          (kind.empty() ? std::string() : ", not '" + kind + "'") +
-                                          " (see hpo render --help)"),
-                    true);
-  }
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
+// What `hpo render` reads from its command line: the config, where to write the file, and the
+// options of the kind rendered.
+struct RenderArguments {
   std::string config_path;
   std::string output_path;
   hpo::MpiJobOptions job;
   hpo::SbatchOptions batch;
+};
+
+// The options of `hpo render mpijob`, stored into `arguments`.
+void AddMpiJobOptions(RenderArguments* arguments, po::options_description* options) {
+  hpo::MpiJobOptions& job = arguments->job;
+  options->add(po::options_description(
+      "usage: hpo render mpijob --config FILE [options]\n\n"
+      "Writes a ConfigMap with the sweep config and a Kubeflow MPIJob (kubeflow.org/v2beta1)\n"
+      "that runs it: workers x slots ranks, the study on a ReadWriteMany claim at\n"
+      "/study/NAME, a launcher that resumes the study when it restarts.\n\noptions"));
+  options->add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>(&arguments->config_path)->required(),
+      "the sweep's YAML file")("output,o", po::value<std::string>(&arguments->output_path),
+                               "write here instead of to stdout")(
+      "name", po::value<std::string>(&job.name), "job name (DNS-1035); default hpo-SWEEPNAME")(
+      "namespace", po::value<std::string>(&job.namespace_name), "Kubernetes namespace")(
+      "workers", po::value<int64_t>(&job.workers)->default_value(1), "worker pods")(
+      "slots-per-worker", po::value<int64_t>(&job.slots_per_worker)->default_value(0),
+      "ranks per worker (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
+      "gpus-per-worker", po::value<int64_t>(&job.gpus_per_worker)->default_value(-1),
+      "nvidia.com/gpu per worker (default: the instance type's, else 0)")(
+      "efa", po::value<int64_t>(&job.efa_per_worker)->default_value(-1),
+      "vpc.amazonaws.com/efa devices per worker (default: the instance type's, else 0)")(
+      "instance-type", po::value<std::string>(&job.instance_type),
+      "EC2 instance type of the worker nodes (p4d.24xlarge, p4de.24xlarge, p5.48xlarge, "
+      "g5.48xlarge)")("image", po::value<std::string>(&job.image)->default_value(job.image),
+                      "container image")(
+      "claim", po::value<std::string>(&job.claim)->default_value(job.claim),
+      "ReadWriteMany PersistentVolumeClaim for the study")(
+      "worker-memory", po::value<std::string>(&job.worker_memory),
+      "memory per worker (default: 1Gi per rank on CPU, none on GPU)")(
+      "restarts", po::value<int64_t>(&job.restarts)->default_value(job.restarts),
+      "launcher restarts (runPolicy.backoffLimit); each resumes the study");
+}
+
+// The options of `hpo render sbatch`, stored into `arguments`.
+void AddSbatchOptions(RenderArguments* arguments, po::options_description* options) {
+  hpo::SbatchOptions& batch = arguments->batch;
+  options->add(po::options_description(
+      "usage: hpo render sbatch --config FILE [options]\n\n"
+      "Writes a Slurm batch script that runs the sweep with mpirun (or srun --mpi=pmix)\n"
+      "inside its allocation and resumes the study when the output folder has one.\n\noptions"));
+  options->add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>(&arguments->config_path)->required(),
+      "the sweep's YAML file (the script's default; relative paths are resolved against the "
+      "submit folder)")("output,o", po::value<std::string>(&arguments->output_path),
+                        "write here instead of to stdout")(
+      "output-dir", po::value<std::string>(&batch.output_dir),
+      "the sweep's output folder (default: the config's `output`)")(
+      "job-name", po::value<std::string>(&batch.job_name), "default hpo-SWEEPNAME")(
+      "nodes", po::value<int64_t>(&batch.nodes)->default_value(1), "nodes")(
+      "ntasks-per-node", po::value<int64_t>(&batch.ntasks_per_node)->default_value(0),
+      "ranks per node (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
+      "gpus-per-node", po::value<int64_t>(&batch.gpus_per_node)->default_value(0), "GPUs")(
+      "cpus-per-task", po::value<int64_t>(&batch.cpus_per_task)->default_value(0),
+      "cores per rank (default: the config's threads_per_rank)")(
+      "time", po::value<std::string>(&batch.time)->default_value(batch.time), "time limit")(
+      "partition", po::value<std::string>(&batch.partition), "partition")(
+      "account", po::value<std::string>(&batch.account), "account")(
+      "exclusive", po::bool_switch(&batch.exclusive), "whole nodes only")(
+      "preemptible", po::bool_switch(&batch.preemptible),
+      "requeue on USR1 (--requeue --signal=B:USR1@LEAD --open-mode=append) and resume")(
+      "signal-lead", po::value<int64_t>(&batch.signal_lead_s)->default_value(batch.signal_lead_s),
+      "seconds before the time limit that Slurm sends USR1 (preemptible)")(
+      "array", po::value<std::string>(&batch.array), "job array spec: one study per task")(
+      "launcher", po::value<std::string>(&batch.launcher)->default_value(batch.launcher),
+      "mpirun or srun");
+}
+
+// `hpo render` without a kind it renders: the usage for --help, else BadInput.
+int RunRenderWithoutKind(const std::string& kind) {
+  if (kind == "--help" || kind == "-h") {
+    std::cout << "usage: hpo render {mpijob|sbatch} --config FILE [options]\n"
+                 "Run 'hpo render mpijob --help' or 'hpo render sbatch --help' for the options.\n";
+    return 0;
+  }
+  return ExitWith(hpo::Status::BadInput("render needs a kind, mpijob or sbatch" +
+                                        (kind.empty() ? std::string() : ", not '" + kind + "'") +
+                                        " (see hpo render --help)"),
+                  true);
+}
+
+// Renders `config` as the file of `kind`, its header recording the command line `args`.
+hpo::Status RenderKind(const std::string& kind, const std::vector<std::string>& args,
+                       const hpo::SweepConfig& config, RenderArguments* arguments,
+                       std::string* text) {
+  if (kind == "mpijob") {
+    arguments->job.command_line = RenderCommandLine(kind, args);
+    return hpo::RenderMpiJob(config, arguments->job, text);
+  }
+  arguments->batch.config_path = arguments->config_path;
+  arguments->batch.command_line = RenderCommandLine(kind, args);
+  return hpo::RenderSbatch(config, arguments->batch, text);
+}
+
+// Writes `text` to stdout, or to `output_path` (atomically) when one is given.
+int WriteRendered(const std::string& output_path, const std::string& text) {
+  if (output_path.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  hpo::Status written = hpo::WriteFileAtomically(output_path, text.data(), text.size());
+  if (!written.ok()) return ExitWith(hpo::Status::BadInput(written.message()), true);
+  return 0;
+}
+
+int RunRenderCommand(const std::vector<std::string>& args, const hpo::TaskRegistry& registry) {
+  const std::string kind = args.empty() ? "" : args.front();
+  if (kind != "mpijob" && kind != "sbatch") return RunRenderWithoutKind(kind);
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  RenderArguments arguments;
   po::options_description options;
   if (kind == "mpijob") {
-    options.add(po::options_description(
-        "usage: hpo render mpijob --config FILE [options]\n\n"
-        "Writes a ConfigMap with the sweep config and a Kubeflow MPIJob (kubeflow.org/v2beta1)\n"
-        "that runs it: workers x slots ranks, the study on a ReadWriteMany claim at\n"
-        "/study/NAME, a launcher that resumes the study when it restarts.\n\noptions"));
-    options.add_options()("help,h", "show this help")(
-        "config,c", po::value<std::string>(&config_path)->required(), "the sweep's YAML file")(
-        "output,o", po::value<std::string>(&output_path), "write here instead of to stdout")(
-        "name", po::value<std::string>(&job.name), "job name (DNS-1035); default hpo-SWEEPNAME")(
-        "namespace", po::value<std::string>(&job.namespace_name), "Kubernetes namespace")(
-        "workers", po::value<int64_t>(&job.workers)->default_value(1), "worker pods")(
-        "slots-per-worker", po::value<int64_t>(&job.slots_per_worker)->default_value(0),
-        "ranks per worker (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
-        "gpus-per-worker", po::value<int64_t>(&job.gpus_per_worker)->default_value(-1),
-        "nvidia.com/gpu per worker (default: the instance type's, else 0)")(
-        "efa", po::value<int64_t>(&job.efa_per_worker)->default_value(-1),
-        "vpc.amazonaws.com/efa devices per worker (default: the instance type's, else 0)")(
-        "instance-type", po::value<std::string>(&job.instance_type),
-        "EC2 instance type of the worker nodes (p4d.24xlarge, p4de.24xlarge, p5.48xlarge, "
-        "g5.48xlarge)")("image", po::value<std::string>(&job.image)->default_value(job.image),
-                        "container image")(
-        "claim", po::value<std::string>(&job.claim)->default_value(job.claim),
-        "ReadWriteMany PersistentVolumeClaim for the study")(
-        "worker-memory", po::value<std::string>(&job.worker_memory),
-        "memory per worker (default: 1Gi per rank on CPU, none on GPU)")(
-        "restarts", po::value<int64_t>(&job.restarts)->default_value(job.restarts),
-        "launcher restarts (runPolicy.backoffLimit); each resumes the study");
+    AddMpiJobOptions(&arguments, &options);
   } else {
-    options.add(po::options_description(
-        "usage: hpo render sbatch --config FILE [options]\n\n"
-        "Writes a Slurm batch script that runs the sweep with mpirun (or srun --mpi=pmix)\n"
-        "inside its allocation and resumes the study when the output folder has one.\n\noptions"));
-    options.add_options()("help,h", "show this help")(
-        "config,c", po::value<std::string>(&config_path)->required(),
-        "the sweep's YAML file (the script's default; relative paths are resolved against the "
-        "submit folder)")("output,o", po::value<std::string>(&output_path),
-                          "write here instead of to stdout")(
-        "output-dir", po::value<std::string>(&batch.output_dir),
-        "the sweep's output folder (default: the config's `output`)")(
-        "job-name", po::value<std::string>(&batch.job_name), "default hpo-SWEEPNAME")(
-        "nodes", po::value<int64_t>(&batch.nodes)->default_value(1), "nodes")(
-        "ntasks-per-node", po::value<int64_t>(&batch.ntasks_per_node)->default_value(0),
-        "ranks per node (default: GPUs x trials_per_gpu, or ranks_per_trial on CPU)")(
-        "gpus-per-node", po::value<int64_t>(&batch.gpus_per_node)->default_value(0), "GPUs")(
-        "cpus-per-task", po::value<int64_t>(&batch.cpus_per_task)->default_value(0),
-        "cores per rank (default: the config's threads_per_rank)")(
-        "time", po::value<std::string>(&batch.time)->default_value(batch.time), "time limit")(
-        "partition", po::value<std::string>(&batch.partition), "partition")(
-        "account", po::value<std::string>(&batch.account), "account")(
-        "exclusive", po::bool_switch(&batch.exclusive), "whole nodes only")(
-        "preemptible", po::bool_switch(&batch.preemptible),
-        "requeue on USR1 (--requeue --signal=B:USR1@LEAD --open-mode=append) and resume")(
-        "signal-lead", po::value<int64_t>(&batch.signal_lead_s)->default_value(batch.signal_lead_s),
-        "seconds before the time limit that Slurm sends USR1 (preemptible)")(
-        "array", po::value<std::string>(&batch.array), "job array spec: one study per task")(
-        "launcher", po::value<std::string>(&batch.launcher)->default_value(batch.launcher),
-        "mpirun or srun");
+    AddSbatchOptions(&arguments, &options);
   }
   for (const std::string& arg : rest) {
     if (arg == "--help" || arg == "-h") {
@@ -335,27 +380,13 @@ int RunRenderCommand(const std::vector<std::string>& args, const hpo::TaskRegist
   hpo::Status parsed = ParseArguments(rest, options, none, &values);
   if (!parsed.ok()) return ExitWith(parsed, true);
   hpo::SweepConfig config;
-  hpo::Status loaded =
-      hpo::LoadConfigFile(config_path, registry.catalog(), hpo::BareSweepSettings(), &config);
+  hpo::Status loaded = hpo::LoadConfigFile(arguments.config_path, registry.catalog(),
+                                           hpo::BareSweepSettings(), &config);
   if (!loaded.ok()) return ExitWith(loaded, true);
   std::string text;
-  hpo::Status rendered;
-  if (kind == "mpijob") {
-    job.command_line = RenderCommandLine(kind, rest);
-    rendered = hpo::RenderMpiJob(config, job, &text);
-  } else {
-    batch.config_path = config_path;
-    batch.command_line = RenderCommandLine(kind, rest);
-    rendered = hpo::RenderSbatch(config, batch, &text);
-  }
+  hpo::Status rendered = RenderKind(kind, rest, config, &arguments, &text);
   if (!rendered.ok()) return ExitWith(rendered, true);
-  if (output_path.empty()) {
-    std::cout << text;
-    return 0;
-  }
-  hpo::Status written = hpo::WriteFileAtomically(output_path, text.data(), text.size());
-  if (!written.ok()) return ExitWith(hpo::Status::BadInput(written.message()), true);
-  return 0;
+  return WriteRendered(arguments.output_path, text);
 }
 
 }  // namespace

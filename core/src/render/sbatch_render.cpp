@@ -37,12 +37,22 @@ Status CheckQuotable(const std::string& option, const std::string& value) {
   return Status::Ok();
 }
 
-}  // namespace
+// What the script's directives and defaults hold, from the options or, where they leave it to
+// the config, from the config.
+struct SbatchJob {
+  std::string name;
+  int64_t tasks_per_node = 0;
+  int64_t cpus_per_task = 0;
+  std::string config_path;
+  std::string output_dir;
+};
 
-Status RenderSbatch(const SweepConfig& config, const SbatchOptions& options, std::string* script) {
-  const std::string job_name = options.job_name.empty() ? DefaultJobName(config) : options.job_name;
-  if (!IsPlainWord(job_name)) {
-    return Status::BadInput("--job-name '" + job_name +
+// The job's name and shape (nodes, GPUs and tasks per node, CPUs per task); BadInput when one is
+// invalid or the ranks do not suit the config.
+Status ResolveJobShape(const SweepConfig& config, const SbatchOptions& options, SbatchJob* job) {
+  job->name = options.job_name.empty() ? DefaultJobName(config) : options.job_name;
+  if (!IsPlainWord(job->name)) {
+    return Status::BadInput("--job-name '" + job->name +
                             "' must be letters, digits and . _ + - only");
   }
   HPO_RETURN_IF_ERROR(CheckPositive("--nodes", options.nodes));
@@ -50,16 +60,21 @@ Status RenderSbatch(const SweepConfig& config, const SbatchOptions& options, std
     return Status::BadInput("--gpus-per-node must be 0 or more, not " +
                             std::to_string(options.gpus_per_node));
   }
-  int64_t tasks_per_node = 0;
   HPO_RETURN_IF_ERROR(ResolveRanksPerNode(config, options.ntasks_per_node, options.gpus_per_node,
                                           {"--ntasks-per-node", "--gpus-per-node", "node"},
-                                          &tasks_per_node));
-  HPO_RETURN_IF_ERROR(CheckPositive("--ntasks-per-node", tasks_per_node));
-  HPO_RETURN_IF_ERROR(CheckRankCount(config, options.nodes * tasks_per_node,
+                                          &job->tasks_per_node));
+  HPO_RETURN_IF_ERROR(CheckPositive("--ntasks-per-node", job->tasks_per_node));
+  HPO_RETURN_IF_ERROR(CheckRankCount(config, options.nodes * job->tasks_per_node,
                                      "--nodes " + std::to_string(options.nodes) + " x " +
-                                         std::to_string(tasks_per_node) + " tasks per node"));
-  const int64_t cpus_per_task =
+                                         std::to_string(job->tasks_per_node) + " tasks per node"));
+  job->cpus_per_task =
       options.cpus_per_task > 0 ? options.cpus_per_task : config.execution.threads_per_rank;
+  return Status::Ok();
+}
+
+// The time limit, partition, account, array spec, launcher and the preemption signal's lead;
+// BadInput naming the first that is invalid.
+Status CheckSchedulingOptions(const SweepConfig& config, const SbatchOptions& options) {
   if (!IsSlurmTime(options.time)) {
     return Status::BadInput("--time '" + options.time +
                             "' is not a Slurm time (MINUTES, HH:MM:SS or D-HH:MM:SS)");
@@ -85,12 +100,21 @@ Status RenderSbatch(const SweepConfig& config, const SbatchOptions& options, std
                             " s in " + config.path +
                             " (the job must have time to checkpoint after the signal)");
   }
-  const std::string config_path = options.config_path.empty() ? config.path : options.config_path;
-  const std::string output_dir =
-      options.output_dir.empty() ? config.execution.output : options.output_dir;
-  HPO_RETURN_IF_ERROR(CheckQuotable("--config", config_path));
-  HPO_RETURN_IF_ERROR(CheckQuotable("--output-dir", output_dir));
+  return Status::Ok();
+}
 
+// The config and output folder the script runs without arguments; BadInput when one cannot be
+// single-quoted.
+Status ResolveDefaultPaths(const SweepConfig& config, const SbatchOptions& options,
+                           SbatchJob* job) {
+  job->config_path = options.config_path.empty() ? config.path : options.config_path;
+  job->output_dir = options.output_dir.empty() ? config.execution.output : options.output_dir;
+  HPO_RETURN_IF_ERROR(CheckQuotable("--config", job->config_path));
+  return CheckQuotable("--output-dir", job->output_dir);
+}
+
+// The shebang and the comments that say how the script was rendered and how to run it.
+std::string HeaderComments(const SbatchOptions& options) {
   std::string text = "#!/bin/bash\n";
   if (!options.command_line.empty()) text += "# Rendered by: " + options.command_line + "\n";
   text +=
@@ -107,11 +131,17 @@ Status RenderSbatch(const SweepConfig& config, const SbatchOptions& options, std
         "# --batch) makes the sweep checkpoint and exit 3; the job then requeues itself and\n"
         "# resumes the study.\n";
   }
+  return text;
+}
+
+// The #SBATCH lines.
+std::string Directives(const SbatchOptions& options, const SbatchJob& job) {
+  std::string text;
   const auto directive = [&text](const std::string& line) { text += "#SBATCH " + line + "\n"; };
-  directive("--job-name=" + job_name);
+  directive("--job-name=" + job.name);
   directive("--nodes=" + std::to_string(options.nodes));
-  directive("--ntasks-per-node=" + std::to_string(tasks_per_node));
-  directive("--cpus-per-task=" + std::to_string(cpus_per_task));
+  directive("--ntasks-per-node=" + std::to_string(job.tasks_per_node));
+  directive("--cpus-per-task=" + std::to_string(job.cpus_per_task));
   if (options.gpus_per_node > 0)
     directive("--gpus-per-node=" + std::to_string(options.gpus_per_node));
   if (options.exclusive) directive("--exclusive");
@@ -129,13 +159,28 @@ Status RenderSbatch(const SweepConfig& config, const SbatchOptions& options, std
     directive("--signal=B:USR1@" + std::to_string(options.signal_lead_s));
     directive("--open-mode=append");
   }
-  text += "\n";
-  text += "HPO_DEFAULT_CONFIG='" + config_path + "'\n";
-  text += "HPO_DEFAULT_OUTPUT='" + output_dir + "'\n";
+  return text;
+}
+
+// The shell variables the job body reads its defaults from, after a blank line.
+std::string BodyDefaults(const SbatchOptions& options, const SbatchJob& job) {
+  std::string text = "\n";
+  text += "HPO_DEFAULT_CONFIG='" + job.config_path + "'\n";
+  text += "HPO_DEFAULT_OUTPUT='" + job.output_dir + "'\n";
   text += "HPO_LAUNCHER='" + options.launcher + "'\n";
   text += std::string("HPO_PREEMPTIBLE=") + (options.preemptible ? "1" : "0") + "\n";
-  text += render_internal::kSbatchBody;
-  *script = std::move(text);
+  return text;
+}
+
+}  // namespace
+
+Status RenderSbatch(const SweepConfig& config, const SbatchOptions& options, std::string* script) {
+  SbatchJob job;
+  HPO_RETURN_IF_ERROR(ResolveJobShape(config, options, &job));
+  HPO_RETURN_IF_ERROR(CheckSchedulingOptions(config, options));
+  HPO_RETURN_IF_ERROR(ResolveDefaultPaths(config, options, &job));
+  *script = HeaderComments(options) + Directives(options, job) + BodyDefaults(options, job) +
+            render_internal::kSbatchBody;
   return Status::Ok();
 }
 

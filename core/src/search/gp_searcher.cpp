@@ -17,6 +17,8 @@ namespace hpo {
 
 namespace {
 
+using DataPoint = TrialHistory::DataPoint;
+
 constexpr uint64_t kGpPurpose = 0x6770ULL;  // "gp"
 constexpr char kStateTag[] = "hpo-gp-state/v1";
 constexpr size_t kMaxFitPoints = 200;
@@ -93,6 +95,145 @@ Eigen::VectorXd Acquisition(const GaussianProcess& process, const Eigen::MatrixX
   return scores;
 }
 
+// The losses the model fits are the finite ones at the fidelity (the highest epoch observed); with
+// none, worst stays -infinity.
+struct FidelityLosses {
+  int64_t fidelity = std::numeric_limits<int64_t>::min();
+  double worst = -std::numeric_limits<double>::infinity();
+  double best = std::numeric_limits<double>::infinity();
+};
+
+// The fidelity of `observed` and the worst and best of its finite losses.
+FidelityLosses LossesAtFidelity(const std::vector<DataPoint>& observed) {
+  FidelityLosses losses;
+  for (const DataPoint& point : observed) losses.fidelity = std::max(losses.fidelity, point.epoch);
+  for (const DataPoint& point : observed) {
+    if (point.epoch != losses.fidelity || !std::isfinite(point.loss)) continue;
+    losses.worst = std::max(losses.worst, point.loss);
+    losses.best = std::min(losses.best, point.loss);
+  }
+  return losses;
+}
+
+// The process fitted on (at most kMaxFitPoints, evenly strided) observed points and conditioned on
+// every point, observed then pending. Values: the fidelity's finite losses; the rest (pending
+// trials included) at the worst of those.
+GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimension>& dimensions,
+                           const std::vector<DataPoint>& observed,
+                           const std::vector<DataPoint>& pending, const FidelityLosses& losses) {
+  std::vector<const DataPoint*> rows;  // observed, then pending (each by trial id)
+  for (const DataPoint& point : observed) rows.push_back(&point);
+  const size_t observed_rows = rows.size();
+  for (const DataPoint& point : pending) rows.push_back(&point);
+
+  Eigen::MatrixXd points(static_cast<Eigen::Index>(rows.size()), space.size());
+  Eigen::VectorXd values(points.rows());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const DataPoint& point = *rows[r];
+    const Eigen::Index row = static_cast<Eigen::Index>(r);
+    for (Eigen::Index input = 0; input < space.size(); ++input) {
+      const size_t parameter = space.parameter_index[input];
+      points(row, input) =
+          space.Scale(dimensions[parameter], input, (*point.coordinates)[parameter]);
+    }
+    const bool modelled =
+        r < observed_rows && point.epoch == losses.fidelity && std::isfinite(point.loss);
+    values(row) = modelled ? point.loss : losses.worst;
+  }
+  const size_t stride = (observed_rows + kMaxFitPoints - 1) / kMaxFitPoints;
+  std::vector<Eigen::Index> fit_rows;
+  for (size_t r = 0; r < observed_rows; r += stride)
+    fit_rows.push_back(static_cast<Eigen::Index>(r));
+  const Eigen::MatrixXd fit_points = points(fit_rows, Eigen::all);
+  const Eigen::VectorXd fit_values = values(fit_rows);
+  return GaussianProcess(fit_points, fit_values, points, values, space.categorical);
+}
+
+// The first candidates, on the inputs' grids: scrambled Sobol' points, or uniform ones from `rng`
+// beyond the dimensions Sobol' supports.
+Eigen::MatrixXd FirstCandidates(const InputSpace& space, uint64_t trial_seed,
+                                std::mt19937_64& rng) {
+  Eigen::MatrixXd candidates(kSobolCandidates, space.size());
+  if (space.size() <= ScrambledSobolSequence::kMaxDimensions) {
+    const ScrambledSobolSequence sobol(static_cast<int>(space.size()), true, trial_seed);
+    for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
+      const std::vector<double> u = sobol.Point(static_cast<uint64_t>(i));
+      for (Eigen::Index input = 0; input < space.size(); ++input) {
+        candidates(i, input) = space.Snap(input, u[static_cast<size_t>(input)]);
+      }
+    }
+  } else {
+    for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
+      for (Eigen::Index input = 0; input < space.size(); ++input) {
+        candidates(i, input) = space.Snap(input, OpenUnitUniform(rng));
+      }
+    }
+  }
+  return candidates;
+}
+
+// Each of the `centres` rows of `candidates`, then kPerturbationsPerCentre perturbations of it:
+// continuous inputs moved by a normal step of `sigma`, categoricals changed at random with
+// kCategoryChangeProbability.
+Eigen::MatrixXd Perturbations(const InputSpace& space, const Eigen::MatrixXd& candidates,
+                              const std::vector<Eigen::Index>& centres, double sigma,
+                              std::mt19937_64& rng) {
+  Eigen::MatrixXd next(static_cast<Eigen::Index>(centres.size()) * (kPerturbationsPerCentre + 1),
+                       space.size());
+  Eigen::Index row = 0;
+  for (Eigen::Index centre : centres) {
+    next.row(row++) = candidates.row(centre);
+    for (int k = 0; k < kPerturbationsPerCentre; ++k, ++row) {
+      for (Eigen::Index input = 0; input < space.size(); ++input) {
+        const double from = candidates(centre, input);
+        if (space.categorical[input]) {
+          const bool change = OpenUnitUniform(rng) < kCategoryChangeProbability;
+          next(row, input) = change ? space.Snap(input, OpenUnitUniform(rng)) : from;
+        } else {
+          next(row, input) =
+              space.Snap(input, from + sigma * InverseNormalCdf(OpenUnitUniform(rng)));
+        }
+      }
+    }
+  }
+  return next;
+}
+
+// The model inputs of the candidate of highest log expected improvement below `best`, searched
+// among the first candidates, then over kLocalRounds rounds of perturbations around the best ones,
+// each round's steps half the last's.
+Eigen::VectorXd BestCandidate(const GaussianProcess& process, const InputSpace& space,
+                              uint64_t trial_seed, double best) {
+  std::mt19937_64 rng(trial_seed);
+  Eigen::MatrixXd candidates = FirstCandidates(space, trial_seed, rng);
+  Eigen::VectorXd scores = Acquisition(process, candidates, best);
+  double sigma = kFirstPerturbationSigma;
+  for (int round = 0; round < kLocalRounds; ++round, sigma *= 0.5) {
+    candidates = Perturbations(space, candidates, TopRows(scores, kLocalCentres), sigma, rng);
+    scores = Acquisition(process, candidates, best);
+  }
+  return candidates.row(TopRows(scores, 1).front()).transpose();
+}
+
+// The assignment of `chosen`, the model inputs of a candidate: every parameter, the fixed ones at
+// their one value.
+Assignment ToAssignment(const std::vector<ParameterSpec>& parameters,
+                        const std::vector<ModelDimension>& dimensions, const InputSpace& space,
+                        const Eigen::VectorXd& chosen) {
+  Assignment assignment;
+  Eigen::Index input = 0;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    double coordinate = 0.0;
+    if (dimensions[i].kind != ModelDimension::Kind::kFixed) {
+      coordinate = space.Unscale(dimensions[i], input, chosen(input));
+      ++input;
+    }
+    assignment.push_back(
+        {parameters[i].name, DecodeValue(parameters[i], dimensions[i], coordinate)});
+  }
+  return assignment;
+}
+
 }  // namespace
 
 Status GpSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher) {
@@ -110,104 +251,12 @@ std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
   const std::vector<ModelDimension>& dimensions = history().dimensions();
   const InputSpace space(dimensions);
   if (space.size() == 0) return std::nullopt;  // nothing to model: every parameter is fixed
-
-  // Values: the fidelity's finite losses; the rest at the worst of those.
-  int64_t fidelity = std::numeric_limits<int64_t>::min();
-  for (const DataPoint& point : observed) fidelity = std::max(fidelity, point.epoch);
-  double worst = -std::numeric_limits<double>::infinity();
-  double best = std::numeric_limits<double>::infinity();
-  for (const DataPoint& point : observed) {
-    if (point.epoch != fidelity || !std::isfinite(point.loss)) continue;
-    worst = std::max(worst, point.loss);
-    best = std::min(best, point.loss);
-  }
-  if (!std::isfinite(worst)) return std::nullopt;
-
-  std::vector<const DataPoint*> rows;  // observed, then pending (each by trial id)
-  for (const DataPoint& point : observed) rows.push_back(&point);
-  const size_t observed_rows = rows.size();
-  for (const DataPoint& point : pending) rows.push_back(&point);
-
-  Eigen::MatrixXd points(static_cast<Eigen::Index>(rows.size()), space.size());
-  Eigen::VectorXd values(points.rows());
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const DataPoint& point = *rows[r];
-    const Eigen::Index row = static_cast<Eigen::Index>(r);
-    for (Eigen::Index input = 0; input < space.size(); ++input) {
-      const size_t parameter = space.parameter_index[input];
-      points(row, input) =
-          space.Scale(dimensions[parameter], input, (*point.coordinates)[parameter]);
-    }
-    const bool modelled = r < observed_rows && point.epoch == fidelity && std::isfinite(point.loss);
-    values(row) = modelled ? point.loss : worst;
-  }
-  const size_t stride = (observed_rows + kMaxFitPoints - 1) / kMaxFitPoints;
-  std::vector<Eigen::Index> fit_rows;
-  for (size_t r = 0; r < observed_rows; r += stride)
-    fit_rows.push_back(static_cast<Eigen::Index>(r));
-  const Eigen::MatrixXd fit_points = points(fit_rows, Eigen::all);
-  const Eigen::VectorXd fit_values = values(fit_rows);
-  const GaussianProcess process(fit_points, fit_values, points, values, space.categorical);
-
-  // Candidates: scrambled Sobol' points, then local perturbations around the best ones.
+  const FidelityLosses losses = LossesAtFidelity(observed);
+  if (!std::isfinite(losses.worst)) return std::nullopt;
+  const GaussianProcess process = FitProcess(space, dimensions, observed, pending, losses);
   const uint64_t trial_seed = DeriveSeed(seed(), kGpPurpose, static_cast<uint64_t>(trial_id));
-  std::mt19937_64 rng(trial_seed);
-  Eigen::MatrixXd candidates(kSobolCandidates, space.size());
-  if (space.size() <= ScrambledSobolSequence::kMaxDimensions) {
-    const ScrambledSobolSequence sobol(static_cast<int>(space.size()), true, trial_seed);
-    for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
-      const std::vector<double> u = sobol.Point(static_cast<uint64_t>(i));
-      for (Eigen::Index input = 0; input < space.size(); ++input) {
-        candidates(i, input) = space.Snap(input, u[static_cast<size_t>(input)]);
-      }
-    }
-  } else {
-    for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
-      for (Eigen::Index input = 0; input < space.size(); ++input) {
-        candidates(i, input) = space.Snap(input, OpenUnitUniform(rng));
-      }
-    }
-  }
-  Eigen::VectorXd scores = Acquisition(process, candidates, best);
-  double sigma = kFirstPerturbationSigma;
-  for (int round = 0; round < kLocalRounds; ++round, sigma *= 0.5) {
-    const std::vector<Eigen::Index> centres = TopRows(scores, kLocalCentres);
-    Eigen::MatrixXd next(static_cast<Eigen::Index>(centres.size()) * (kPerturbationsPerCentre + 1),
-                         space.size());
-    Eigen::Index row = 0;
-    for (Eigen::Index centre : centres) {
-      next.row(row++) = candidates.row(centre);
-      for (int k = 0; k < kPerturbationsPerCentre; ++k, ++row) {
-        for (Eigen::Index input = 0; input < space.size(); ++input) {
-          const double from = candidates(centre, input);
-          if (space.categorical[input]) {
-            const bool change = OpenUnitUniform(rng) < kCategoryChangeProbability;
-            next(row, input) = change ? space.Snap(input, OpenUnitUniform(rng)) : from;
-          } else {
-            next(row, input) =
-                space.Snap(input, from + sigma * InverseNormalCdf(OpenUnitUniform(rng)));
-          }
-        }
-      }
-    }
-    candidates = std::move(next);
-    scores = Acquisition(process, candidates, best);
-  }
-  const Eigen::Index chosen = TopRows(scores, 1).front();
-
-  Assignment assignment;
-  const std::vector<ParameterSpec>& parameters = history().parameters();
-  Eigen::Index input = 0;
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    double coordinate = 0.0;
-    if (dimensions[i].kind != ModelDimension::Kind::kFixed) {
-      coordinate = space.Unscale(dimensions[i], input, candidates(chosen, input));
-      ++input;
-    }
-    assignment.push_back(
-        {parameters[i].name, DecodeValue(parameters[i], dimensions[i], coordinate)});
-  }
-  return assignment;
+  const Eigen::VectorXd chosen = BestCandidate(process, space, trial_seed, losses.best);
+  return ToAssignment(history().parameters(), dimensions, space, chosen);
 }
 
 }  // namespace hpo

@@ -153,34 +153,19 @@ Status StudyRows(const std::string& what, hsize_t extent, int64_t published, hsi
   return Status::Ok();
 }
 
-Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
-  DatasetHandle dataset;
-  hsize_t rows = 0;
-  HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kTrialsDataset, &dataset, &rows));
-  const std::string what = "/trials";
-  HPO_RETURN_IF_ERROR(StudyRows(what, rows, published, &rows));
-  std::vector<MemberInfo> members;
-  HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
-  // Studies written before start_time_s end with message; a parameter column never comes last.
-  const bool has_start_time =
-      !members.empty() && members.back().name == study_internal::kStartTimeField;
-  const size_t trailing = has_start_time ? study_internal::kTrialsTrailingFields
-                                         : study_internal::kLegacyTrialsTrailingFields;
-  const size_t fixed = study_internal::kTrialsLeadingFields + trailing;
-  if (members.size() < fixed) {
-    return Status::BadInput(what + " has " + std::to_string(members.size()) +
-                            " columns, expected at least " + std::to_string(fixed));
-  }
+// Where /trials keeps its columns: the parameters lie between the leading fixed columns and
+// `tail`, the first of the trailing ones; start_time_s comes last in studies that have it.
+struct TrialsColumns {
   RowSchema schema;
-  HPO_RETURN_IF_ERROR(
-      AddFixedField(members, 0, study_internal::kTrialIdField, FieldKind::kInt64, what, &schema));
-  HPO_RETURN_IF_ERROR(
-      AddFixedField(members, 1, study_internal::kStatusField, FieldKind::kString, what, &schema));
-  HPO_RETURN_IF_ERROR(AddFixedField(members, 2, study_internal::kObjectiveField,
-                                    FieldKind::kFloat64, what, &schema));
-  const size_t tail = members.size() - trailing;
-  StudyLayout& layout = contents->layout;
-  layout.params.clear();
+  size_t tail = 0;
+  bool has_start_time = false;
+};
+
+// Adds the parameter columns, members [kTrialsLeadingFields, tail), to `schema` and to `params`
+// (cleared first), their types from the types on disk.
+Status AddParamColumns(const std::vector<MemberInfo>& members, size_t tail, const std::string& what,
+                       std::vector<StudyParamColumn>* params, RowSchema* schema) {
+  params->clear();
   for (size_t i = study_internal::kTrialsLeadingFields; i < tail; ++i) {
     const MemberInfo& member = members[i];
     StudyParamColumn column;
@@ -197,77 +182,131 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
       return Status::BadInput(what + " column '" + member.name +
                               "' is not an integer, a float or a fixed-length string");
     }
-    HPO_RETURN_IF_ERROR(AddField(member, kind, what, &schema));
-    layout.params.push_back(std::move(column));
+    HPO_RETURN_IF_ERROR(AddField(member, kind, what, schema));
+    params->push_back(std::move(column));
   }
-  HPO_RETURN_IF_ERROR(
-      AddFixedField(members, tail, study_internal::kEpochsField, FieldKind::kInt64, what, &schema));
-  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 1, study_internal::kDurationField,
-                                    FieldKind::kFloat64, what, &schema));
-  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 2, study_internal::kGroupField,
-                                    FieldKind::kInt64, what, &schema));
-  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 3, study_internal::kMessageField,
-                                    FieldKind::kString, what, &schema));
-  if (has_start_time) {
-    HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 4, study_internal::kStartTimeField,
-                                      FieldKind::kFloat64, what, &schema));
-  }
+  return Status::Ok();
+}
 
+// The row schema of /trials from its `members` on disk, with its parameter columns as `params`;
+// BadInput when a fixed column is missing or misplaced or a column's type does not fit.
+Status ReadTrialsColumns(const std::vector<MemberInfo>& members, const std::string& what,
+                         std::vector<StudyParamColumn>* params, TrialsColumns* columns) {
+  // Studies written before start_time_s end with message; a parameter column never comes last.
+  columns->has_start_time =
+      !members.empty() && members.back().name == study_internal::kStartTimeField;
+  const size_t trailing = columns->has_start_time ? study_internal::kTrialsTrailingFields
+                                                  : study_internal::kLegacyTrialsTrailingFields;
+  const size_t fixed = study_internal::kTrialsLeadingFields + trailing;
+  if (members.size() < fixed) {
+    return Status::BadInput(what + " has " + std::to_string(members.size()) +
+                            " columns, expected at least " + std::to_string(fixed));
+  }
+  RowSchema* schema = &columns->schema;
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, 0, study_internal::kTrialIdField, FieldKind::kInt64, what, schema));
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, 1, study_internal::kStatusField, FieldKind::kString, what, schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, 2, study_internal::kObjectiveField,
+                                    FieldKind::kFloat64, what, schema));
+  const size_t tail = members.size() - trailing;
+  columns->tail = tail;
+  HPO_RETURN_IF_ERROR(AddParamColumns(members, tail, what, params, schema));
+  HPO_RETURN_IF_ERROR(
+      AddFixedField(members, tail, study_internal::kEpochsField, FieldKind::kInt64, what, schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 1, study_internal::kDurationField,
+                                    FieldKind::kFloat64, what, schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 2, study_internal::kGroupField,
+                                    FieldKind::kInt64, what, schema));
+  HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 3, study_internal::kMessageField,
+                                    FieldKind::kString, what, schema));
+  if (columns->has_start_time) {
+    HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 4, study_internal::kStartTimeField,
+                                      FieldKind::kFloat64, what, schema));
+  }
+  return Status::Ok();
+}
+
+// The trial of /trials row number `r`, at `row`; BadInput when its status is unknown.
+Status DecodeTrial(const TrialsColumns& columns, const std::vector<StudyParamColumn>& params,
+                   const char* row, hsize_t r, const std::string& what, TrialResult* trial) {
+  const RowSchema& schema = columns.schema;
+  trial->trial_id = schema.GetInt64(row, 0);
+  const std::string status = schema.GetString(row, 1);
+  if (!ParseTrialStatus(status, &trial->status)) {
+    return Status::BadInput(what + " row " + std::to_string(r) + " has unknown status '" + status +
+                            "'");
+  }
+  trial->objective = schema.GetFloat64(row, 2);
+  for (size_t p = 0; p < params.size(); ++p) {
+    const size_t index = study_internal::kTrialsLeadingFields + p;
+    ParamValue value;
+    switch (params[p].type) {
+      case ParamType::kInt:
+        value = schema.GetInt64(row, index);
+        break;
+      case ParamType::kFloat:
+        value = schema.GetFloat64(row, index);
+        break;
+      case ParamType::kString:
+        value = schema.GetString(row, index);
+        break;
+    }
+    trial->params.push_back(NamedValue{params[p].name, std::move(value)});
+  }
+  const size_t tail = columns.tail;
+  trial->epochs = schema.GetInt64(row, tail);
+  trial->duration_s = schema.GetFloat64(row, tail + 1);
+  trial->group = schema.GetInt64(row, tail + 2);
+  trial->message = schema.GetString(row, tail + 3);
+  if (columns.has_start_time) trial->start_time_s = schema.GetFloat64(row, tail + 4);
+  return Status::Ok();
+}
+
+// A trial that paused at an ASHA rung has a row per pause before its last: the last row is its
+// state (its curve gathers the epochs of every row). Keeps that row of each trial in `trials` and
+// moves the earlier ones, as run spans, to `earlier_spans`.
+void KeepLastRowOfEachTrial(std::vector<TrialResult>* trials,
+                            std::map<int64_t, std::vector<RunSpan>>* earlier_spans) {
+  std::unordered_map<int64_t, size_t> last_row;
+  for (size_t t = 0; t < trials->size(); ++t) last_row[(*trials)[t].trial_id] = t;
+  if (last_row.size() == trials->size()) return;  // one row per trial
+  std::vector<TrialResult> latest;
+  latest.reserve(last_row.size());
+  for (size_t t = 0; t < trials->size(); ++t) {
+    TrialResult& trial = (*trials)[t];
+    if (last_row[trial.trial_id] == t) {
+      latest.push_back(std::move(trial));
+    } else {
+      (*earlier_spans)[trial.trial_id].push_back(
+          {trial.start_time_s, trial.duration_s, trial.group});
+    }
+  }
+  *trials = std::move(latest);
+}
+
+Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
+  DatasetHandle dataset;
+  hsize_t rows = 0;
+  HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kTrialsDataset, &dataset, &rows));
+  const std::string what = "/trials";
+  HPO_RETURN_IF_ERROR(StudyRows(what, rows, published, &rows));
+  std::vector<MemberInfo> members;
+  HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
+  TrialsColumns columns;
+  HPO_RETURN_IF_ERROR(ReadTrialsColumns(members, what, &contents->layout.params, &columns));
   std::vector<char> buffer;
-  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), schema, what, rows, &buffer));
+  HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), columns.schema, what, rows, &buffer));
   contents->trials.clear();
   contents->trials.reserve(rows);
   for (hsize_t r = 0; r < rows; ++r) {
-    const char* row = buffer.data() + r * schema.row_size();
     TrialResult trial;
-    trial.trial_id = schema.GetInt64(row, 0);
-    const std::string status = schema.GetString(row, 1);
-    if (!ParseTrialStatus(status, &trial.status)) {
-      return Status::BadInput(what + " row " + std::to_string(r) + " has unknown status '" +
-                              status + "'");
-    }
-    trial.objective = schema.GetFloat64(row, 2);
-    for (size_t p = 0; p < layout.params.size(); ++p) {
-      const size_t index = study_internal::kTrialsLeadingFields + p;
-      ParamValue value;
-      switch (layout.params[p].type) {
-        case ParamType::kInt:
-          value = schema.GetInt64(row, index);
-          break;
-        case ParamType::kFloat:
-          value = schema.GetFloat64(row, index);
-          break;
-        case ParamType::kString:
-          value = schema.GetString(row, index);
-          break;
-      }
-      trial.params.push_back(NamedValue{layout.params[p].name, std::move(value)});
-    }
-    trial.epochs = schema.GetInt64(row, tail);
-    trial.duration_s = schema.GetFloat64(row, tail + 1);
-    trial.group = schema.GetInt64(row, tail + 2);
-    trial.message = schema.GetString(row, tail + 3);
-    if (has_start_time) trial.start_time_s = schema.GetFloat64(row, tail + 4);
+    HPO_RETURN_IF_ERROR(DecodeTrial(columns, contents->layout.params,
+                                    buffer.data() + r * columns.schema.row_size(), r, what,
+                                    &trial));
     contents->trials.push_back(std::move(trial));
   }
-  // A trial that paused at an ASHA rung has a row per pause before its last: the last row is its
-  // state (its curve gathers the epochs of every row).
-  std::unordered_map<int64_t, size_t> last_row;
-  for (size_t t = 0; t < contents->trials.size(); ++t) last_row[contents->trials[t].trial_id] = t;
-  if (last_row.size() < contents->trials.size()) {
-    std::vector<TrialResult> latest;
-    latest.reserve(last_row.size());
-    for (size_t t = 0; t < contents->trials.size(); ++t) {
-      TrialResult& trial = contents->trials[t];
-      if (last_row[trial.trial_id] == t) {
-        latest.push_back(std::move(trial));
-      } else {
-        contents->earlier_spans[trial.trial_id].push_back(
-            {trial.start_time_s, trial.duration_s, trial.group});
-      }
-    }
-    contents->trials = std::move(latest);
-  }
+  KeepLastRowOfEachTrial(&contents->trials, &contents->earlier_spans);
   return Status::Ok();
 }
 

@@ -731,6 +731,25 @@ class Hdf5StudyWriter final : public StudyWriter {
                                     kTrialsChunkRows, trial_capacity, &trials));
     HPO_RETURN_IF_ERROR(CreateTable(out.get(), study_internal::kCurvesDataset, curves_schema_,
                                     kCurvesChunkRows, curve_capacity, &curves));
+    HPO_RETURN_IF_ERROR(WriteRows(trials.get(), curves.get(), new_trials, new_curves));
+    HPO_RETURN_IF_ERROR(WriteRootAttributes(out.get()));
+    HPO_RETURN_IF_ERROR(WriteTables(out.get()));
+    DatasetHandle state;
+    DatasetHandle published;
+    HPO_RETURN_IF_ERROR(
+        CreateCommitDatasets(out.get(), slot_bytes, new_trials, new_curves, &state, &published));
+    trials.reset();
+    curves.reset();
+    state.reset();
+    published.reset();
+    if (H5Fclose(out.release()) < 0)
+      return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
+    return Status::Ok();
+  }
+
+  // Into the tables Build creates: the committed rows of the open file (none for the first build),
+  // then `new_trials` and `new_curves` of the staged ones.
+  Status WriteRows(hid_t trials, hid_t curves, hsize_t new_trials, hsize_t new_curves) {
     if (!trials_memory_type_.valid()) HPO_RETURN_IF_ERROR(MakeMemoryTypes());
     std::vector<char> rows;
     if (file_.valid() && legacy_trials_) {
@@ -741,19 +760,23 @@ class Hdf5StudyWriter final : public StudyWriter {
     }
     if (file_.valid()) {
       HPO_RETURN_IF_ERROR(
-          WriteRange(trials.get(), trials_memory_type_.get(), rows.data(), 0, committed_trials_));
+          WriteRange(trials, trials_memory_type_.get(), rows.data(), 0, committed_trials_));
       HPO_RETURN_IF_ERROR(ReadFirst(curves_.get(), curves_memory_type_.get(),
                                     curves_schema_.row_size(), committed_curves_, &rows));
       HPO_RETURN_IF_ERROR(
-          WriteRange(curves.get(), curves_memory_type_.get(), rows.data(), 0, committed_curves_));
+          WriteRange(curves, curves_memory_type_.get(), rows.data(), 0, committed_curves_));
     }
-    HPO_RETURN_IF_ERROR(WriteRange(trials.get(), trials_memory_type_.get(),
-                                   staged_trial_rows_.data(), committed_trials_, new_trials));
-    HPO_RETURN_IF_ERROR(WriteRange(curves.get(), curves_memory_type_.get(),
-                                   staged_curve_rows_.data(), committed_curves_, new_curves));
-    // Root attributes: the old file's (or the initial ones), then the state's over them.
+    HPO_RETURN_IF_ERROR(WriteRange(trials, trials_memory_type_.get(), staged_trial_rows_.data(),
+                                   committed_trials_, new_trials));
+    return WriteRange(curves, curves_memory_type_.get(), staged_curve_rows_.data(),
+                      committed_curves_, new_curves);
+  }
+
+  // Into the file Build writes, the root attributes: the old file's (or the initial ones), then the
+  // state's over them.
+  Status WriteRootAttributes(hid_t out) {
     if (file_.valid()) {
-      AttributeCopy copy{out.get(), Status::Ok()};
+      AttributeCopy copy{out, Status::Ok()};
       if (H5Aiterate2(file_.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CopyRootAttribute, &copy) <
           0) {
         return copy.status.ok() ? Status::Failure(Hdf5Error("H5Aiterate2")) : copy.status;
@@ -768,13 +791,18 @@ class Hdf5StudyWriter final : public StudyWriter {
           {study_internal::kVersionAttribute, initial_attributes_.version},
       };
       for (const auto& [name, value] : root_attributes) {
-        HPO_RETURN_IF_ERROR(WriteAttribute(out.get(), name, value));
+        HPO_RETURN_IF_ERROR(WriteAttribute(out, name, value));
       }
     }
     for (const auto& [name, value] : slot_attributes_) {
-      HPO_RETURN_IF_ERROR(WriteAttribute(out.get(), name, value));
+      HPO_RETURN_IF_ERROR(WriteAttribute(out, name, value));
     }
-    // Tables: the old file's that are not replaced, then the staged ones.
+    return Status::Ok();
+  }
+
+  // Into the file Build writes, the tables: the old file's that are not replaced, then the staged
+  // ones.
+  Status WriteTables(hid_t out) {
     if (file_.valid()) {
       std::vector<std::string> names;
       hsize_t index = 0;
@@ -789,24 +817,28 @@ class Hdf5StudyWriter final : public StudyWriter {
               return study_internal::kTablePrefix + table.name == name;
             });
         if (replaced) continue;
-        if (H5Ocopy(file_.get(), name.c_str(), out.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) <
-            0) {
+        if (H5Ocopy(file_.get(), name.c_str(), out, name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0) {
           return Status::Failure(Hdf5Error("H5Ocopy") + " (/" + name + ")");
         }
       }
     }
     for (const MetricTable& table : pending_tables_) {
-      HPO_RETURN_IF_ERROR(WriteTable(out.get(), table));
+      HPO_RETURN_IF_ERROR(WriteTable(out, table));
     }
-    // The state slots (empty: the state is in the attributes now) and the first record.
-    DatasetHandle state;
-    HPO_RETURN_IF_ERROR(CreateFixed(out.get(), study_internal::kStateDataset, H5T_STD_U8LE,
-                                    2 * slot_bytes, &state));
+    return Status::Ok();
+  }
+
+  // In the file Build writes, the state slots (empty: the state is in the attributes now) and first
+  // record, which counts the committed rows and `new_trials` and `new_curves` more; the datasets
+  // stay open for Build to close.
+  Status CreateCommitDatasets(hid_t out, hsize_t slot_bytes, hsize_t new_trials, hsize_t new_curves,
+                              DatasetHandle* state, DatasetHandle* published) {
+    HPO_RETURN_IF_ERROR(
+        CreateFixed(out, study_internal::kStateDataset, H5T_STD_U8LE, 2 * slot_bytes, state));
     DatatypeHandle commit_file_type;
     HPO_RETURN_IF_ERROR(study_internal::MakeCommitType(/*file=*/true, &commit_file_type));
-    DatasetHandle published;
-    HPO_RETURN_IF_ERROR(CreateFixed(out.get(), study_internal::kPublishedDataset,
-                                    commit_file_type.get(), 2, &published));
+    HPO_RETURN_IF_ERROR(
+        CreateFixed(out, study_internal::kPublishedDataset, commit_file_type.get(), 2, published));
     CommitRecord record;
     record.sequence = sequence_ + 1;
     record.trials = static_cast<int64_t>(committed_trials_ + new_trials);
@@ -814,15 +846,8 @@ class Hdf5StudyWriter final : public StudyWriter {
     record.state_offset = static_cast<int64_t>(record.sequence % 2 * slot_bytes);
     record.state_checksum = study_internal::Fnv1a64(nullptr, 0);
     record.checksum = study_internal::RecordChecksum(record);
-    HPO_RETURN_IF_ERROR(WriteRange(published.get(), commit_memory_type_.get(), &record,
-                                   static_cast<hsize_t>(record.sequence % 2), 1));
-    trials.reset();
-    curves.reset();
-    state.reset();
-    published.reset();
-    if (H5Fclose(out.release()) < 0)
-      return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
-    return Status::Ok();
+    return WriteRange(published->get(), commit_memory_type_.get(), &record,
+                      static_cast<hsize_t>(record.sequence % 2), 1);
   }
 
   // Fills one /trials row from `result`, checking every layout column against its params.
