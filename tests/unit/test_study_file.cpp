@@ -731,7 +731,10 @@ TEST_F(StudyFileTest, KilledAtRandomPointsNothingPublishedIsLostAndTheStudyResum
         published->store(id - 1);
       }
     }
-    usleep(static_cast<useconds_t>(20000 + rng() % 200000));
+    // Kill it at a random moment after its first publish (on a busy machine the child may take
+    // longer than any fixed delay to create the study at all).
+    for (int waited_ms = 0; published->load() < 0 && waited_ms < 60000; ++waited_ms) usleep(1000);
+    usleep(static_cast<useconds_t>(rng() % 200000));
     kill(child, SIGKILL);
     int wait_status = 0;
     ASSERT_EQ(waitpid(child, &wait_status, 0), child);
