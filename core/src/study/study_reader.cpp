@@ -102,23 +102,6 @@ Status AddFixedField(const std::vector<MemberInfo>& members, size_t index, const
   return AddField(members[index], kind, what, schema);
 }
 
-// Opens `name` as a 1-D dataset and returns its row count.
-Status OpenTable(hid_t file, const char* name, DatasetHandle* dataset, hsize_t* rows) {
-  const std::string what = std::string("/") + name;
-  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return Status::BadInput("no " + what + " dataset");
-  dataset->reset(H5Dopen2(file, name, H5P_DEFAULT));
-  if (!dataset->valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Dopen2"));
-  DataspaceHandle space(H5Dget_space(dataset->get()));
-  if (!space.valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Dget_space"));
-  if (H5Sget_simple_extent_ndims(space.get()) != 1) {
-    return Status::BadInput(what + " is not one-dimensional");
-  }
-  hsize_t dims[1] = {0};
-  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-  *rows = dims[0];
-  return Status::Ok();
-}
-
 // Reads the first `rows` rows of `dataset` into `buffer` through the memory type of `schema`;
 // BadInput when the rows do not read.
 Status ReadRows(hid_t dataset, const RowSchema& schema, const std::string& what, hsize_t rows,
@@ -151,6 +134,25 @@ Status StudyRows(const std::string& what, hsize_t extent, int64_t published, hsi
   }
   *rows = static_cast<hsize_t>(published);
   return Status::Ok();
+}
+
+// Opens the study table `name` (a 1-D dataset): its rows that are the study (StudyRows) and its
+// columns.
+Status OpenStudyTable(hid_t file, const char* name, int64_t published, DatasetHandle* dataset,
+                      hsize_t* rows, std::vector<MemberInfo>* members) {
+  const std::string what = std::string("/") + name;
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return Status::BadInput("no " + what + " dataset");
+  dataset->reset(H5Dopen2(file, name, H5P_DEFAULT));
+  if (!dataset->valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Dopen2"));
+  DataspaceHandle space(H5Dget_space(dataset->get()));
+  if (!space.valid()) return Status::BadInput(what + ": " + Hdf5Error("H5Dget_space"));
+  if (H5Sget_simple_extent_ndims(space.get()) != 1) {
+    return Status::BadInput(what + " is not one-dimensional");
+  }
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  HPO_RETURN_IF_ERROR(StudyRows(what, dims[0], published, rows));
+  return ReadMembers(dataset->get(), what, members);
 }
 
 // Where /trials keeps its columns: the parameters lie between the leading fixed columns and
@@ -286,13 +288,12 @@ void KeepLastRowOfEachTrial(std::vector<TrialResult>* trials,
 }
 
 Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
+  const std::string what = "/trials";
   DatasetHandle dataset;
   hsize_t rows = 0;
-  HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kTrialsDataset, &dataset, &rows));
-  const std::string what = "/trials";
-  HPO_RETURN_IF_ERROR(StudyRows(what, rows, published, &rows));
   std::vector<MemberInfo> members;
-  HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
+  HPO_RETURN_IF_ERROR(
+      OpenStudyTable(file, study_internal::kTrialsDataset, published, &dataset, &rows, &members));
   TrialsColumns columns;
   HPO_RETURN_IF_ERROR(ReadTrialsColumns(members, what, &contents->layout.params, &columns));
   std::vector<char> buffer;
@@ -311,13 +312,12 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
 }
 
 Status ReadCurves(hid_t file, int64_t published, StudyContents* contents) {
+  const std::string what = "/curves";
   DatasetHandle dataset;
   hsize_t rows = 0;
-  HPO_RETURN_IF_ERROR(OpenTable(file, study_internal::kCurvesDataset, &dataset, &rows));
-  const std::string what = "/curves";
-  HPO_RETURN_IF_ERROR(StudyRows(what, rows, published, &rows));
   std::vector<MemberInfo> members;
-  HPO_RETURN_IF_ERROR(ReadMembers(dataset.get(), what, &members));
+  HPO_RETURN_IF_ERROR(
+      OpenStudyTable(file, study_internal::kCurvesDataset, published, &dataset, &rows, &members));
   if (members.size() < study_internal::kCurvesLeadingFields) {
     return Status::BadInput(what + " has " + std::to_string(members.size()) +
                             " columns, expected at least " +
