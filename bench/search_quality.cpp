@@ -1,13 +1,28 @@
 // Search quality of the searchers built by MakeSearcher from SweepConfig structs:
 //   hpo_bench_search_quality [SEEDS [METHODS]]      (default 20 seeds, every method)
+//   hpo_bench_search_quality --system SYSTEM --function PROBLEM --seeds FIRST-LAST [--budget N]
+//                            [--version VERSION]
+//   hpo_bench_search_quality --evaluate PROBLEM VALUE...
 // METHODS is a comma-separated subset of tpe, tpe_independent, gp, random, sobol (and `curves`
 // for part (b)), e.g. `20 tpe,tpe_independent`.
-// (a) Branin (2-D, x1 in [-5, 10], x2 in [0, 15], minimum 0.397887) and Hartmann-6 (6-D, [0, 1]^6,
-//     minimum -3.32237): TPE (multivariate, the default, and independent) and GP (method bayes,
-//     default search options but the model), random and Sobol each run 100 sequential trials per
-//     seed (bench/optuna_quality.py runs Optuna's TPE on the same functions); one line per
-//     function, method and budget (50, 100 trials) with the median over seeds of the best value
-//     found. Check: every best value is finite and not below the known global minimum (minus 1e-9).
+// (a) Four problems (bench/peers/problems.py defines the same ones for the peers of
+//     bench/peers/quality.py, and ctest search_quality_problems_agree checks that both agree):
+//     Branin (2-D, x1 in [-5, 10], x2 in [0, 15], minimum 0.397887), Hartmann-6 (6-D, [0, 1]^6,
+//     minimum -3.32237), levy10_mixed (10-D Levy with 4 float, 3 int and 3 categorical
+//     parameters, minimum 0) and mixed8 (a synthetic validation error over an 8-D space like the
+//     Fashion-MNIST sweep's: log-uniform lr and weight decay, categorical batch size, optimizer
+//     and width, float momentum and dropout, int layers; minimum 0.085). TPE (multivariate, the
+//     default, and independent) and GP (method bayes, default search options but the model),
+//     random and Sobol each run 100 sequential trials per seed (bench/optuna_quality.py runs
+//     Optuna's TPE on the first two); one line per function, method and budget (50, 100 trials)
+//     with the median over seeds of the best value found. Check: every best value is finite and
+//     not below the known global minimum (minus 1e-9).
+//     With --system (hpo_bayes, hpo_tpe_independent, hpo_gp, hpo_random, hpo_sobol: the methods
+//     above) it prints instead one line per seed in bench/peers/quality.py's format: the best
+//     value after 25, 50 and 100 trials (those within --budget, default 100, and the budget) and
+//     the seconds the seed took. --evaluate prints the value of PROBLEM at one point of its space
+//     (the values in parameter order, categorical ones by their label; exit 2 for a point
+//     outside) and its known minimum, with 17 digits.
 // (b) Multi-fidelity: a synthetic learning-curve task, loss(e) = f(x) + (1 - f(x)) exp(-e / tau(x))
 //     + N(0, 0.005) over 27 epochs, with three hyperparameters (lr log-uniform in [1e-4, 1e-1],
 //     width int in [8, 128], dropout in [0, 0.5]): f is 0.05 at (lr 10^-2.05, width 92, dropout
@@ -19,10 +34,14 @@
 //     min_iter 1, eta 3: rungs 1, 3, 9; the TPE searcher then fits BOHB-style) and without (every
 //     trial runs 27 epochs), for both TPE models, GP and random search. Check: every seed reached
 //     the target within 3000 trials.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -41,26 +60,38 @@ using hpo::Assignment;
 using hpo::bench::Number;
 using hpo::bench::PrintResult;
 
-constexpr double kBraninMinimum = 0.39788735772973816;
-constexpr double kHartmannMinimum = -3.32237;
 constexpr int kBudgets[] = {50, 100};
+constexpr int kPerSeedBudgets[] = {25, 50, 100};
 
-struct TestFunction {
+struct Problem {
   std::string name;
-  std::vector<std::pair<double, double>> bounds;
+  std::vector<hpo::ParameterSpec> parameters;
   double minimum;
-  std::function<double(const std::vector<double>&)> evaluate;
+  std::function<double(const Assignment&)> evaluate;  // values in the order of `parameters`
 };
 
-double Branin(const std::vector<double>& x) {
+double Real(const Assignment& params, size_t index) {
+  return hpo::ParamAsDouble(params[index].value);
+}
+
+const std::string& Label(const Assignment& params, size_t index) {
+  return std::get<std::string>(params[index].value);
+}
+
+int64_t Integer(const Assignment& params, size_t index) {
+  return std::get<int64_t>(params[index].value);
+}
+
+double Branin(const Assignment& params) {
+  const double x1 = Real(params, 0);
   const double b = 5.1 / (4.0 * M_PI * M_PI);
   const double c = 5.0 / M_PI;
   const double t = 1.0 / (8.0 * M_PI);
-  const double inner = x[1] - b * x[0] * x[0] + c * x[0] - 6.0;
-  return inner * inner + 10.0 * (1.0 - t) * std::cos(x[0]) + 10.0;
+  const double inner = Real(params, 1) - b * x1 * x1 + c * x1 - 6.0;
+  return inner * inner + 10.0 * (1.0 - t) * std::cos(x1) + 10.0;
 }
 
-double Hartmann6(const std::vector<double>& x) {
+double Hartmann6(const Assignment& params) {
   static constexpr double kAlpha[4] = {1.0, 1.2, 3.0, 3.2};
   static constexpr double kA[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
                                       {0.05, 10, 17, 0.1, 8, 14},
@@ -73,8 +104,8 @@ double Hartmann6(const std::vector<double>& x) {
   double value = 0.0;
   for (int i = 0; i < 4; ++i) {
     double exponent = 0.0;
-    for (int j = 0; j < 6; ++j) {
-      const double distance = x[j] - 1e-4 * kP[i][j];
+    for (size_t j = 0; j < 6; ++j) {
+      const double distance = Real(params, j) - 1e-4 * kP[i][j];
       exponent += kA[i][j] * distance * distance;
     }
     value -= kAlpha[i] * std::exp(-exponent);
@@ -82,21 +113,68 @@ double Hartmann6(const std::vector<double>& x) {
   return value;
 }
 
-struct Method {
-  std::string name;
-  hpo::SearchMethod method;
-  hpo::RandomSampler sampler;
-  hpo::BayesModel model;
-};
+// levy10_mixed's categorical labels and their numeric meaning.
+const std::map<std::string, double> kLevyLevels = {
+    {"m4", -4.0}, {"m1", -1.0}, {"p1", 1.0}, {"p3", 3.0}, {"p6", 6.0}};
 
-const Method kMethods[] = {
-    {"tpe", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpe},
-    {"tpe_independent", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent,
-     hpo::BayesModel::kTpeIndependent},
-    {"gp", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent, hpo::BayesModel::kGp},
-    {"random", hpo::SearchMethod::kRandom, hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpe},
-    {"sobol", hpo::SearchMethod::kRandom, hpo::RandomSampler::kSobol, hpo::BayesModel::kTpe},
+double Levy10Mixed(const Assignment& params) {
+  std::vector<double> w;
+  for (size_t i = 0; i < 10; ++i) {
+    const double x = i < 7 ? Real(params, i) : kLevyLevels.at(Label(params, i));
+    w.push_back(1.0 + (x - 1.0) / 4.0);
+  }
+  const auto squared = [](double v) { return v * v; };
+  double value = squared(std::sin(M_PI * w[0]));
+  for (size_t i = 0; i < 9; ++i) {
+    value += squared(w[i] - 1.0) * (1.0 + 10.0 * squared(std::sin(M_PI * w[i] + 1.0)));
+  }
+  value += squared(w[9] - 1.0) * (1.0 + squared(std::sin(2.0 * M_PI * w[9])));
+  return value;
+}
+
+// mixed8 (bench/peers/problems.py explains the terms): 0.085 + the categorical choices' offsets
+// + penalties that vanish at each choice's best continuous values.
+struct Mixed8Optimizer {
+  double offset, best_log_lr, best_log_decay, decay_curvature;
 };
+const std::map<std::string, Mixed8Optimizer> kMixed8Optimizers = {
+    {"sgd", {0.004, -0.6, -3.5, 0.0015}},
+    {"adam", {0.003, -3.0, -4.0, 0.001}},
+    {"adamw", {0.0, -2.7, -2.5, 0.002}}};
+const std::map<int64_t, double> kMixed8BatchOffset = {
+    {32, 0.0}, {64, 0.001}, {128, 0.003}, {256, 0.006}};
+struct Mixed8Width {
+  double offset, best_dropout, best_layers;
+};
+const std::map<int64_t, Mixed8Width> kMixed8Widths = {
+    {4, {0.03, 0.05, 2}}, {8, {0.008, 0.2, 2}}, {16, {0.0, 0.3, 3}}};
+
+double Mixed8(const Assignment& params) {
+  const double lr = Real(params, 0);
+  const int64_t batch_size = Integer(params, 1);
+  const std::string& optimizer_name = Label(params, 2);
+  const double momentum = Real(params, 3);
+  const double dropout = Real(params, 4);
+  const Mixed8Width& width = kMixed8Widths.at(Integer(params, 5));
+  const double weight_decay = Real(params, 6);
+  const double layers = Real(params, 7);
+  const Mixed8Optimizer& optimizer = kMixed8Optimizers.at(optimizer_name);
+  double best_log_lr = optimizer.best_log_lr +
+                       0.5 * std::log10(static_cast<double>(batch_size) / 128.0) -
+                       0.1 * (layers - 2.0);
+  double value = 0.085 + optimizer.offset + kMixed8BatchOffset.at(batch_size) + width.offset;
+  if (optimizer_name == "sgd") {
+    best_log_lr += std::log10(1.0 - momentum);
+    value += 0.05 * (momentum - 0.9) * (momentum - 0.9);
+  }
+  const double lr_off = std::log10(lr) - best_log_lr;
+  value += 0.35 * (1.0 - std::exp(-lr_off * lr_off / 0.5));
+  const double decay_off = std::log10(weight_decay) - optimizer.best_log_decay;
+  value += optimizer.decay_curvature * decay_off * decay_off;
+  value += 0.1 * (dropout - width.best_dropout) * (dropout - width.best_dropout);
+  value += 0.004 * (layers - width.best_layers) * (layers - width.best_layers);
+  return value;
+}
 
 hpo::ParameterSpec UniformParameter(const std::string& name, double min, double max) {
   hpo::ParameterSpec spec;
@@ -107,6 +185,89 @@ hpo::ParameterSpec UniformParameter(const std::string& name, double min, double 
   spec.max = max;
   return spec;
 }
+
+hpo::ParameterSpec LogParameter(const std::string& name, double min, double max) {
+  hpo::ParameterSpec spec = UniformParameter(name, min, max);
+  spec.distribution = hpo::Distribution::kLogUniformValues;
+  return spec;
+}
+
+hpo::ParameterSpec IntParameter(const std::string& name, int64_t min, int64_t max) {
+  hpo::ParameterSpec spec =
+      UniformParameter(name, static_cast<double>(min), static_cast<double>(max));
+  spec.distribution = hpo::Distribution::kIntUniform;
+  spec.type = hpo::ParamType::kInt;
+  return spec;
+}
+
+hpo::ParameterSpec CategoricalParameter(const std::string& name, hpo::ParamType type,
+                                        std::vector<hpo::ParamValue> values) {
+  hpo::ParameterSpec spec;
+  spec.name = name;
+  spec.distribution = hpo::Distribution::kCategorical;
+  spec.type = type;
+  spec.values = std::move(values);
+  return spec;
+}
+
+std::vector<Problem> Problems() {
+  std::vector<hpo::ParameterSpec> hartmann;
+  for (int d = 1; d <= 6; ++d) hartmann.push_back(UniformParameter("x" + std::to_string(d), 0, 1));
+  std::vector<hpo::ParameterSpec> levy;
+  for (int d = 1; d <= 10; ++d) {
+    const std::string name = "x" + std::to_string(d);
+    if (d <= 4) {
+      levy.push_back(UniformParameter(name, -10.0, 10.0));
+    } else if (d <= 7) {
+      levy.push_back(IntParameter(name, -10, 10));
+    } else {
+      std::vector<hpo::ParamValue> labels;
+      for (const auto& [label, level] : kLevyLevels) labels.emplace_back(label);
+      levy.push_back(CategoricalParameter(name, hpo::ParamType::kString, labels));
+    }
+  }
+  const std::vector<hpo::ParameterSpec> mixed8 = {
+      LogParameter("lr", 1e-5, 0.5),
+      CategoricalParameter("batch_size", hpo::ParamType::kInt,
+                           {int64_t{32}, int64_t{64}, int64_t{128}, int64_t{256}}),
+      CategoricalParameter("optimizer", hpo::ParamType::kString,
+                           {std::string("sgd"), std::string("adam"), std::string("adamw")}),
+      UniformParameter("momentum", 0.0, 0.95),
+      UniformParameter("dropout", 0.0, 0.6),
+      CategoricalParameter("width", hpo::ParamType::kInt, {int64_t{4}, int64_t{8}, int64_t{16}}),
+      LogParameter("weight_decay", 1e-6, 1e-2),
+      IntParameter("num_layers", 1, 4)};
+  return {
+      {"branin",
+       {UniformParameter("x1", -5.0, 10.0), UniformParameter("x2", 0.0, 15.0)},
+       0.39788735772973816,
+       Branin},
+      {"hartmann6", hartmann, -3.3223680114155147, Hartmann6},
+      {"levy10_mixed", levy, 0.0, Levy10Mixed},
+      {"mixed8", mixed8, 0.085, Mixed8},
+  };
+}
+
+struct Method {
+  std::string name;
+  std::string system;  // its name in bench/peers/quality.py
+  hpo::SearchMethod method;
+  hpo::RandomSampler sampler;
+  hpo::BayesModel model;
+};
+
+const Method kMethods[] = {
+    {"tpe", "hpo_bayes", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent,
+     hpo::BayesModel::kTpe},
+    {"tpe_independent", "hpo_tpe_independent", hpo::SearchMethod::kBayes,
+     hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpeIndependent},
+    {"gp", "hpo_gp", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent,
+     hpo::BayesModel::kGp},
+    {"random", "hpo_random", hpo::SearchMethod::kRandom, hpo::RandomSampler::kIndependent,
+     hpo::BayesModel::kTpe},
+    {"sobol", "hpo_sobol", hpo::SearchMethod::kRandom, hpo::RandomSampler::kSobol,
+     hpo::BayesModel::kTpe},
+};
 
 hpo::SweepConfig BaseConfig(const Method& method, uint64_t seed) {
   hpo::SweepConfig config;
@@ -137,6 +298,28 @@ double Median(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
+bool AtOrAboveMinimum(double best, const Problem& problem) {
+  return std::isfinite(best) && best >= problem.minimum - 1e-9;
+}
+
+// One seed's sequential run of budgets.back() trials: the best value after each budget.
+std::vector<double> BestAt(const Problem& problem, const Method& method, uint64_t seed,
+                           const std::vector<int>& budgets) {
+  hpo::SweepConfig config = BaseConfig(method, seed);
+  config.sweep.parameters = problem.parameters;
+  std::unique_ptr<hpo::Searcher> searcher = MakeOrExit(config);
+  std::vector<double> best_at;
+  double best = std::numeric_limits<double>::infinity();
+  for (int64_t trial = 0; trial < budgets.back(); ++trial) {
+    const Assignment params = *searcher->Suggest(trial);
+    const double value = problem.evaluate(params);
+    searcher->Observe(trial, params, hpo::TrialStatus::kCompleted, value);
+    best = std::min(best, value);
+    if (trial + 1 == budgets[best_at.size()]) best_at.push_back(best);
+  }
+  return best_at;
+}
+
 // Methods to run (argv[2], comma-separated names; every method when empty).
 std::string g_only;
 bool Selected(const std::string& name) {
@@ -144,47 +327,94 @@ bool Selected(const std::string& name) {
   return ("," + g_only + ",").find("," + name + ",") != std::string::npos;
 }
 
-void RunTestFunction(const TestFunction& function, int seeds) {
+void RunProblem(const Problem& problem, int seeds) {
+  const std::vector<int> budgets(std::begin(kBudgets), std::end(kBudgets));
   for (const Method& method : kMethods) {
     if (!Selected(method.name)) continue;
-    std::vector<std::vector<double>> best_at(std::size(kBudgets));
+    std::vector<std::vector<double>> best_at(budgets.size());
     const double start = hpo::bench::NowSeconds();
     for (int seed = 1; seed <= seeds; ++seed) {
-      hpo::SweepConfig config = BaseConfig(method, static_cast<uint64_t>(seed));
-      for (size_t d = 0; d < function.bounds.size(); ++d) {
-        config.sweep.parameters.push_back(UniformParameter(
-            "x" + std::to_string(d + 1), function.bounds[d].first, function.bounds[d].second));
-      }
-      std::unique_ptr<hpo::Searcher> searcher = MakeOrExit(config);
-      double best = std::numeric_limits<double>::infinity();
-      size_t budget = 0;
-      for (int64_t trial = 0; trial < kBudgets[std::size(kBudgets) - 1]; ++trial) {
-        const Assignment params = *searcher->Suggest(trial);
-        std::vector<double> x;
-        for (const hpo::NamedValue& entry : params) x.push_back(std::get<double>(entry.value));
-        const double value = function.evaluate(x);
-        searcher->Observe(trial, params, hpo::TrialStatus::kCompleted, value);
-        best = std::min(best, value);
-        if (trial + 1 == kBudgets[budget]) best_at[budget++].push_back(best);
+      const std::vector<double> best = BestAt(problem, method, seed, budgets);
+      for (size_t budget = 0; budget < budgets.size(); ++budget) {
+        best_at[budget].push_back(best[budget]);
       }
     }
     const double seconds = hpo::bench::NowSeconds() - start;
-    for (size_t budget = 0; budget < std::size(kBudgets); ++budget) {
+    for (size_t budget = 0; budget < budgets.size(); ++budget) {
       bool check = static_cast<int>(best_at[budget].size()) == seeds;
-      for (double best : best_at[budget]) {
-        check = check && std::isfinite(best) && best >= function.minimum - 1e-9;
-      }
+      for (double best : best_at[budget]) check = check && AtOrAboveMinimum(best, problem);
       PrintResult("search_quality",
-                  {{"function", function.name},
+                  {{"function", problem.name},
                    {"method", method.name},
-                   {"evals", std::to_string(kBudgets[budget])},
+                   {"evals", std::to_string(budgets[budget])},
                    {"seeds", std::to_string(seeds)},
                    {"median_best", Number(Median(best_at[budget]), 6)},
-                   {"known_minimum", Number(function.minimum, 6)},
+                   {"known_minimum", Number(problem.minimum, 6)},
                    {"seconds_all_seeds", Number(seconds, 3)}},
                   check);
     }
   }
+}
+
+// --system: one line per seed, in bench/peers/quality.py's format.
+void RunSeeds(const Problem& problem, const Method& method, int first, int last, int budget,
+              const std::string& version) {
+  std::vector<int> budgets;
+  for (int at : kPerSeedBudgets) {
+    if (at < budget) budgets.push_back(at);
+  }
+  budgets.push_back(budget);
+  for (int seed = first; seed <= last; ++seed) {
+    const double start = hpo::bench::NowSeconds();
+    const std::vector<double> best_at = BestAt(problem, method, seed, budgets);
+    const double seconds = hpo::bench::NowSeconds() - start;
+    hpo::bench::Fields fields = {{"system", method.system},
+                                 {"version", version},
+                                 {"function", problem.name},
+                                 {"seed", std::to_string(seed)}};
+    bool check = true;
+    for (size_t i = 0; i < budgets.size(); ++i) {
+      fields.emplace_back("best_at_" + std::to_string(budgets[i]), Number(best_at[i], 6));
+      check = check && AtOrAboveMinimum(best_at[i], problem);
+    }
+    fields.emplace_back("seconds", Number(seconds, 4));
+    PrintResult("peer_quality", fields, check);
+  }
+}
+
+// --evaluate: parses one value per parameter (a categorical one by its label) into an
+// assignment; nullopt when a value does not parse or lies outside its parameter's space.
+std::optional<Assignment> ParseAssignment(const Problem& problem,
+                                          const std::vector<std::string>& texts) {
+  if (texts.size() != problem.parameters.size()) return std::nullopt;
+  Assignment params;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const hpo::ParameterSpec& spec = problem.parameters[i];
+    hpo::ParamValue value;
+    char* end = nullptr;
+    if (spec.type == hpo::ParamType::kString) {
+      value = texts[i];
+    } else if (spec.type == hpo::ParamType::kInt) {
+      value = static_cast<int64_t>(std::strtoll(texts[i].c_str(), &end, 10));
+    } else {
+      value = std::strtod(texts[i].c_str(), &end);
+    }
+    if (end != nullptr && (end == texts[i].c_str() || *end != '\0')) return std::nullopt;
+    const bool inside =
+        spec.distribution == hpo::Distribution::kCategorical
+            ? std::find(spec.values.begin(), spec.values.end(), value) != spec.values.end()
+            : hpo::ParamAsDouble(value) >= spec.min && hpo::ParamAsDouble(value) <= spec.max;
+    if (!inside) return std::nullopt;
+    params.push_back({spec.name, value});
+  }
+  return params;
+}
+
+const Problem* FindProblem(const std::vector<Problem>& problems, const std::string& name) {
+  for (const Problem& problem : problems) {
+    if (problem.name == name) return &problem;
+  }
+  return nullptr;
 }
 
 // The multi-fidelity task (b).
@@ -221,12 +451,8 @@ double CurveAt(const CurveShape& shape, int64_t epoch, uint64_t seed, int64_t tr
 
 hpo::SweepConfig CurveConfig(const Method& method, bool asha, uint64_t seed) {
   hpo::SweepConfig config = BaseConfig(method, seed);
-  hpo::ParameterSpec lr = UniformParameter("lr", 1e-4, 1e-1);
-  lr.distribution = hpo::Distribution::kLogUniformValues;
-  hpo::ParameterSpec width = UniformParameter("width", 8, 128);
-  width.distribution = hpo::Distribution::kIntUniform;
-  width.type = hpo::ParamType::kInt;
-  config.sweep.parameters = {lr, width, UniformParameter("dropout", 0.0, 0.5)};
+  config.sweep.parameters = {LogParameter("lr", 1e-4, 1e-1), IntParameter("width", 8, 128),
+                             UniformParameter("dropout", 0.0, 0.5)};
   config.execution.epochs = kEpochs;
   config.sweep.early_terminate.enabled = asha;
   config.sweep.early_terminate.min_iter = 1;
@@ -304,15 +530,66 @@ void RunMultiFidelity(int seeds) {
   }
 }
 
+int Usage() {
+  std::fprintf(stderr,
+               "usage: hpo_bench_search_quality [SEEDS [METHODS]]\n"
+               "       hpo_bench_search_quality --system SYSTEM --function PROBLEM --seeds "
+               "FIRST-LAST [--budget N] [--version VERSION]\n"
+               "       hpo_bench_search_quality --evaluate PROBLEM VALUE...\n");
+  return 2;
+}
+
+int Evaluate(const std::vector<Problem>& problems, int argc, char** argv) {
+  const Problem* problem = argc > 2 ? FindProblem(problems, argv[2]) : nullptr;
+  if (problem == nullptr) return Usage();
+  const std::optional<Assignment> params =
+      ParseAssignment(*problem, std::vector<std::string>(argv + 3, argv + argc));
+  if (!params) {
+    std::fprintf(
+        stderr, "search_quality: %s takes %zu values within its space (categorical ones by label):",
+        problem->name.c_str(), problem->parameters.size());
+    for (const hpo::ParameterSpec& spec : problem->parameters) {
+      std::fprintf(stderr, " %s", spec.name.c_str());
+    }
+    std::fprintf(stderr, "\n");
+    return 2;
+  }
+  std::printf("value=%.17g minimum=%.17g\n", problem->evaluate(*params), problem->minimum);
+  return 0;
+}
+
+int RunSystem(const std::vector<Problem>& problems, int argc, char** argv) {
+  std::map<std::string, std::string> flags = {{"--budget", "100"}, {"--version", "hpo"}};
+  for (int i = 1; i + 1 < argc; i += 2) flags[argv[i]] = argv[i + 1];
+  const Method* method = nullptr;
+  for (const Method& candidate : kMethods) {
+    if (candidate.system == flags["--system"]) method = &candidate;
+  }
+  const Problem* problem = FindProblem(problems, flags["--function"]);
+  int first = 0;
+  int last = 0;
+  const std::string& seeds = flags["--seeds"];
+  const int parsed = std::sscanf(seeds.c_str(), "%d-%d", &first, &last);
+  if (parsed == 1) last = first;
+  const int budget = std::atoi(flags["--budget"].c_str());
+  if (argc % 2 == 0 || flags.size() != 5 || method == nullptr || problem == nullptr || parsed < 1 ||
+      first < 0 || last < first || budget < 1) {
+    return Usage();
+  }
+  RunSeeds(*problem, *method, first, last, budget, flags["--version"]);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<Problem> problems = Problems();
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first == "--evaluate") return Evaluate(problems, argc, argv);
+  if (first.rfind("--", 0) == 0) return RunSystem(problems, argc, argv);
   const int seeds = argc > 1 ? std::stoi(argv[1]) : 20;
   if (argc > 2) g_only = argv[2];
-  RunTestFunction({"branin", {{-5.0, 10.0}, {0.0, 15.0}}, kBraninMinimum, Branin}, seeds);
-  RunTestFunction({"hartmann6", std::vector<std::pair<double, double>>(6, {0.0, 1.0}),
-                   kHartmannMinimum, Hartmann6},
-                  seeds);
+  for (const Problem& problem : problems) RunProblem(problem, seeds);
   RunMultiFidelity(seeds);
   return 0;
 }
