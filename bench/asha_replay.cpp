@@ -2,6 +2,9 @@
 // reaches a target, for random search and for ASHA settings, on the full curves of random sweeps.
 //   hpo_bench_asha_replay --target VALUE [--workers 2] [--run-cap 100] [--draws 2000]
 //                         [--variant SPEC ...] STUDY.h5 [STUDY.h5 ...]
+//   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --target VALUE --system SYSTEM
+//                         --seeds FIRST-LAST [--workers 2] [--run-cap 100]
+//   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --nearest NAME=VALUE,... [...]
 // SPEC: `random` (no early stopping), `stopping:MIN_ITER:ETA` or `promotion:MIN_ITER:ETA` (ASHA's
 // two variants with those rungs below the studies' epochs), or either kind with `-oracle` (e.g.
 // `promotion-oracle:1:3`): the scheduler is told each trial's best value of its whole curve at
@@ -19,21 +22,49 @@
 // median, mean and quartiles of that cost, the share of draws that reached the target, and the
 // median's ratio to random search's. Check: every draw of random search costs what its trials'
 // curves say it must.
+//
+// With --curves, hpo's real searchers run too (bench/peers/target.py's hpo systems): the CSV of
+// bench/peers/export_curves.py is a tabular blackbox over CONFIG's search space, the one
+// bench/peers/curves.py defines: a configuration trains along the recorded curve of its nearest
+// recorded configuration (squared distance over the parameters scaled to [0, 1]: log_uniform_values
+// on the log of the value, uniform and int_uniform linearly, a list of numbers by position,
+// index / (n - 1), a list of strings as a mismatch; ties to the first row). SYSTEM sets the
+// method and early stopping over CONFIG's space, everything else at hpo's defaults:
+// hpo_random (random search), hpo_stopping and hpo_promotion (random + ASHA's stopping or
+// promotion variant, rungs 1/3/9: min_iter 1, eta 3), hpo_bayes_stopping (method bayes, i.e.
+// multivariate TPE, + early_terminate hyperband: hpo's default for both), hpo_bayes_promotion,
+// hpo_gp_stopping (search.model gp). One sweep per seed (the config's seed replaced): MakeSearcher
+// and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch: ObserveEpoch, then
+// the scheduler's OnEpoch; a trial's end: Observe with its last value, then OnTrialEnd; a free
+// group takes a promoted trial, else a new suggestion, else, with nothing running, the idle
+// promotion), `workers` groups each training one epoch per time step; the sweep ends at the first
+// epoch reaching the target or when all of run-cap trials ended. Prints one line per seed: its
+// epochs trained by every group, reached 1|0, the trials started. Check: those epochs are every
+// epoch the trials trained, the target trial's curve first reaches the target at the epoch that
+// ended the sweep, and random search costs what its suggestions' curves say it must.
+// --nearest prints the row (0-based, in the CSV's order) of each configuration's nearest
+// recorded one, one `nearest=ROW` line each (tests/unit/check_peer_blackbox.py).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "common/file_io.hpp"
 #include "harness.hpp"
 #include "hpo/config.hpp"
+#include "hpo/task_catalog.hpp"
 #include "sched/scheduler.hpp"
+#include "search/searcher.hpp"
 #include "study/study_file.hpp"
 
 namespace {
@@ -61,6 +92,13 @@ struct Options {
   int64_t draws = 2000;
   std::vector<Variant> variants;
   std::vector<std::string> studies;
+  // --curves mode: the blackbox's CSV and config, the system and seeds, or --nearest queries.
+  std::string curves;
+  std::string config;
+  std::string system;
+  int64_t first_seed = 1;
+  int64_t last_seed = 0;
+  std::vector<std::string> nearest;
 };
 
 // One simulated sweep's cost: epochs trained until the target; reached false when no trial got
@@ -103,6 +141,25 @@ bool ParseOptions(int argc, char** argv, Options* options) {
     if (i + 1 >= argc) return false;
     const std::string value = argv[++i];
     char* end = nullptr;
+    std::string* text = arg == "--curves"   ? &options->curves
+                        : arg == "--config" ? &options->config
+                        : arg == "--system" ? &options->system
+                                            : nullptr;
+    if (text) {
+      *text = value;
+      continue;
+    }
+    if (arg == "--nearest") {
+      options->nearest.push_back(value);
+      continue;
+    }
+    if (arg == "--seeds") {
+      options->first_seed = std::strtoll(value.c_str(), &end, 10);
+      options->last_seed = options->first_seed;
+      if (*end == '-') options->last_seed = std::strtoll(end + 1, &end, 10);
+      if (*end != '\0' || options->first_seed > options->last_seed) return false;
+      continue;
+    }
     if (arg == "--target") {
       options->target = std::strtod(value.c_str(), &end);
     } else if (arg == "--variant") {
@@ -120,6 +177,14 @@ bool ParseOptions(int argc, char** argv, Options* options) {
       if (*target < 1) return false;
     }
     if (*end != '\0') return false;
+  }
+  if (!options->curves.empty()) {
+    if (options->config.empty() || !options->studies.empty() || !options->variants.empty()) {
+      return false;
+    }
+    return !options->nearest.empty() ||
+           (std::isfinite(options->target) && !options->system.empty() &&
+            options->first_seed <= options->last_seed);
   }
   if (options->variants.empty()) {
     for (const char* spec :
@@ -302,6 +367,362 @@ SweepCost RandomSearchCost(const Pool& pool, const Options& options,
   return cost;
 }
 
+// One hyperparameter of the blackbox's space and how it is scaled to [0, 1].
+struct Dimension {
+  enum class Kind { kLog, kLinear, kOrdinal, kCategorical };
+  Kind kind = Kind::kLinear;
+  std::string name;
+  double min = 0.0;
+  double max = 1.0;
+  std::vector<hpo::ParamValue> values;  // ordinal and categorical
+};
+
+// The recorded curves of a CSV over a config's space (see bench/peers/curves.py).
+struct Blackbox {
+  std::vector<Dimension> dimensions;
+  std::vector<std::vector<double>> points;  // scaled; a categorical one as its value's index
+  Pool pool;
+};
+
+[[noreturn]] void Fail(const std::string& message) {
+  std::fprintf(stderr, "asha_replay: %s\n", message.c_str());
+  std::exit(1);
+}
+
+double ScaleNumber(const Dimension& dimension, double value) {
+  switch (dimension.kind) {
+    case Dimension::Kind::kLog: {
+      const double low = std::log(dimension.min);
+      const double high = std::log(dimension.max);
+      return (std::log(value) - low) / (high - low);
+    }
+    case Dimension::Kind::kLinear:
+      return (value - dimension.min) / (dimension.max - dimension.min);
+    case Dimension::Kind::kOrdinal:
+      for (size_t i = 0; i < dimension.values.size(); ++i) {
+        if (hpo::ParamAsDouble(dimension.values[i]) == value) {
+          return dimension.values.size() > 1
+                     ? static_cast<double>(i) / static_cast<double>(dimension.values.size() - 1)
+                     : 0.0;
+        }
+      }
+      break;
+    case Dimension::Kind::kCategorical:
+      break;
+  }
+  Fail(dimension.name + ": " + hpo::FormatParamValueExact(value) + " is not in its space");
+}
+
+// A value given as text (a CSV cell, a --nearest query) on its dimension's scale.
+double ScaleText(const Dimension& dimension, const std::string& text) {
+  if (dimension.kind == Dimension::Kind::kCategorical) {
+    for (size_t i = 0; i < dimension.values.size(); ++i) {
+      if (hpo::FormatParamValueExact(dimension.values[i]) == text) return static_cast<double>(i);
+    }
+    Fail(dimension.name + ": " + text + " is none of its values");
+  }
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') Fail(dimension.name + ": " + text + " is no number");
+  return ScaleNumber(dimension, value);
+}
+
+double ScaleParam(const Dimension& dimension, const hpo::ParamValue& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) return ScaleText(dimension, *text);
+  return ScaleNumber(dimension, hpo::ParamAsDouble(value));
+}
+
+// The row of the recorded point nearest to `point` (the first one of equal distance).
+size_t Nearest(const Blackbox& box, const std::vector<double>& point) {
+  size_t best = 0;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (size_t row = 0; row < box.points.size(); ++row) {
+    double total = 0.0;
+    for (size_t i = 0; i < point.size(); ++i) {
+      const double d = box.dimensions[i].kind == Dimension::Kind::kCategorical
+                           ? (point[i] == box.points[row][i] ? 0.0 : 1.0)
+                           : point[i] - box.points[row][i];
+      total += d * d;
+    }
+    if (total < best_distance) {
+      best = row;
+      best_distance = total;
+    }
+  }
+  return best;
+}
+
+size_t NearestRow(const Blackbox& box, const hpo::Assignment& params) {
+  std::vector<double> point;
+  for (const Dimension& dimension : box.dimensions) {
+    const hpo::ParamValue* value = hpo::FindParam(params, dimension.name);
+    if (value == nullptr) Fail("a suggestion has no " + dimension.name);
+    point.push_back(ScaleParam(dimension, *value));
+  }
+  return Nearest(box, point);
+}
+
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream stream(line);
+  std::string cell;
+  while (std::getline(stream, cell, ',')) cells.push_back(cell);
+  return cells;
+}
+
+hpo::SweepConfig LoadSpaceConfig(const std::string& path) {
+  std::string text;
+  hpo::Status status = hpo::ReadWholeFile(path, "config", &text);
+  hpo::SweepConfig config;
+  if (status.ok()) status = hpo::ParseStoredConfig(text, hpo::BuiltinTaskCatalog(), &config);
+  if (!status.ok()) Fail(path + ": " + status.message());
+  return config;
+}
+
+Blackbox LoadBlackbox(const std::string& csv_path, const hpo::SweepConfig& config) {
+  Blackbox box;
+  for (const hpo::ParameterSpec& spec : config.sweep.parameters) {
+    Dimension dimension;
+    dimension.name = spec.name;
+    dimension.min = spec.min;
+    dimension.max = spec.max;
+    dimension.values = spec.values;
+    if (spec.distribution == hpo::Distribution::kCategorical) {
+      dimension.kind = spec.type == hpo::ParamType::kString ? Dimension::Kind::kCategorical
+                                                            : Dimension::Kind::kOrdinal;
+    } else if (spec.distribution == hpo::Distribution::kLogUniformValues) {
+      dimension.kind = Dimension::Kind::kLog;
+    } else if (spec.distribution == hpo::Distribution::kUniform ||
+               spec.distribution == hpo::Distribution::kIntUniform) {
+      dimension.kind = Dimension::Kind::kLinear;
+    } else {
+      Fail(spec.name + ": distribution " + hpo::DistributionName(spec.distribution) +
+           " is not supported by the blackbox");
+    }
+    box.dimensions.push_back(std::move(dimension));
+  }
+  std::string text;
+  const hpo::Status status = hpo::ReadWholeFile(csv_path, "curves", &text);
+  if (!status.ok()) Fail(status.message());
+  std::stringstream lines(text);
+  std::string line;
+  std::getline(lines, line);
+  const std::vector<std::string> header = SplitCsvLine(line);
+  std::vector<size_t> columns;
+  for (const Dimension& dimension : box.dimensions) {
+    const auto found = std::find(header.begin(), header.end(), dimension.name);
+    if (found == header.end()) Fail(csv_path + " has no column " + dimension.name);
+    columns.push_back(static_cast<size_t>(found - header.begin()));
+  }
+  const std::string metric = config.sweep.metric.name;
+  const auto first = std::find(header.begin(), header.end(), metric + "_1");
+  if (first == header.end()) Fail(csv_path + " has no column " + metric + "_1");
+  const auto first_column = static_cast<size_t>(first - header.begin());
+  box.pool.epochs = static_cast<int64_t>(header.size() - first_column);
+  box.pool.maximize = config.sweep.metric.goal == hpo::Goal::kMaximize;
+  for (int64_t e = 1; e <= box.pool.epochs; ++e) {
+    if (header[first_column + static_cast<size_t>(e - 1)] != metric + "_" + std::to_string(e)) {
+      Fail(csv_path + ": the columns after " + metric + "_1 are not its epochs in order");
+    }
+  }
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = SplitCsvLine(line);
+    if (cells.size() != header.size()) Fail(csv_path + ": a row of another length: " + line);
+    std::vector<double> point;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      point.push_back(ScaleText(box.dimensions[i], cells[columns[i]]));
+    }
+    std::vector<double> curve;
+    for (size_t c = first_column; c < cells.size(); ++c) curve.push_back(std::stod(cells[c]));
+    box.pool.bests.push_back(box.pool.maximize ? *std::max_element(curve.begin(), curve.end())
+                                               : *std::min_element(curve.begin(), curve.end()));
+    box.pool.curves.push_back(std::move(curve));
+    box.points.push_back(std::move(point));
+  }
+  if (box.points.empty()) Fail(csv_path + " holds no curve");
+  return box;
+}
+
+// CONFIG's sweep as SYSTEM runs it (see the top of the file); false for an unknown system.
+bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
+  static const std::map<std::string, std::pair<const char*, const char*>> kSystems = {
+      // name: method (random, tpe, gp), early stopping (none, stopping, promotion)
+      {"hpo_random", {"random", "none"}},
+      {"hpo_stopping", {"random", "stopping"}},
+      {"hpo_promotion", {"random", "promotion"}},
+      {"hpo_bayes_stopping", {"tpe", "stopping"}},
+      {"hpo_bayes_promotion", {"tpe", "promotion"}},
+      {"hpo_gp_stopping", {"gp", "stopping"}},
+  };
+  const auto found = kSystems.find(system);
+  if (found == kSystems.end()) return false;
+  const std::string method = found->second.first;
+  const std::string stopping = found->second.second;
+  config->sweep.method =
+      method == "random" ? hpo::SearchMethod::kRandom : hpo::SearchMethod::kBayes;
+  if (method == "gp") config->search.model = hpo::BayesModel::kGp;
+  config->sweep.early_terminate = hpo::HyperbandSpec();
+  if (stopping != "none") {
+    config->sweep.early_terminate.enabled = true;
+    config->sweep.early_terminate.min_iter = 1;
+    config->sweep.early_terminate.eta = 3;
+    config->sweep.early_terminate.promotion = stopping == "promotion";
+  }
+  return true;
+}
+
+// One sweep of hpo's searcher and scheduler on the blackbox: its cost, the trials it started and
+// whether the check held.
+struct SearchRun {
+  SweepCost cost;
+  int64_t trials = 0;
+  bool check = true;
+};
+
+SearchRun SimulateSearch(const hpo::SweepConfig& config, const Blackbox& box,
+                         const Options& options) {
+  std::unique_ptr<hpo::Searcher> searcher;
+  std::unique_ptr<hpo::Scheduler> scheduler;
+  hpo::Status status = hpo::MakeSearcher(config, &searcher);
+  if (status.ok()) status = hpo::MakeScheduler(config, &scheduler);
+  if (!status.ok()) Fail(options.system + ": " + status.message());
+  struct Trial {
+    hpo::Assignment params;
+    size_t row = 0;
+    int64_t trained = 0;
+  };
+  std::vector<Trial> trials;
+  // What a free group runs next, as the coordinator's AnswerWaitingGroups picks it.
+  auto next_trial = [&](bool busy) -> std::optional<int64_t> {
+    const bool paused = scheduler && scheduler->paused_trials() > 0;
+    if (paused) {
+      if (const std::optional<int64_t> promoted = scheduler->Promote(/*idle=*/false)) {
+        return promoted;
+      }
+    }
+    if (static_cast<int64_t>(trials.size()) < options.run_cap) {
+      const auto id = static_cast<int64_t>(trials.size());
+      std::optional<hpo::Assignment> params = searcher->Suggest(id);
+      if (params) {
+        const size_t row = NearestRow(box, *params);
+        trials.push_back({std::move(*params), row, 0});
+        return id;
+      }
+    }
+    if (paused && !busy) return scheduler->Promote(/*idle=*/true);
+    return std::nullopt;
+  };
+  std::vector<std::optional<int64_t>> slots(static_cast<size_t>(options.workers));
+  SearchRun run;
+  std::optional<int64_t> target_trial;
+  while (!target_trial) {
+    bool any_running = false;
+    for (std::optional<int64_t>& slot : slots) {
+      if (!slot) {
+        const bool busy = std::any_of(slots.begin(), slots.end(),
+                                      [](const auto& other) { return other.has_value(); });
+        slot = next_trial(busy);
+        if (!slot) continue;
+      }
+      any_running = true;
+      const int64_t id = *slot;
+      Trial& trial = trials[static_cast<size_t>(id)];
+      const double value = box.pool.curves[trial.row][static_cast<size_t>(trial.trained)];
+      ++trial.trained;
+      ++run.cost.epochs;
+      searcher->ObserveEpoch(id, trial.params, trial.trained, value);
+      if (Reaches(box.pool, options.target, value)) {
+        target_trial = id;
+        break;
+      }
+      bool ends = trial.trained == box.pool.epochs;
+      hpo::TrialStatus end_status = hpo::TrialStatus::kCompleted;
+      if (scheduler) {
+        const hpo::SchedulerDecision decision = scheduler->OnEpoch(id, trial.trained, value);
+        if (!decision.keep_going && !ends) {
+          if (decision.pause) {
+            slot.reset();
+            continue;
+          }
+          ends = true;
+          end_status = hpo::TrialStatus::kStopped;
+        }
+      }
+      if (ends) {
+        searcher->Observe(id, trial.params, end_status, value);
+        if (scheduler) scheduler->OnTrialEnd(id, end_status);
+        slot.reset();
+      }
+    }
+    if (!any_running) break;
+  }
+  run.cost.reached = target_trial.has_value();
+  run.trials = static_cast<int64_t>(trials.size());
+  int64_t trained = 0;
+  for (const Trial& trial : trials) trained += trial.trained;
+  run.check = trained == run.cost.epochs;
+  if (target_trial) {
+    const Trial& trial = trials[static_cast<size_t>(*target_trial)];
+    const std::vector<double>& curve = box.pool.curves[trial.row];
+    const auto first = std::find_if(curve.begin(), curve.end(), [&](double value) {
+      return Reaches(box.pool, options.target, value);
+    });
+    run.check = run.check && first - curve.begin() + 1 == trial.trained;
+  }
+  if (config.sweep.method == hpo::SearchMethod::kRandom && !scheduler) {
+    // Random search's suggestions do not depend on results: a fresh searcher gives the same ones.
+    std::unique_ptr<hpo::Searcher> fresh;
+    status = hpo::MakeSearcher(config, &fresh);
+    std::vector<size_t> draw;
+    for (int64_t id = 0; status.ok() && id < options.run_cap; ++id) {
+      draw.push_back(NearestRow(box, *fresh->Suggest(id)));
+    }
+    const SweepCost expected = RandomSearchCost(box.pool, options, draw);
+    run.check = run.check && status.ok() && expected.epochs == run.cost.epochs &&
+                expected.reached == run.cost.reached;
+  }
+  return run;
+}
+
+// The --curves mode: --nearest queries, or one sweep per seed.
+int RunOnCurves(const Options& options) {
+  hpo::SweepConfig config = LoadSpaceConfig(options.config);
+  const Blackbox box = LoadBlackbox(options.curves, config);
+  for (const std::string& query : options.nearest) {
+    std::map<std::string, std::string> given;
+    for (const std::string& pair : SplitCsvLine(query)) {
+      const size_t equals = pair.find('=');
+      if (equals == std::string::npos) Fail("--nearest wants NAME=VALUE,...: " + query);
+      given[pair.substr(0, equals)] = pair.substr(equals + 1);
+    }
+    std::vector<double> point;
+    for (const Dimension& dimension : box.dimensions) {
+      const auto found = given.find(dimension.name);
+      if (found == given.end()) Fail("--nearest " + query + " has no " + dimension.name);
+      point.push_back(ScaleText(dimension, found->second));
+    }
+    std::printf("nearest=%zu\n", Nearest(box, point));
+  }
+  if (options.system.empty()) return 0;
+  if (!ApplySystem(options.system, &config)) Fail("unknown system " + options.system);
+  config.sweep.run_cap = options.run_cap;
+  config.sweep.metric.target = options.target;
+  for (int64_t seed = options.first_seed; seed <= options.last_seed; ++seed) {
+    config.execution.seed = static_cast<uint64_t>(seed);
+    const SearchRun run = SimulateSearch(config, box, options);
+    hpo::bench::PrintResult("peer_target",
+                            {{"system", options.system},
+                             {"target", hpo::bench::Number(options.target)},
+                             {"seed", std::to_string(seed)},
+                             {"epochs", std::to_string(run.cost.epochs)},
+                             {"reached", run.cost.reached ? "1" : "0"},
+                             {"trials", std::to_string(run.trials)}},
+                            run.check);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -310,9 +731,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: hpo_bench_asha_replay --target VALUE [--workers N] [--run-cap N] "
                  "[--draws N] [--variant random|KIND:MIN_ITER:ETA ...] STUDY.h5 ...\n"
+                 "       hpo_bench_asha_replay --curves CSV --config CONFIG --target VALUE "
+                 "--system SYSTEM --seeds FIRST-LAST [--workers N] [--run-cap N]\n"
+                 "       hpo_bench_asha_replay --curves CSV --config CONFIG --nearest "
+                 "NAME=VALUE,... [...]\n"
                  "KIND: stopping, promotion, stopping-oracle or promotion-oracle\n");
     return 2;
   }
+  if (!options.curves.empty()) return RunOnCurves(options);
   Pool pool;
   if (!LoadPool(options.studies, &pool)) return 1;
   const auto best = pool.maximize ? std::max_element(pool.bests.begin(), pool.bests.end())
