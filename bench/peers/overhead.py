@@ -24,9 +24,10 @@ Systems:
 * hpo_builtin: hpo's in-process trials. `train`: `mpirun -np C hpo sweep` of the built-in
   `synthetic` task, 1 epoch of 131,072 samples at a batch size from {160, 80, ..., 16} (160/k:
   steps uniform over 10 levels, about 0.1-1 s). Its trials cannot stamp themselves: a trial's
-  busy time is its epoch_time_s (training and validation, measured inside the trial), its
-  interval [start_time_s, start_time_s + duration_s] from the study (dispatch to result on rank
-  0, so steady is if anything long). `sleep`: hpo has no sleeping task, so
+  busy time is its epoch_time_s (training and validation, measured inside the trial; building
+  the model and saving the checkpoint and best weights count as overhead), its interval
+  [start_time_s, start_time_s + duration_s] from the study (dispatch to result on rank 0, so
+  steady is if anything long). `sleep`: hpo has no sleeping task, so
   build/bench/hpo_bench_dispatch (`mpirun -np C hpo_bench_dispatch N 1 0.1 1.0`): the real
   coordinator, searcher (random), study file and rank-to-rank messages of a sweep, each trial
   sleeping d uniform in [0.1, 1.0] drawn from its trial seed. overhead_sleep_stamps.c,
@@ -34,9 +35,9 @@ Systems:
 * hpo_command: `mpirun --oversubscribe --bind-to none -np C hpo sweep`, C groups of 1 rank, of
   command trials (`/usr/bin/python3 trial_program.py ${args}`), random search, hpo's defaults.
 * ray_tune, ray_tune_program: bench/peers/overhead_ray.py, a `Tuner` over a function trainable
-  (1 CPU each), random search (BasicVariantGenerator, seeded), num_samples=N,
-  max_concurrent_trials=C, ray.init(num_cpus=C); `_program` launches trial_program.py per trial
-  as hpo does. Settings: include_dashboard=False, log_to_driver=False, logging at WARNING,
+  (1 CPU each), num_samples=N, random search with C trials at a time
+  (BasicVariantGenerator(max_concurrent=C), what max_concurrent_trials=C sets up, seeded),
+  ray.init(num_cpus=C); `_program` launches trial_program.py per trial as hpo does. Settings: include_dashboard=False, log_to_driver=False, logging at WARNING,
   RunConfig(verbose=0), RAY_USAGE_STATS_ENABLED=0 (no network), Ray's temp dir and Tune's
   storage in the run's folder: what a user scripting a sweep sets to keep Ray quiet and off the
   network; none changes scheduling. Everything else is Ray's default (reuse_actors=False, Tune's
@@ -45,6 +46,9 @@ Systems:
   one JournalStorage(JournalFileBackend(file)) (Optuna's file-based way to share a study between
   processes), RandomSampler, each optimizing until the study holds N trials (MaxTrialsCallback);
   Optuna's INFO log silenced.
+
+Cost on a busy 2-core machine: 1,000 trials take hpo and Optuna about 5-7 min (sleep) and
+8-15 min (train), Ray Tune 40-60 min (a new worker process per trial; about 10 s to start).
 
 Every process gets OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1 (one core per trial) and TMPDIR in the
 run's temporary folder, which is removed afterwards. This script makes itself a child subreaper
