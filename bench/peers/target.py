@@ -392,7 +392,7 @@ def main():
                         help="the config whose sweep.parameters are the space")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--timeout", type=int, default=900, help="seconds per seed (peers)")
-    parser.add_argument("--ray-epoch-s", type=float, default=0.1)
+    parser.add_argument("--ray-epoch-s", type=float, default=0.25)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--space-json", help=argparse.SUPPRESS)
