@@ -191,8 +191,8 @@ def target_verdicts(records):
 
 def overhead_verdicts(records):
     verdicts = []
-    pairs = (("hpo_builtin", ("ray_tune", "optuna")),
-             ("hpo_command", ("ray_tune_program", "optuna_program")))
+    pairs = (("hpo_builtin", ("ray_tune", "ray_tune_reuse", "optuna")),
+             ("hpo_command", ("ray_tune_program", "ray_tune_program_reuse", "optuna_program")))
     for workload, systems in sorted(overhead_cells(records).items()):
         for hpo_name, peers in pairs:
             best = best_of(systems, peers)

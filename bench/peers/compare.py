@@ -90,11 +90,10 @@ def plan(args, say):
                     runs.append(base + ["--system", system, "--function", function,
                                         "--seeds", seeds])
         else:
-            for target in args.targets.split(","):
-                for system in systems:
-                    runs.append(base + ["--system", system, "--target", target,
-                                        "--seeds", "1-%d" % args.target_seeds,
-                                        "--curves", args.curves])
+            for system in systems:  # every target from one sweep per seed (_target.py)
+                runs.append(base + ["--system", system, "--target", args.targets,
+                                    "--seeds", "1-%d" % args.target_seeds,
+                                    "--curves", args.curves])
     return runs
 
 

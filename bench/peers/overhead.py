@@ -41,7 +41,9 @@ Systems:
   RunConfig(verbose=0), RAY_USAGE_STATS_ENABLED=0 (no network), Ray's temp dir and Tune's
   storage in the run's folder: what a user scripting a sweep sets to keep Ray quiet and off the
   network; none changes scheduling. Everything else is Ray's default (reuse_actors=False, Tune's
-  result loggers and experiment checkpoints on).
+  result loggers and experiment checkpoints on). ray_tune_reuse and ray_tune_program_reuse are
+  the same with TuneConfig(reuse_actors=True), Ray's advice for many short trials: one worker
+  process serves trial after trial instead of a new one per trial (about 2 s each here).
 * optuna, optuna_program: bench/peers/overhead_optuna.py, C worker processes started together on
   one JournalStorage(JournalFileBackend(file)) (Optuna's file-based way to share a study between
   processes), RandomSampler, each optimizing until the study holds N trials (MaxTrialsCallback);
@@ -78,7 +80,8 @@ import trial_program  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.environ.get("HPO_PEERS_DIR", "/opt/hpo-mpi/peers")
 SYSTEMS = {"hpo_builtin": "-", "hpo_command": "-", "ray_tune": "ray", "ray_tune_program": "ray",
-           "optuna": "optuna", "optuna_program": "optuna"}
+           "ray_tune_reuse": "ray", "ray_tune_program_reuse": "ray", "optuna": "optuna",
+           "optuna_program": "optuna"}
 PR_SET_CHILD_SUBREAPER = 36
 SYNTHETIC_SAMPLES = 131072
 SYNTHETIC_BATCHES = [round(160 / k) for k in range(1, 11)]
@@ -220,7 +223,8 @@ def run_ray(args, folder, env, stamps):
     argv = [os.path.join(PEERS, "ray", "bin", "python"), os.path.join(HERE, "overhead_ray.py"),
             "--workload", args.workload, "--trials", str(args.trials),
             "--concurrency", str(args.concurrency), "--seed", str(args.seed), "--stamps", stamps,
-            "--folder", folder] + (["--program"] if args.system.endswith("_program") else [])
+            "--folder", folder] + (["--program"] if "_program" in args.system else []) + (
+                ["--reuse-actors"] if args.system.endswith("_reuse") else [])
     launched = time.time()
     wait([(start(argv, folder, env, "ray.log"), "ray.log")], folder)
     summary = last_json(folder, "ray.log")
@@ -249,7 +253,8 @@ def run_optuna(args, folder, env, stamps):
 
 
 RUNNERS = {"hpo_builtin": run_hpo_builtin, "hpo_command": run_hpo_command, "ray_tune": run_ray,
-           "ray_tune_program": run_ray, "optuna": run_optuna, "optuna_program": run_optuna}
+           "ray_tune_program": run_ray, "ray_tune_reuse": run_ray, "ray_tune_program_reuse": run_ray,
+           "optuna": run_optuna, "optuna_program": run_optuna}
 
 
 def descendants():

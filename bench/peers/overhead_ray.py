@@ -2,7 +2,8 @@
 the settings and why): a `Tuner` over a function trainable, random search over the workload's
 hyperparameter, num_samples trials, max_concurrent_trials of 1 CPU each. The trainable runs the
 trial in-process (trial_program.run_trial) or, with --program, launches trial_program.py as hpo
-does. Prints one JSON line: {"version", "trials", "errors"}.
+does; --reuse-actors runs trial after trial in one worker process. Prints one JSON line:
+{"version", "trials", "errors"}.
 """
 
 import argparse
@@ -26,6 +27,7 @@ def main():
     parser.add_argument("--stamps", required=True)
     parser.add_argument("--folder", required=True, help="Ray's temp dir and Tune's storage")
     parser.add_argument("--program", action="store_true")
+    parser.add_argument("--reuse-actors", action="store_true")
     args = parser.parse_args()
 
     workload, stamps = args.workload, args.stamps
@@ -45,7 +47,7 @@ def main():
             # What max_concurrent_trials=C sets up without a search_alg (tune.py), seeded
             # (Tune ignores max_concurrent_trials beside a search_alg, with a warning).
             tune_config=tune.TuneConfig(
-                num_samples=args.trials,
+                num_samples=args.trials, reuse_actors=args.reuse_actors,
                 search_alg=BasicVariantGenerator(max_concurrent=args.concurrency,
                                                  random_state=args.seed)),
             run_config=tune.RunConfig(name="overhead", verbose=0,

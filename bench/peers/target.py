@@ -2,7 +2,7 @@
 """Compute to a target on recorded Fashion-MNIST curves: hpo's searchers and schedulers against
 today's peers, every system on the same tabular blackbox (bench/peers/curves.py).
 
-    target.py --system SYSTEM --target 0.865 --seeds 1-10 \\
+    target.py --system SYSTEM --target 0.865[,0.87] --seeds 1-10 \\
               --curves bench/peers/data/fmnist_long_curves.csv [--build BUILD_DIR]
     target.py --list-systems          # one line per system: NAME VENV (- for hpo)
 
@@ -13,7 +13,9 @@ trials started. A configuration trains along the recorded curve of its nearest r
 Prints one line per seed:
     bench=peer_target system=S version=PKG-VERSION target=T seed=N epochs=E reached=1|0 trials=K
     check=ok|FAILED [error=...]
-reached=0: no report reached the target, epochs is then everything the sweep trained.
+reached=0: no report reached the target, epochs is then everything the sweep trained. With
+several targets a peer's sweep runs once, to the highest, and each lower target's cost is read
+from the same reports: nothing a system decides depends on its target until the sweep stops.
 
 The systems:
 - hpo_*: bench/asha_replay.cpp's --curves mode (hpo's MakeSearcher and MakeScheduler, 2 groups
@@ -88,17 +90,24 @@ def result_line(system, version, target, seed, epochs, reached, trials, check, e
 # ---- hpo: bench/asha_replay.cpp's --curves mode ------------------------------------------------
 
 def run_hpo(args, seeds):
+    failed = 0
+    for target in args.targets:
+        failed |= run_hpo_target(args, seeds, target)
+    return failed
+
+
+def run_hpo_target(args, seeds, target):
     sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip() or "unknown"
     binary = os.path.join(args.build, "bench", "hpo_bench_asha_replay")
     command = [binary, "--curves", args.curves, "--config", args.config, "--system", args.system,
-               "--target", repr(args.target), "--seeds", "%d-%d" % (seeds[0], seeds[-1]),
+               "--target", repr(target), "--seeds", "%d-%d" % (seeds[0], seeds[-1]),
                "--workers", str(WORKERS), "--run-cap", str(RUN_CAP)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     except (OSError, subprocess.TimeoutExpired) as e:
         for seed in seeds:
-            result_line(args.system, "hpo-" + sha, args.target, seed, 0, 0, 0, False,
+            result_line(args.system, "hpo-" + sha, target, seed, 0, 0, 0, False,
                         type(e).__name__)
         return 1
     by_seed = {}
@@ -110,11 +119,11 @@ def run_hpo(args, seeds):
     for seed in seeds:
         fields = by_seed.get(seed)
         if fields is None:
-            result_line(args.system, "hpo-" + sha, args.target, seed, 0, 0, 0, False,
+            result_line(args.system, "hpo-" + sha, target, seed, 0, 0, 0, False,
                         "exit_%d:%s" % (done.returncode, done.stderr.strip()))
             failed = 1
             continue
-        result_line(args.system, "hpo-" + sha, args.target, seed, int(fields["epochs"]),
+        result_line(args.system, "hpo-" + sha, target, seed, int(fields["epochs"]),
                     int(fields["reached"]), int(fields["trials"]), fields["check"] == "ok")
         failed |= fields["check"] != "ok"
     return failed
@@ -132,7 +141,8 @@ def run_peer(args, seeds, space):
         scratch = tempfile.mkdtemp(prefix="hpo-peer-")
         output = os.path.join(scratch, "result.json")
         command = [python, os.path.abspath(__file__), "--worker", "--system", args.system,
-                   "--seed", str(seed), "--target", repr(args.target), "--curves", args.curves,
+                   "--seed", str(seed), "--target", repr(max(args.targets)),
+                   "--curves", args.curves,
                    "--space-json", blackbox.space_to_json(space), "--scratch", scratch,
                    "--ray-epoch-s", repr(args.ray_epoch_s)]
         error = None
@@ -165,14 +175,15 @@ def run_peer(args, seeds, space):
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         version = result["version"] if result else "%s-unknown" % PACKAGES[venv][1]
-        if result is None or error:
-            result_line(args.system, version, args.target, seed, 0, 0, 0, False,
-                        error or "no_result")
-            failed = 1
-            continue
-        epochs, reached, trials, check = cost_of(result, table, args.target)
-        result_line(args.system, version, args.target, seed, epochs, reached, trials, check)
-        failed |= not check
+        for target in args.targets:
+            if result is None or error:
+                result_line(args.system, version, target, seed, 0, 0, 0, False,
+                            error or "no_result")
+                failed = 1
+                continue
+            epochs, reached, trials, check = cost_of(result, table, target)
+            result_line(args.system, version, target, seed, epochs, reached, trials, check)
+            failed |= not check
     return failed
 
 
@@ -385,7 +396,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--system", choices=sorted(SYSTEMS))
     parser.add_argument("--list-systems", action="store_true")
-    parser.add_argument("--target", type=float, default=0.865)
+    parser.add_argument("--target", default="0.865",
+                        help="comma-separated targets; a peer's sweep runs once, to the highest")
     parser.add_argument("--seeds", default="1-10")
     parser.add_argument("--curves", default=os.path.join(HERE, "data", "fmnist_long_curves.csv"))
     parser.add_argument("--config", default=DEFAULT_CONFIG,
@@ -404,7 +416,9 @@ def main():
         return 0
     if args.system is None:
         parser.error("--system or --list-systems is required")
+    args.targets = sorted(float(target) for target in args.target.split(","))
     if args.worker:
+        args.target = args.targets[-1]
         worker(args)
         return 0
     args.curves = os.path.abspath(args.curves)
