@@ -23,9 +23,9 @@
 // median's ratio to random search's. Check: every draw of random search costs what its trials'
 // curves say it must.
 //
-// With --curves, hpo's real searchers run too (bench/peers/target.py's hpo systems): the CSV of
-// bench/peers/export_curves.py is a tabular blackbox over CONFIG's search space, the one
-// bench/peers/curves.py defines: a configuration trains along the recorded curve of its nearest
+// With --curves, hpo's real searchers run too (bench/peers/_target.py's hpo systems): the CSV of
+// bench/peers/_export_curves.py is a tabular blackbox over CONFIG's search space, the one
+// bench/peers/_curves.py defines: a configuration trains along the recorded curve of its nearest
 // recorded configuration (squared distance over the parameters scaled to [0, 1]: log_uniform_values
 // on the log of the value, uniform and int_uniform linearly, a list of numbers by position,
 // index / (n - 1), a list of strings as a mismatch; ties to the first row). SYSTEM sets the
@@ -377,7 +377,7 @@ struct Dimension {
   std::vector<hpo::ParamValue> values;  // ordinal and categorical
 };
 
-// The recorded curves of a CSV over a config's space (see bench/peers/curves.py).
+// The recorded curves of a CSV over a config's space (see bench/peers/_curves.py).
 struct Blackbox {
   std::vector<Dimension> dimensions;
   std::vector<std::vector<double>> points;  // scaled; a categorical one as its value's index

@@ -5,8 +5,8 @@
 //   hpo_bench_search_quality --evaluate PROBLEM VALUE...
 // METHODS is a comma-separated subset of tpe, tpe_independent, gp, random, sobol (and `curves`
 // for part (b)), e.g. `20 tpe,tpe_independent`.
-// (a) Four problems (bench/peers/problems.py defines the same ones for the peers of
-//     bench/peers/quality.py, and ctest search_quality_problems_agree checks that both agree):
+// (a) Four problems (bench/peers/_problems.py defines the same ones for the peers of
+//     bench/peers/_quality.py, and ctest search_quality_problems_agree checks that both agree):
 //     Branin (2-D, x1 in [-5, 10], x2 in [0, 15], minimum 0.397887), Hartmann-6 (6-D, [0, 1]^6,
 //     minimum -3.32237), levy10_mixed (10-D Levy with 4 float, 3 int and 3 categorical
 //     parameters, minimum 0) and mixed8 (a synthetic validation error over an 8-D space like the
@@ -18,7 +18,7 @@
 //     with the median over seeds of the best value found. Check: every best value is finite and
 //     not below the known global minimum (minus 1e-9).
 //     With --system (hpo_bayes, hpo_tpe_independent, hpo_gp, hpo_random, hpo_sobol: the methods
-//     above) it prints instead one line per seed in bench/peers/quality.py's format: the best
+//     above) it prints instead one line per seed in bench/peers/_quality.py's format: the best
 //     value after 25, 50 and 100 trials (those within --budget, default 100, and the budget) and
 //     the seconds the seed took. --evaluate prints the value of PROBLEM at one point of its space
 //     (the values in parameter order, categorical ones by their label; exit 2 for a point
@@ -132,7 +132,7 @@ double Levy10Mixed(const Assignment& params) {
   return value;
 }
 
-// mixed8 (bench/peers/problems.py explains the terms): 0.085 + the categorical choices' offsets
+// mixed8 (bench/peers/_problems.py explains the terms): 0.085 + the categorical choices' offsets
 // + penalties that vanish at each choice's best continuous values.
 struct Mixed8Optimizer {
   double offset, best_log_lr, best_log_decay, decay_curvature;
@@ -250,7 +250,7 @@ std::vector<Problem> Problems() {
 
 struct Method {
   std::string name;
-  std::string system;  // its name in bench/peers/quality.py
+  std::string system;  // its name in bench/peers/_quality.py
   hpo::SearchMethod method;
   hpo::RandomSampler sampler;
   hpo::BayesModel model;
@@ -356,7 +356,7 @@ void RunProblem(const Problem& problem, int seeds) {
   }
 }
 
-// --system: one line per seed, in bench/peers/quality.py's format.
+// --system: one line per seed, in bench/peers/_quality.py's format.
 void RunSeeds(const Problem& problem, const Method& method, int first, int last, int budget,
               const std::string& version) {
   std::vector<int> budgets;

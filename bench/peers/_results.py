@@ -165,7 +165,7 @@ def quality_verdicts(records):
             verdicts.append(Verdict("quality", cell, "gp_matches_best_model", "unmeasured", ""))
             continue
         hpo, (peer, best) = systems["hpo_gp"], model
-        within = hpo.median <= best.median or abs(hpo.median - best.median) <= hpo.notch + best.notch
+        within = hpo.median - best.median <= hpo.notch + best.notch
         verdicts.append(Verdict(
             "quality", cell, "gp_matches_best_model", "met" if within else "missed",
             "hpo_gp=%.6g best_model=%s:%.6g noise=%.3g" %

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The tabular blackbox of bench/peers/ (curves.py, export_curves.py, asha_replay's --curves mode).
+"""The tabular blackbox of bench/peers/ (_curves.py, _export_curves.py, asha_replay's --curves
+mode).
 
     check_peer_blackbox.py REPO_ROOT [HPO_BENCH_ASHA_REPLAY]
 
 On a small study file and config it writes (not the recorded pool), checks that:
-- export_curves.py keeps exactly the published completed trials that ran every epoch, in trial
+- _export_curves.py keeps exactly the published completed trials that ran every epoch, in trial
   order, with their parameters and curves, and writes the same bytes twice;
 - the nearest-neighbour lookup maps a recorded configuration to itself and a nearby one (a
   slightly different learning rate, momentum) to its recorded neighbour, with categorical
@@ -88,7 +89,7 @@ def main():
     root = os.path.abspath(sys.argv[1])
     bench = sys.argv[2] if len(sys.argv) > 2 else None
     sys.path.insert(0, os.path.join(root, "bench", "peers"))
-    import curves
+    import _curves as curves
 
     problems = []
     with tempfile.TemporaryDirectory() as folder:
@@ -98,14 +99,14 @@ def main():
         write_study(study)
         with open(config, "w") as f:
             f.write(CONFIG)
-        export = [sys.executable, os.path.join(root, "bench", "peers", "export_curves.py"), study]
+        export = [sys.executable, os.path.join(root, "bench", "peers", "_export_curves.py"), study]
         subprocess.run(export + ["-o", csv_path], check=True, stdout=subprocess.DEVNULL)
         subprocess.run(export + ["-o", csv_path + ".again"], check=True, stdout=subprocess.DEVNULL)
         with open(csv_path) as f:
             text = f.read()
         with open(csv_path + ".again") as f:
             if f.read() != text:
-                problems.append("export_curves.py wrote different bytes for the same study")
+                problems.append("_export_curves.py wrote different bytes for the same study")
         expected = ("study,trial_id,lr,batch_size,optimizer,momentum,"
                     "val_accuracy_1,val_accuracy_2,val_accuracy_3\n"
                     "0,0,0.001,64,sgd,0.5,0.5,0.6,0.7\n"
@@ -113,7 +114,7 @@ def main():
                     "0,3,0.0002,32,sgd,0.2,0.1,0.2,0.3\n"
                     "0,4,0.002,64,adam,0.5,0.7,0.85,0.88\n")
         if text != expected:
-            problems.append("export_curves.py wrote\n%s\nnot\n%s" % (text, expected))
+            problems.append("_export_curves.py wrote\n%s\nnot\n%s" % (text, expected))
 
         space = curves.parse_space(config)
         table = curves.Curves(space, csv_path)

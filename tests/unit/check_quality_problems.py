@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The search-quality problems of bench/search_quality.cpp and bench/peers/problems.py agree.
+"""The search-quality problems of bench/search_quality.cpp and bench/peers/_problems.py agree.
 
     check_quality_problems.py HPO_BENCH_SEARCH_QUALITY REPO_ROOT
 
-For each problem of bench/peers/problems.py, asks the C++ benchmark (`--evaluate`) for its value
+For each problem of bench/peers/_problems.py, asks the C++ benchmark (`--evaluate`) for its value
 at the known minimizers, at the space's corners, at every label of each categorical parameter
 and at 12 random points, and fails (exit 1, one line per problem) when:
 - a C++ value differs from the Python one by more than 1e-12 (relative, absolute near 0), or the
@@ -11,7 +11,7 @@ and at 12 random points, and fails (exit 1, one line per problem) when:
 - a value at a known minimizer is not the known minimum (within 1e-12);
 - the spaces differ: C++ refuses a point of the Python space, or accepts one just outside a
   numeric parameter's bounds or a label no categorical parameter has.
-Needs no peer: problems.py is standard-library Python.
+Needs no peer: _problems.py is standard-library Python.
 """
 
 import math
@@ -88,7 +88,7 @@ def outside_points(problem):
 def main():
     binary, root = sys.argv[1], sys.argv[2]
     sys.path.insert(0, os.path.join(root, "bench", "peers"))
-    import problems as problems_module
+    import _problems as problems_module
 
     failures = []
     checked = 0

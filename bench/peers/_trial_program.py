@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""The trial of bench/peers/overhead.py: the same code runs in-process in the peers' trainables and
+"""The trial of bench/peers/_overhead.py: the same code runs in-process in the peers' trainables and
 as the command-trial program that hpo, Ray Tune and Optuna launch (`/usr/bin/python3
-trial_program.py --workload=W --d=D|--steps=S --stamps=FILE`, hpo's `${args}` spelling).
+_trial_program.py --workload=W --d=D|--steps=S --stamps=FILE`, hpo's `${args}` spelling).
 
 Workloads:
 * `sleep`: sleeps d seconds (the hyperparameter, uniform in [0.1, 1.0]).

@@ -1,8 +1,8 @@
-/* Stamps the sleeping trials of build/bench/hpo_bench_dispatch for bench/peers/overhead.py, which
+/* Stamps the sleeping trials of build/bench/hpo_bench_dispatch for bench/peers/_overhead.py, which
  * preloads it into the ranks (LD_PRELOAD): every nanosleep or clock_nanosleep of at least 50 ms
  * (the trials sleep 0.1-1 s; nothing else in the ranks sleeps that long) appends `START END`
- * (wall-clock seconds) to $HPO_OVERHEAD_STAMPS once it returns, as trial_program.py does around
- * its time.sleep. Build: cc -shared -fPIC -O2 -o stamps.so overhead_sleep_stamps.c -ldl */
+ * (wall-clock seconds) to $HPO_OVERHEAD_STAMPS once it returns, as _trial_program.py does around
+ * its time.sleep. Build: cc -shared -fPIC -O2 -o stamps.so _overhead_sleep_stamps.c -ldl */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>

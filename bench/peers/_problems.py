@@ -1,4 +1,4 @@
-"""The test problems of the search-quality comparison, for bench/peers/quality.py's workers.
+"""The test problems of the search-quality comparison, for bench/peers/_quality.py's workers.
 
 Standard library only, so that every peer's virtual environment (and /usr/bin/python3) imports it.
 bench/search_quality.cpp defines the same four problems for hpo's searchers, and ctest

@@ -1,4 +1,4 @@
-"""The tabular blackbox every system of bench/peers/target.py trains on: recorded learning curves.
+"""The tabular blackbox every system of bench/peers/_target.py trains on: recorded learning curves.
 
 A configuration proposed anywhere in the search space trains along the recorded curve of its
 nearest recorded configuration, so model-based searchers may propose any point. Distance: the
@@ -10,7 +10,7 @@ blackbox in C++ (tests/unit/check_peer_blackbox.py checks that they agree).
 
 The space comes from a config file's `sweep.parameters` (parse_space, which needs PyYAML; the
 peers' environments get it as JSON from space_to_json); the curves from the CSV that
-bench/peers/export_curves.py writes. Only the standard library beyond that, so that every peer's
+bench/peers/_export_curves.py writes. Only the standard library beyond that, so that every peer's
 environment can import this module.
 """
 

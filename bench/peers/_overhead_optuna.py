@@ -1,9 +1,9 @@
-"""Optuna's side of bench/peers/overhead.py, run by it with the optuna venv's python (see there for
+"""Optuna's side of bench/peers/_overhead.py, run by it with the optuna venv's python (see there for
 the settings and why). One worker process: loads (or creates) the study on the shared journal file
 (JournalStorage over JournalFileBackend, its default symlink lock) and optimizes with a random
 sampler until the study holds --trials trials (MaxTrialsCallback counting every state). The
 objective runs the trial in-process (trial_program.run_trial) or, with --program, launches
-trial_program.py as hpo does. Two workers can both ask for a trial when one is missing; the one
+_trial_program.py as hpo does. Two workers can both ask for a trial when one is missing; the one
 numbered past the last stops the study and is pruned without running, so exactly --trials run.
 
 `--summary` instead prints the finished study as one JSON line: {"version", "complete", "failed"}
@@ -19,7 +19,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.study import MaxTrialsCallback
 from optuna.trial import TrialState
 
-import trial_program
+import _trial_program as trial_program
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exports the full learning curves of study files to one CSV, the tabular blackbox's data.
 
-    export_curves.py STUDY.h5 [STUDY.h5 ...] [-o bench/peers/data/fmnist_long_curves.csv]
+    _export_curves.py STUDY.h5 [STUDY.h5 ...] [-o bench/peers/data/fmnist_long_curves.csv]
 
 One row per trial that ran all the epochs (the most any trial of the studies ran; the studies must
 agree on it, on the metric and on the hyperparameters): `study` (the study's position among the
@@ -93,8 +93,8 @@ def main():
     epochs = max(study[3] for study in studies)
     for path, study in zip(args.studies, studies):
         if (study[0], study[1]) != (metric, params):
-            sys.exit("export_curves.py: %s is another design (metric %s, parameters %s; %s: %s, %s)"
-                     % (path, study[0], study[1], args.studies[0], metric, params))
+            sys.exit("_export_curves.py: %s is another design (metric %s, parameters %s; "
+                     "%s: %s, %s)" % (path, study[0], study[1], args.studies[0], metric, params))
     out = []
     for index, study in enumerate(studies):
         for trial_id in sorted(study[2]):
@@ -104,14 +104,14 @@ def main():
             out.append([str(index), str(trial_id)] + values +
                        [curve[e] for e in range(1, epochs + 1)])
     if not out:
-        sys.exit("export_curves.py: no trial ran all %d epochs" % epochs)
+        sys.exit("_export_curves.py: no trial ran all %d epochs" % epochs)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(["study", "trial_id"] + params +
                         ["%s_%d" % (metric, e) for e in range(1, epochs + 1)])
         writer.writerows(out)
-    print("export_curves.py: %d trials of %d epochs -> %s" % (len(out), epochs, args.output))
+    print("_export_curves.py: %d trials of %d epochs -> %s" % (len(out), epochs, args.output))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""Ray Tune's side of bench/peers/overhead.py, run by it with the ray venv's python (see there for
+"""Ray Tune's side of bench/peers/_overhead.py, run by it with the ray venv's python (see there for
 the settings and why): a `Tuner` over a function trainable, random search over the workload's
 hyperparameter, num_samples trials, max_concurrent_trials of 1 CPU each. The trainable runs the
-trial in-process (trial_program.run_trial) or, with --program, launches trial_program.py as hpo
+trial in-process (trial_program.run_trial) or, with --program, launches _trial_program.py as hpo
 does; --reuse-actors runs trial after trial in one worker process. Prints one JSON line:
 {"version", "trials", "errors"}.
 """
@@ -15,7 +15,7 @@ import ray
 from ray import tune
 from ray.tune.search.basic_variant import BasicVariantGenerator
 
-import trial_program
+import _trial_program as trial_program
 
 
 def main():

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Compute to a target on recorded Fashion-MNIST curves: hpo's searchers and schedulers against
-today's peers, every system on the same tabular blackbox (bench/peers/curves.py).
+today's peers, every system on the same tabular blackbox (bench/peers/_curves.py).
 
-    target.py --system SYSTEM --target 0.865[,0.87] --seeds 1-10 \\
+    _target.py --system SYSTEM --target 0.865[,0.87] --seeds 1-10 \\
               --curves bench/peers/data/fmnist_long_curves.csv [--build BUILD_DIR]
-    target.py --list-systems          # one line per system: NAME VENV (- for hpo)
+    _target.py --list-systems          # one line per system: NAME VENV (- for hpo)
 
 Measures, per seed, the epochs trained by every trial of a sweep until the first reported epoch
 reaches the target (val_accuracy >= T, maximized), over the long space of
@@ -31,7 +31,8 @@ The systems:
 - ray_asha (ASHAScheduler), ray_hyperband (HyperBandScheduler, pausing and resuming trials from
   a checkpoint): Ray Tune on 2 CPUs, num_samples 100, random search (BasicVariantGenerator)
   seeded by the seed with 2 trials at a time (its max_concurrent: Ray ignores TuneConfig's
-  max_concurrent_trials for a search generator); a function trainable reports one epoch at a time from the blackbox, sleeping
+  max_concurrent_trials for a search generator); a function trainable reports one epoch at a
+  time from the blackbox, sleeping
   --ray-epoch-s per epoch so that the two trials' reports interleave as epochs of equal length
   would; epochs are counted in the order Ray reported them.
 A peer's sweep runs in its own virtual environment (${HPO_PEERS_DIR:-/opt/hpo-mpi/peers}/VENV,
@@ -53,7 +54,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import curves as blackbox  # noqa: E402
+import _curves as blackbox  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CONFIG = os.path.join(ROOT, "bench", "configs", "fmnist_long_random.yaml")

@@ -5,14 +5,14 @@ last trial's end.
 
 Usage (always with /usr/bin/python3; the peers run in their venvs under HPO_PEERS_DIR, default
 /opt/hpo-mpi/peers, from bench/peers/install.sh; nothing is fetched):
-  bench/peers/overhead.py --system SYSTEM --workload sleep|train --trials N [--concurrency 2]
+  bench/peers/_overhead.py --system SYSTEM --workload sleep|train --trials N [--concurrency 2]
                           [--build BUILD_DIR] [--seed S]
-  bench/peers/overhead.py --list-systems      # one line per system: NAME VENV (- for hpo)
+  bench/peers/_overhead.py --list-systems      # one line per system: NAME VENV (- for hpo)
 Prints one line: `bench=peer_overhead system=.. version=.. workload=.. trials=N concurrency=C
 wall_s=.. steady_s=.. busy_s=.. idle_share=.. steady_idle_share=.. trials_per_s=.. check=ok`
 (check=FAILED error=... when not exactly N trials ran and completed).
 
-Workloads (bench/peers/trial_program.py, the same code in-process and as the trial program):
+Workloads (bench/peers/_trial_program.py, the same code in-process and as the trial program):
 `sleep` sleeps d s, d uniform in [0.1, 1.0] drawn by the search; `train` runs `steps` SGD steps
 (400-4000, about 0.1-1 s) of a small numpy MLP on synthetic data. Every trial stamps its own
 start and end (wall clock) from inside, after any interpreter start-up:
@@ -30,21 +30,22 @@ Systems:
   steady is if anything long). `sleep`: hpo has no sleeping task, so
   build/bench/hpo_bench_dispatch (`mpirun -np C hpo_bench_dispatch N 1 0.1 1.0`): the real
   coordinator, searcher (random), study file and rank-to-rank messages of a sweep, each trial
-  sleeping d uniform in [0.1, 1.0] drawn from its trial seed. overhead_sleep_stamps.c,
-  preloaded into its ranks, stamps those sleeps as trial_program.py stamps its own.
+  sleeping d uniform in [0.1, 1.0] drawn from its trial seed. _overhead_sleep_stamps.c,
+  preloaded into its ranks, stamps those sleeps as _trial_program.py stamps its own.
 * hpo_command: `mpirun --oversubscribe --bind-to none -np C hpo sweep`, C groups of 1 rank, of
-  command trials (`/usr/bin/python3 trial_program.py ${args}`), random search, hpo's defaults.
-* ray_tune, ray_tune_program: bench/peers/overhead_ray.py, a `Tuner` over a function trainable
+  command trials (`/usr/bin/python3 _trial_program.py ${args}`), random search, hpo's defaults.
+* ray_tune, ray_tune_program: bench/peers/_overhead_ray.py, a `Tuner` over a function trainable
   (1 CPU each), num_samples=N, random search with C trials at a time
   (BasicVariantGenerator(max_concurrent=C), what max_concurrent_trials=C sets up, seeded),
-  ray.init(num_cpus=C); `_program` launches trial_program.py per trial as hpo does. Settings: include_dashboard=False, log_to_driver=False, logging at WARNING,
+  ray.init(num_cpus=C); `_program` launches _trial_program.py per trial as hpo does. Settings:
+  include_dashboard=False, log_to_driver=False, logging at WARNING,
   RunConfig(verbose=0), RAY_USAGE_STATS_ENABLED=0 (no network), Ray's temp dir and Tune's
   storage in the run's folder: what a user scripting a sweep sets to keep Ray quiet and off the
   network; none changes scheduling. Everything else is Ray's default (reuse_actors=False, Tune's
   result loggers and experiment checkpoints on). ray_tune_reuse and ray_tune_program_reuse are
   the same with TuneConfig(reuse_actors=True), Ray's advice for many short trials: one worker
   process serves trial after trial instead of a new one per trial (about 2 s each here).
-* optuna, optuna_program: bench/peers/overhead_optuna.py, C worker processes started together on
+* optuna, optuna_program: bench/peers/_overhead_optuna.py, C worker processes started together on
   one JournalStorage(JournalFileBackend(file)) (Optuna's file-based way to share a study between
   processes), RandomSampler, each optimizing until the study holds N trials (MaxTrialsCallback);
   Optuna's INFO log silenced.
@@ -75,7 +76,7 @@ import h5py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import trial_program  # noqa: E402
+import _trial_program as trial_program  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.environ.get("HPO_PEERS_DIR", "/opt/hpo-mpi/peers")
@@ -152,7 +153,7 @@ def run_hpo_builtin(args, folder, env, stamps):
     if args.workload == "sleep":
         library = os.path.join(folder, "stamps.so")
         subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", library,
-                        os.path.join(HERE, "overhead_sleep_stamps.c"), "-ldl"], check=True)
+                        os.path.join(HERE, "_overhead_sleep_stamps.c"), "-ldl"], check=True)
         argv = mpirun(args) + ["-x", "LD_PRELOAD=" + library,
                                os.path.join(args.build, "bench", "hpo_bench_dispatch"),
                                str(args.trials), "1", "0.1", "1.0"]
@@ -193,7 +194,7 @@ def run_hpo_command(args, folder, env, stamps):
         space = "{distribution: int_uniform, min: %d, max: %d}" % (low, high)
     config = sweep_config(args, folder, [
         "sweep:",
-        "  program: %s" % os.path.join(HERE, "trial_program.py"),
+        "  program: %s" % os.path.join(HERE, "_trial_program.py"),
         "  command: ['/usr/bin/python3', '${program}', '${args}']",
         "  method: random",
         "  metric: {name: loss, goal: minimize}",
@@ -220,7 +221,7 @@ def last_json(folder, log_name):
 
 
 def run_ray(args, folder, env, stamps):
-    argv = [os.path.join(PEERS, "ray", "bin", "python"), os.path.join(HERE, "overhead_ray.py"),
+    argv = [os.path.join(PEERS, "ray", "bin", "python"), os.path.join(HERE, "_overhead_ray.py"),
             "--workload", args.workload, "--trials", str(args.trials),
             "--concurrency", str(args.concurrency), "--seed", str(args.seed), "--stamps", stamps,
             "--folder", folder] + (["--program"] if "_program" in args.system else []) + (
@@ -235,7 +236,7 @@ def run_ray(args, folder, env, stamps):
 
 def run_optuna(args, folder, env, stamps):
     python = os.path.join(PEERS, "optuna", "bin", "python")
-    script = os.path.join(HERE, "overhead_optuna.py")
+    script = os.path.join(HERE, "_overhead_optuna.py")
     journal = ["--journal", os.path.join(folder, "journal.log"), "--trials", str(args.trials)]
     common = [python, script] + journal + [
         "--workload", args.workload, "--seed", str(args.seed), "--stamps", stamps] + (
@@ -252,9 +253,9 @@ def run_optuna(args, folder, env, stamps):
     return launched, read_stamps(stamps), None, summary["version"]
 
 
-RUNNERS = {"hpo_builtin": run_hpo_builtin, "hpo_command": run_hpo_command, "ray_tune": run_ray,
-           "ray_tune_program": run_ray, "ray_tune_reuse": run_ray, "ray_tune_program_reuse": run_ray,
+RUNNERS = {"hpo_builtin": run_hpo_builtin, "hpo_command": run_hpo_command,
            "optuna": run_optuna, "optuna_program": run_optuna}
+RUNNERS.update({name: run_ray for name, venv in SYSTEMS.items() if venv == "ray"})
 
 
 def descendants():
@@ -350,7 +351,7 @@ def main():
         leftovers = end_descendants()
         shutil.rmtree(folder, ignore_errors=True)
     if leftovers:
-        sys.stderr.write("overhead.py: ended leftover processes: %s\n" % " ".join(leftovers))
+        sys.stderr.write("_overhead.py: ended leftover processes: %s\n" % " ".join(leftovers))
 
     nan = float("nan")
     wall = max(end for _, end in intervals) - launched if intervals else nan

@@ -2,7 +2,7 @@
 """Search quality of hpo's searchers beside today's peers: the best value found per seed.
 
 Each seed is a fresh sequential run of BUDGET trials (default 100) minimizing one problem of
-bench/peers/problems.py (branin, hartmann6, levy10_mixed, mixed8; bench/search_quality.cpp holds
+bench/peers/_problems.py (branin, hartmann6, levy10_mixed, mixed8; bench/search_quality.cpp holds
 the same ones for hpo). One line per seed:
 
     bench=peer_quality system=SYSTEM version=PKG-VERSION function=F seed=S best_at_25=V
@@ -30,9 +30,9 @@ ${HPO_PEERS_DIR:-/opt/hpo-mpi/peers}/VENV/bin/python (bench/peers/install.sh ins
 is fetched here), with one BLAS/OpenMP thread unless OMP_NUM_THREADS says otherwise, and its
 logging and output suppressed.
 
-Usage: /usr/bin/python3 bench/peers/quality.py --system SYSTEM --function F --seeds 1-20
+Usage: /usr/bin/python3 bench/peers/_quality.py --system SYSTEM --function F --seeds 1-20
            [--budget 100] [--build BUILD] [--timeout SECONDS]
-       /usr/bin/python3 bench/peers/quality.py --list-systems
+       /usr/bin/python3 bench/peers/_quality.py --list-systems
 """
 
 import argparse
@@ -48,7 +48,7 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from problems import PROBLEMS  # noqa: E402 (beside this file, in every interpreter)
+from _problems import PROBLEMS  # noqa: E402 (beside this file, in every interpreter)
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUDGETS = (25, 50, 100)
