@@ -34,11 +34,12 @@ NOTCH = 1.57
 
 
 def parse(text):
-    """Result lines of `text` (other lines are ignored) as dicts of strings, in order."""
+    """Result lines of `text` as dicts of strings, in order. Other lines are ignored, and so are
+    the peer_goal lines compare.py derives from the results (a recorded log holds them too)."""
     records = []
     for line in text.splitlines():
         words = line.split()
-        if not words or not words[0].startswith("bench="):
+        if not words or not words[0].startswith("bench=") or words[0] == "bench=peer_goal":
             continue
         record = {}
         for word in words:

@@ -31,6 +31,7 @@ class PeerResultsTest(unittest.TestCase):
             cls.records = _results.parse(f.read())
 
     def test_parses_only_result_lines_into_their_fields(self):
+        # The log's last line is a peer_goal line of an earlier summary: derived, not a result.
         self.assertEqual(len(self.records), 36)
         first = self.records[0]
         self.assertEqual(first["bench"], "peer_overhead")
