@@ -85,43 +85,35 @@ class Cell:
         return len(self.values)
 
 
-def quality_cells(records):
-    """(function, budget) -> system -> Cell of best values over seeds (check=ok lines only)."""
+def _cells(records, bench, cells_of):
+    """cell -> system -> Cell, from the check=ok lines of `bench`; cells_of(record) gives the
+    record's (cell, value) pairs."""
     values = {}
     for r in records:
-        if r.get("bench") != "peer_quality" or not ok(r):
+        if r.get("bench") != bench or not ok(r):
             continue
-        for budget in BUDGETS:
-            key = "best_at_%d" % budget
-            if key in r:
-                values.setdefault((r["function"], budget), {}).setdefault(
-                    r["system"], []).append(float(r[key]))
+        for cell, value in cells_of(r):
+            values.setdefault(cell, {}).setdefault(r["system"], []).append(value)
     return {cell: {system: Cell(v) for system, v in systems.items()}
             for cell, systems in values.items()}
 
 
+def quality_cells(records):
+    """(function, budget) -> system -> Cell of best values over seeds."""
+    return _cells(records, "peer_quality", lambda r: [
+        ((r["function"], budget), float(r["best_at_%d" % budget]))
+        for budget in BUDGETS if "best_at_%d" % budget in r])
+
+
 def target_cells(records):
     """target -> system -> Cell of epochs over seeds; a seed that did not reach it is inf."""
-    values = {}
-    for r in records:
-        if r.get("bench") != "peer_target" or not ok(r):
-            continue
-        epochs = float(r["epochs"]) if r.get("reached") == "1" else math.inf
-        values.setdefault(r["target"], {}).setdefault(r["system"], []).append(epochs)
-    return {target: {system: Cell(v) for system, v in systems.items()}
-            for target, systems in values.items()}
+    return _cells(records, "peer_target", lambda r: [
+        (r["target"], float(r["epochs"]) if r.get("reached") == "1" else math.inf)])
 
 
 def overhead_cells(records):
     """workload -> system -> Cell of idle shares (one per repetition)."""
-    values = {}
-    for r in records:
-        if r.get("bench") != "peer_overhead" or not ok(r):
-            continue
-        values.setdefault(r["workload"], {}).setdefault(r["system"], []).append(
-            float(r["idle_share"]))
-    return {workload: {system: Cell(v) for system, v in systems.items()}
-            for workload, systems in values.items()}
+    return _cells(records, "peer_overhead", lambda r: [(r["workload"], float(r["idle_share"]))])
 
 
 def best_of(systems, names):
