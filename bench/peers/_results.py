@@ -212,7 +212,7 @@ def _format(value):
 
 
 def markdown(records):
-    """The comparison as markdown tables (medians; the notch in brackets where it matters)."""
+    """The comparison as markdown tables of medians, one per comparison in the records."""
     out = []
     overhead = overhead_cells(records)
     if overhead:
