@@ -13,7 +13,7 @@ ModelBasedSearcher::ModelBasedSearcher(const SweepConfig& config, std::string st
       state_tag_(std::move(state_tag)),
       model_(std::move(model)),
       display_name_(std::move(display_name)),
-      startup_searcher_(config.sweep.parameters, config.execution.seed),
+      startup_design_(config.sweep.parameters, config.execution.seed),
       history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
                config.sweep.metric.goal, config.search.startup_trials,
                config.sweep.early_terminate.enabled) {}
@@ -71,7 +71,7 @@ std::optional<Assignment> ModelBasedSearcher::FinishSuggestion(int64_t trial_id,
                                                                std::optional<Assignment> computed) {
   if (trial_id < 0) return std::nullopt;
   std::optional<Assignment> params = std::move(computed);
-  if (!params) params = startup_searcher_.Suggest(trial_id);
+  if (!params) params = startup_design_.TrialAt(trial_id);
   history_.RecordSuggestion(trial_id, *params);
   return params;
 }

@@ -12,6 +12,7 @@
 #include "model_space.hpp"
 #include "search/searcher.hpp"
 #include "sobol.hpp"
+#include "space_filling.hpp"
 #include "trial_history.hpp"
 
 namespace hpo {
@@ -68,8 +69,9 @@ class RandomSearcher final : public Searcher {
 
 // The shared frame of method bayes's model-based searchers (TPE, GP):
 //  * Start-up: while k < search.startup_trials, while TrialHistory has too little data to fit, or
-//    when the model has no suggestion, trial k is exactly RandomSearcher's trial k for the same
-//    seed.
+//    when the model has no suggestion, trial k is StartupDesign's trial k for the same seed
+//    (space_filling.hpp: a scrambled Sobol' sequence over the numeric parameters and balanced
+//    draws of each categorical's values, so that the first trials cover the space).
 //  * Otherwise the model (ModelSuggestion) proposes trial k from TrialHistory's data
 //    (trial_history.hpp): final objectives, or with early termination (BOHB-style) the reports at
 //    the highest epoch enough trials reached, and the pending trials for its constant liar.
@@ -125,7 +127,7 @@ class ModelBasedSearcher : public Searcher {
   std::string state_tag_;
   std::string model_;
   std::string display_name_;
-  RandomSearcher startup_searcher_;
+  StartupDesign startup_design_;
   TrialHistory history_;
 };
 
@@ -213,13 +215,9 @@ class GpSearcher final : public ModelBasedSearcher {
 // sequence dimension per parameter in config order, except constants (fixed) and beta/q_beta,
 // which have no simple inverse CDF and are drawn by SampleParameter from a generator seeded with
 // DeriveSeed(seed, kSamplingPurpose, k). A coordinate u in (0, 1) becomes a value by
-// the distribution's inverse CDF: min + u (max - min) for uniform ranges (in log space for the
-// log and inverse-log ones, then rounded to multiples of q inside the bounds for q_*);
-// int_uniform's floor(u * count)-th integer; categorical's floor(u * n)-th value (with
-// probabilities: the value whose cumulative probability interval holds u); normal-family values
-// through the inverse normal CDF. Trial k depends only on (seed, k). Unbounded: SpaceSize is
-// nullopt. SaveState is a tag, the seed and the parameters' names and distributions, checked on
-// restore.
+// ParameterQuantile (space_filling.hpp), the distribution's inverse CDF. Trial k depends only on
+// (seed, k). Unbounded: SpaceSize is nullopt. SaveState is a tag, the seed and the parameters'
+// names and distributions, checked on restore.
 class SobolSearcher final : public Searcher {
  public:
   // BadInput naming the limit when more than ScrambledSobolSequence::kMaxDimensions parameters
