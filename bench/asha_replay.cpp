@@ -33,7 +33,8 @@
 // hpo_random (random search), hpo_stopping and hpo_promotion (random + ASHA's stopping or
 // promotion variant, rungs 1/3/9: min_iter 1, eta 3), hpo_bayes_stopping (method bayes, i.e.
 // multivariate TPE, + early_terminate hyperband: hpo's default for both), hpo_bayes_promotion,
-// hpo_gp_stopping (search.model gp). One sweep per seed (the config's seed replaced): MakeSearcher
+// hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler sobol: the Sobol
+// start-up). One sweep per seed (the config's seed replaced): MakeSearcher
 // and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch: ObserveEpoch, then
 // the scheduler's OnEpoch; a trial's end: Observe with its last value, then OnTrialEnd; a free
 // group takes a promoted trial, else a new suggestion, else, with nothing running, the idle
@@ -553,6 +554,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
       {"hpo_promotion", {"random", "promotion"}},
       {"hpo_bayes_stopping", {"tpe", "stopping"}},
       {"hpo_bayes_promotion", {"tpe", "promotion"}},
+      {"hpo_bayes_sobol_stopping", {"tpe_sobol", "stopping"}},
       {"hpo_gp_stopping", {"gp", "stopping"}},
   };
   const auto found = kSystems.find(system);
@@ -562,6 +564,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
   config->sweep.method =
       method == "random" ? hpo::SearchMethod::kRandom : hpo::SearchMethod::kBayes;
   if (method == "gp") config->search.model = hpo::BayesModel::kGp;
+  if (method == "tpe_sobol") config->search.sampler = hpo::RandomSampler::kSobol;
   config->sweep.early_terminate = hpo::HyperbandSpec();
   if (stopping != "none") {
     config->sweep.early_terminate.enabled = true;

@@ -3,9 +3,9 @@
 //   hpo_bench_search_quality --system SYSTEM --function PROBLEM --seeds FIRST-LAST [--budget N]
 //                            [--version VERSION]
 //   hpo_bench_search_quality --evaluate PROBLEM VALUE...
-// METHODS is a comma-separated subset of tpe, tpe_independent, gp, random, sobol (and `curves`
-// for part (b)), e.g. `20 tpe,tpe_independent`.
-// (a) Four problems (bench/peers/_problems.py defines the same ones for the peers of
+// METHODS is a comma-separated subset of tpe, tpe_sobol, tpe_independent, gp, random, sobol (and
+// `curves` for part (b)), e.g. `20 tpe,tpe_independent`. (a) Four problems
+// (bench/peers/_problems.py defines the same ones for the peers of
 //     bench/peers/_quality.py, and ctest search_quality_problems_agree checks that both agree):
 //     Branin (2-D, x1 in [-5, 10], x2 in [0, 15], minimum 0.397887), Hartmann-6 (6-D, [0, 1]^6,
 //     minimum -3.32237), levy10_mixed (10-D Levy with 4 float, 3 int and 3 categorical
@@ -17,12 +17,12 @@
 //     Optuna's TPE on the first two); one line per function, method and budget (50, 100 trials)
 //     with the median over seeds of the best value found. Check: every best value is finite and
 //     not below the known global minimum (minus 1e-9).
-//     With --system (hpo_bayes, hpo_tpe_independent, hpo_gp, hpo_random, hpo_sobol: the methods
-//     above) it prints instead one line per seed in bench/peers/_quality.py's format: the best
-//     value after 25, 50 and 100 trials (those within --budget, default 100, and the budget) and
-//     the seconds the seed took. --evaluate prints the value of PROBLEM at one point of its space
-//     (the values in parameter order, categorical ones by their label; exit 2 for a point
-//     outside) and its known minimum, with 17 digits.
+//     With --system (hpo_bayes, hpo_bayes_sobol, hpo_tpe_independent, hpo_gp, hpo_random,
+//     hpo_sobol: the methods above) it prints instead one line per seed in
+//     bench/peers/_quality.py's format: the best value after 25, 50 and 100 trials (those within
+//     --budget, default 100, and the budget) and the seconds the seed took. --evaluate prints the
+//     value of PROBLEM at one point of its space (the values in parameter order, categorical ones
+//     by their label; exit 2 for a point outside) and its known minimum, with 17 digits.
 // (b) Multi-fidelity: a synthetic learning-curve task, loss(e) = f(x) + (1 - f(x)) exp(-e / tau(x))
 //     + N(0, 0.005) over 27 epochs, with three hyperparameters (lr log-uniform in [1e-4, 1e-1],
 //     width int in [8, 128], dropout in [0, 0.5]): f is 0.05 at (lr 10^-2.05, width 92, dropout
@@ -261,6 +261,8 @@ const Method kMethods[] = {
      hpo::BayesModel::kTpe},
     {"tpe_independent", "hpo_tpe_independent", hpo::SearchMethod::kBayes,
      hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpeIndependent},
+    {"tpe_sobol", "hpo_bayes_sobol", hpo::SearchMethod::kBayes, hpo::RandomSampler::kSobol,
+     hpo::BayesModel::kTpe},
     {"gp", "hpo_gp", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent,
      hpo::BayesModel::kGp},
     {"random", "hpo_random", hpo::SearchMethod::kRandom, hpo::RandomSampler::kIndependent,

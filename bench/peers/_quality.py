@@ -16,7 +16,8 @@ exceeds --timeout seconds on one seed gives check=FAILED and error=REASON.
 
 Systems (--list-systems prints each with its virtual environment, `-` for hpo's):
 - hpo_bayes, hpo_gp, hpo_random: hpo's multivariate TPE (method bayes's default), GP and random
-  search, run by BUILD/bench/hpo_bench_search_quality --system.
+  search; hpo_bayes_sobol: the TPE with the Sobol start-up (search.sampler sobol); all run by
+  BUILD/bench/hpo_bench_search_quality --system.
 - optuna_tpe: Optuna's TPESampler with its defaults; optuna_tpe_multivariate: multivariate=True
   (group=True only splits conditional spaces into their subspaces; these spaces are flat, and on
   mixed8 it suggests the very same points); optuna_gp: GPSampler. Ask-and-tell, seeded with the
@@ -56,6 +57,7 @@ BUDGETS = (25, 50, 100)
 # system -> (virtual environment, the package whose version the lines name); None: hpo's
 SYSTEMS = {
     "hpo_bayes": (None, None),
+    "hpo_bayes_sobol": (None, None),
     "hpo_gp": (None, None),
     "hpo_random": (None, None),
     "optuna_tpe": ("optuna", "optuna"),

@@ -67,7 +67,7 @@ WORKERS = 2
 # name -> peer venv (- for hpo's own binary)
 SYSTEMS = {
     "hpo_random": "-", "hpo_stopping": "-", "hpo_promotion": "-", "hpo_bayes_stopping": "-",
-    "hpo_bayes_promotion": "-", "hpo_gp_stopping": "-",
+    "hpo_bayes_promotion": "-", "hpo_gp_stopping": "-", "hpo_bayes_sobol_stopping": "-",
     "synetune_asha": "synetune", "synetune_hyperband": "synetune", "synetune_mobster": "synetune",
     "synetune_dyhpo": "synetune", "dehb": "dehb", "ray_asha": "ray", "ray_hyperband": "ray",
 }

@@ -876,14 +876,8 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nepochs: 3\nsweep:\n  method: grid\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "search:\n  sampler: sobol\n",
-     "test.yaml:11: search.sampler: sobol is only used by method random (this sweep's method "
-     "is grid)"},
-    {"SearchSobolWithBayes",
-     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
-     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
-     "search:\n  sampler: sobol\n",
-     "test.yaml:12: search.sampler: sobol is only used by method random (this sweep's method "
-     "is bayes)"},
+     "test.yaml:11: search.sampler: sobol is only used by methods random and bayes (this "
+     "sweep's method is grid)"},
     {"SearchUnknownSampler",
      "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"

@@ -1,6 +1,7 @@
-// The start-up design of method bayes (space_filling.hpp's StartupDesign): balanced categorical
-// values, stratified numeric values, the parameters it leaves to random draws, determinism in
-// (seed, trial), and that the model-based searchers start with it.
+// The start-up design of method bayes (space_filling.hpp's StartupDesign): with the Sobol sampler,
+// balanced categorical values, stratified numeric values, the parameters it leaves to random
+// draws, determinism in (seed, trial) and that the model-based searchers start with it; without,
+// random search's trials.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,7 +50,7 @@ std::vector<ParameterSpec> MixedSpace() {
 
 TEST(StartupDesignTest, EveryCategoricalValueIsDrawnEquallyOftenInEachBlock) {
   for (uint64_t seed : {1, 2, 77}) {
-    const StartupDesign design(MixedSpace(), seed);
+    const StartupDesign design(MixedSpace(), seed, RandomSampler::kSobol);
     for (const auto& [index, count] : std::map<size_t, int64_t>{{0, 3}, {2, 5}}) {
       for (int64_t blocks : {1, 2, 4}) {
         std::map<std::string, int> seen;
@@ -67,7 +68,7 @@ TEST(StartupDesignTest, EveryCategoricalValueIsDrawnEquallyOftenInEachBlock) {
 }
 
 TEST(StartupDesignTest, BalancedBlocksAreNotOneFixedOrder) {
-  const StartupDesign design(MixedSpace(), 5);
+  const StartupDesign design(MixedSpace(), 5, RandomSampler::kSobol);
   std::set<std::vector<std::string>> orders;
   for (int64_t block = 0; block < 8; ++block) {
     std::vector<std::string> order;
@@ -83,7 +84,7 @@ TEST(StartupDesignTest, NumericValuesAreStratified) {
   // The first 2^m trials put one dropout in each of 2^m equal slices of [0, 0.5], one log10(lr)
   // in each slice of [-5, -1] and the same number of `layers` on each of its 8 integers.
   for (uint64_t seed : {3, 4}) {
-    const StartupDesign design(MixedSpace(), seed);
+    const StartupDesign design(MixedSpace(), seed, RandomSampler::kSobol);
     for (int m : {1, 2, 3, 4}) {
       const int64_t n = int64_t{1} << m;
       std::set<int> dropout_slices;
@@ -107,7 +108,7 @@ TEST(StartupDesignTest, NumericValuesAreStratified) {
 
 TEST(StartupDesignTest, ValuesAreValidForEveryDistribution) {
   const std::vector<ParameterSpec> parameters = EveryDistribution();
-  const StartupDesign design(parameters, 9);
+  const StartupDesign design(parameters, 9, RandomSampler::kSobol);
   for (int64_t id = 0; id < 64; ++id) {
     const Assignment trial = design.TrialAt(id);
     ASSERT_EQ(trial.size(), parameters.size());
@@ -120,9 +121,9 @@ TEST(StartupDesignTest, ValuesAreValidForEveryDistribution) {
 }
 
 TEST(StartupDesignTest, DependsOnlyOnSeedAndTrial) {
-  const StartupDesign design(EveryDistribution(), 11);
-  const StartupDesign same(EveryDistribution(), 11);
-  const StartupDesign other(EveryDistribution(), 12);
+  const StartupDesign design(EveryDistribution(), 11, RandomSampler::kSobol);
+  const StartupDesign same(EveryDistribution(), 11, RandomSampler::kSobol);
+  const StartupDesign other(EveryDistribution(), 12, RandomSampler::kSobol);
   int differing = 0;
   for (int64_t id : {40, 3, 17, 0, 3}) {
     EXPECT_TRUE(Same(design.TrialAt(id), same.TrialAt(id))) << "trial " << id;
@@ -139,7 +140,7 @@ TEST(StartupDesignTest, ParametersBeyondTheSequencesDimensionsAreDrawnAsRandomSe
     parameters.push_back(Parameter("x" + std::to_string(i), Distribution::kUniform, 0.0, 1.0));
   }
   parameters.push_back(Shaped("beta", Distribution::kBeta, 2.0, 5.0));
-  const StartupDesign design(parameters, 21);
+  const StartupDesign design(parameters, 21, RandomSampler::kSobol);
   for (size_t p : {0, 31}) {
     std::set<int> quarters;
     for (int64_t id = 0; id < 4; ++id) {
@@ -156,13 +157,22 @@ TEST(StartupDesignTest, ParametersBeyondTheSequencesDimensionsAreDrawnAsRandomSe
   }
 }
 
-TEST(StartupDesignTest, ModelBasedSearchersStartWithIt) {
+TEST(StartupDesignTest, WithoutSobolItIsRandomSearch) {
+  std::unique_ptr<Searcher> random = MakeOrDie(MakeConfig(SearchMethod::kRandom, MixedSpace(), 4));
+  const StartupDesign design(MixedSpace(), 4, RandomSampler::kIndependent);
+  for (int64_t id = 0; id < 12; ++id) {
+    EXPECT_TRUE(Same(design.TrialAt(id), *random->Suggest(id))) << "trial " << id;
+  }
+}
+
+TEST(StartupDesignTest, ModelBasedSearchersStartWithItsSobolDesignWhenAskedTo) {
   for (BayesModel model : {BayesModel::kTpe, BayesModel::kTpeIndependent, BayesModel::kGp}) {
     SweepConfig config = MakeConfig(SearchMethod::kBayes, MixedSpace(), 8);
     config.search.model = model;
     config.search.startup_trials = 6;
+    config.search.sampler = RandomSampler::kSobol;
     std::unique_ptr<Searcher> searcher = MakeOrDie(config);
-    const StartupDesign design(MixedSpace(), 8);
+    const StartupDesign design(MixedSpace(), 8, RandomSampler::kSobol);
     for (int64_t id = 0; id < 6; ++id) {
       EXPECT_TRUE(Same(*searcher->Suggest(id), design.TrialAt(id))) << "trial " << id;
     }

@@ -153,7 +153,7 @@ struct SearchOptions {
   BayesModel model = BayesModel::kTpe;  // method bayes: see BayesModel
   int64_t startup_trials = 10;          // method bayes: random trials before the model is used
   int64_t candidates = 24;  // method bayes, TPE: per suggestion (tpe), per parameter (independent)
-  RandomSampler sampler = RandomSampler::kIndependent;  // method random: or scrambled Sobol
+  RandomSampler sampler = RandomSampler::kIndependent;  // random, bayes start-up: or Sobol
 };
 
 // Key `median_stopping:` beside `sweep:` (Katib's medianstop): after epoch `start_step`, a trial

@@ -145,9 +145,11 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
     if (name == "random") {
       parsed.sampler = RandomSampler::kIndependent;
     } else if (name == "sobol") {
-      if (method != SearchMethod::kRandom) {
-        return errors.At(*sampler, "sobol is only used by method random (this sweep's method is " +
-                                       method_name + ")");
+      if (method == SearchMethod::kGrid) {
+        return errors.At(*sampler,
+                         "sobol is only used by methods random and bayes (this sweep's "
+                         "method is " +
+                             method_name + ")");
       }
       parsed.sampler = RandomSampler::kSobol;
     } else {

@@ -13,7 +13,7 @@ ModelBasedSearcher::ModelBasedSearcher(const SweepConfig& config, std::string st
       state_tag_(std::move(state_tag)),
       model_(std::move(model)),
       display_name_(std::move(display_name)),
-      startup_design_(config.sweep.parameters, config.execution.seed),
+      startup_design_(config.sweep.parameters, config.execution.seed, config.search.sampler),
       history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
                config.sweep.metric.goal, config.search.startup_trials,
                config.sweep.early_terminate.enabled) {}

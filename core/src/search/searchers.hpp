@@ -70,8 +70,8 @@ class RandomSearcher final : public Searcher {
 // The shared frame of method bayes's model-based searchers (TPE, GP):
 //  * Start-up: while k < search.startup_trials, while TrialHistory has too little data to fit, or
 //    when the model has no suggestion, trial k is StartupDesign's trial k for the same seed
-//    (space_filling.hpp: a scrambled Sobol' sequence over the numeric parameters and balanced
-//    draws of each categorical's values, so that the first trials cover the space).
+//    (space_filling.hpp): random search's trial k, or with `search.sampler: sobol` a scrambled
+//    Sobol' sequence over the numeric parameters and balanced draws of each categorical's values.
 //  * Otherwise the model (ModelSuggestion) proposes trial k from TrialHistory's data
 //    (trial_history.hpp): final objectives, or with early termination (BOHB-style) the reports at
 //    the highest epoch enough trials reached, and the pending trials for its constant liar.

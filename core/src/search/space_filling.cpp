@@ -89,7 +89,8 @@ bool HasQuantile(const ParameterSpec& spec) {
 
 namespace {
 
-int CountSequenceDimensions(const std::vector<ParameterSpec>& parameters) {
+int CountSequenceDimensions(const std::vector<ParameterSpec>& parameters, RandomSampler sampler) {
+  if (sampler != RandomSampler::kSobol) return 0;
   int dimensions = 0;
   for (const ParameterSpec& parameter : parameters) {
     if (parameter.distribution != Distribution::kCategorical && HasQuantile(parameter)) {
@@ -101,14 +102,17 @@ int CountSequenceDimensions(const std::vector<ParameterSpec>& parameters) {
 
 }  // namespace
 
-StartupDesign::StartupDesign(std::vector<ParameterSpec> parameters, uint64_t seed)
+StartupDesign::StartupDesign(std::vector<ParameterSpec> parameters, uint64_t seed,
+                             RandomSampler sampler)
     : parameters_(std::move(parameters)),
       seed_(seed),
-      sequence_(CountSequenceDimensions(parameters_), true,
+      sequence_(CountSequenceDimensions(parameters_, sampler), true,
                 DeriveSeed(seed, kStartupSobolPurpose, 0)) {
   int sequence_dimensions = 0;
   for (const ParameterSpec& parameter : parameters_) {
-    if (parameter.distribution == Distribution::kCategorical) {
+    if (sampler != RandomSampler::kSobol) {
+      sources_.push_back(Source::kRandom);
+    } else if (parameter.distribution == Distribution::kCategorical) {
       sources_.push_back(Source::kBalanced);
     } else if (HasQuantile(parameter) && sequence_dimensions < sequence_.dimensions()) {
       sources_.push_back(Source::kSequence);

@@ -22,8 +22,10 @@ bool HasQuantile(const ParameterSpec& spec);
 // normal-family values through the inverse normal CDF. Precondition: HasQuantile(spec).
 ParamValue ParameterQuantile(const ParameterSpec& spec, double u);
 
-// The start-up trials of method bayes (ModelBasedSearcher): a design that covers the space
-// instead of i.i.d. draws. Trial k, for parameter p:
+// The start-up trials of method bayes (ModelBasedSearcher). With RandomSampler::kIndependent (the
+// default) trial k is exactly RandomSearcher's trial k for the same seed. With kSobol
+// (`search.sampler: sobol`) it is a design that covers the space instead of i.i.d. draws.
+// Trial k, for parameter p:
 //  * a categorical without probabilities takes balanced draws: trials [b n, (b + 1) n) of its n
 //    values are a permutation of them, drawn from DeriveSeed(seed, kBalancedPurpose + p, b), so
 //    the first k n trials hold every value exactly k times;
@@ -37,7 +39,7 @@ ParamValue ParameterQuantile(const ParameterSpec& spec, double u);
 // after construction; thread-safe for concurrent const use.
 class StartupDesign {
  public:
-  StartupDesign(std::vector<ParameterSpec> parameters, uint64_t seed);
+  StartupDesign(std::vector<ParameterSpec> parameters, uint64_t seed, RandomSampler sampler);
 
   // Trial `trial_id`'s values, in config order. Precondition: trial_id >= 0.
   Assignment TrialAt(int64_t trial_id) const;
