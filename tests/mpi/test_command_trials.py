@@ -314,6 +314,66 @@ class ProgramEnvironment(CommandCase):
                          log)
 
 
+# A program that prints its metrics as Hugging Face's Trainer does (Python dicts, fractional epochs
+# on its training-loss lines, a closing "***** eval metrics *****" summary), one W&B-style name
+# with a slash, and one dict line hpo cannot read.
+FRAMEWORK_PROGRAM = r'''
+import argparse, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--learning_rate", type=float)
+args, _ = parser.parse_known_args()
+for epoch in (1, 2, 3):
+    print({"loss": round(0.9 / epoch, 4), "grad_norm": 1.25, "learning_rate": 4.5e-05,
+           "epoch": epoch - 0.5})
+    print({"eval_loss": 0.6 / epoch, "eval_accuracy": 0.7 + 0.05 * epoch + args.learning_rate,
+           "val/f1": 0.5 + 0.1 * epoch, "eval_runtime": 1.2, "epoch": float(epoch)})
+print({"train_runtime": 3.3, "train_loss": 0.42, "epoch": 3.0})
+print("{'eval_accuracy': <function accuracy at 0x7f3a2c1b>}")
+print("***** eval metrics *****")
+print("  epoch                   =        3.0")
+print("  eval_accuracy           =     %.4f" % (0.85 + args.learning_rate))
+'''
+
+
+class FrameworkMetrics(CommandCase):
+    def test_trainer_dicts_slash_names_and_an_unreadable_line(self):
+        program = self.write("trainer_like.py", FRAMEWORK_PROGRAM)
+        path = self.write("framework.yaml", (
+            "sweep:\n"
+            "  program: %s\n"
+            "  method: grid\n"
+            "  metric: {name: eval_accuracy, goal: maximize}\n"
+            "  parameters:\n"
+            "    learning_rate: {values: [0.01, 0.02, 0.03]}\n"
+            "metrics: [eval_loss, val/f1]\n"
+            "interpreter: %s\n") % (program, PYTHON))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 3, log)
+        for trial_id, row in trials.items():
+            lr = 0.01 * (trial_id + 1)
+            self.assertEqual(text(row["status"]), "completed", log)
+            # Three epochs from the dict lines; the closing summary repeats epoch 3.
+            self.assertEqual(int(row["epochs"]), 3, log)
+            self.assertAlmostEqual(float(row["objective"]), 0.85 + lr, places=9)
+            rows = curves[trial_id]
+            self.assertEqual([int(r["epoch"]) for r in rows], [1, 2, 3])
+            self.assertAlmostEqual(float(rows[0]["eval_loss"]), 0.6)
+            # val/f1 is the column val%2Ff1.
+            self.assertAlmostEqual(float(rows[2]["val%2Ff1"]), 0.8)
+        # The unreadable line is named, once per group (2 groups here), never silently dropped.
+        warnings = [line for line in log.splitlines() if "look like a metrics dict" in line]
+        self.assertTrue(1 <= len(warnings) <= 2, log)
+        self.assertIn("<function accuracy at 0x7f3a2c1b>", warnings[0])
+        self.assertIn("the value of 'eval_accuracy' is not a Python literal", warnings[0])
+        report = subprocess.run([HPO, "report", os.path.join(output, "study.h5")],
+                                capture_output=True, text=True)
+        self.assertEqual(report.returncode, 0, report.stderr)
+        self.assertIn("Best trial: 2 (eval_accuracy 0.88)", report.stdout)
+
+
 class EarlyStopping(CommandCase):
     def test_hyperband_stops_a_command_trial_and_its_processes_are_gone(self):
         path = self.write("hyperband.yaml", config(

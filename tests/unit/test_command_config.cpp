@@ -143,6 +143,26 @@ TEST_F(CommandConfigTest, MetricDefinitionsAreChecked) {
   ExpectError(Parse(text, &config), "metric_definitions[0].name: 'other' is neither the sweep");
 }
 
+TEST_F(CommandConfigTest, MetricDefinitionsInSageMakersSpellingAndForTheStep) {
+  SweepConfig config;
+  // SageMaker's MetricDefinitions as they are (Name, Regex), and a definition of the epoch.
+  std::string text = kCommandSweep + std::string(
+                                         "metric_definitions:\n"
+                                         "  - {Name: val_auroc, Regex: 'auroc: ([0-9.]+)'}\n"
+                                         "  - {name: epoch, regex: 'Epoch ([0-9]+)/'}\n");
+  const Status good = Parse(text, &config);
+  ASSERT_TRUE(good.ok()) << good.message();
+  ASSERT_EQ(config.command.metric_definitions.size(), 2u);
+  EXPECT_EQ(config.command.metric_definitions[0].name, "val_auroc");
+  EXPECT_EQ(config.command.metric_definitions[0].regex, "auroc: ([0-9.]+)");
+  EXPECT_EQ(config.command.metric_definitions[1].name, "epoch");
+  text = kCommandSweep +
+         std::string("metric_definitions:\n  - {name: val_auroc, Name: val_auroc, regex: '(x)'}\n");
+  ExpectError(Parse(text, &config), "metric_definitions[0].Name: give `name` or `Name`, not both");
+  text = kCommandSweep + std::string("metric_definitions:\n  - {Name: val_auroc}\n");
+  ExpectError(Parse(text, &config), "regex");
+}
+
 constexpr const char* kBareFile = R"(# a W&B sweep file, as W&B's docs write it
 program: programs/train.py
 project: sentiment

@@ -95,19 +95,15 @@ TEST(MetricReaderJson, BooleanObjectiveMakesNoStep) {
   EXPECT_TRUE(ReadAll(&reader, {R"({"loss": false})", R"({"loss": "0.1"})"}).empty());
 }
 
-TEST(MetricReaderJson, InvalidJsonFallsBackToPlainText) {
+TEST(MetricReaderJson, NeitherJsonNorAPythonDictFallsBackToPlainText) {
   MetricReader reader = MakeReader({"loss", "acc"}, "loss");
-  // Not JSON: unquoted keys, single quotes, trailing comma, leading zero, '+', Python's nan.
+  // Neither JSON nor a printed Python dict: unquoted keys, leading zero, '+', no ':', ...
   const std::vector<std::string> invalid = {
       "{loss: 0.5}",
-      R"({'loss': 0.5})",
-      R"({"loss": 0.5,})",
       R"({"loss": 05})",
       R"({"loss": +5})",
-      R"({"loss": nan})",
       R"({"loss": 1} {})",
       R"({"loss": .5})",
-      R"({"loss": 1.})",
       R"({"loss" 1})",
       R"({"loss": [1, 2})",
       R"({"lo)"
@@ -118,11 +114,76 @@ TEST(MetricReaderJson, InvalidJsonFallsBackToPlainText) {
       R"({"loss": "\u12"})",
   };
   EXPECT_TRUE(ReadAll(&reader, invalid).empty());
+  // Each was counted as unreadable, the first one kept with why.
+  EXPECT_EQ(reader.unreadable_lines(), static_cast<int64_t>(invalid.size()));
+  EXPECT_EQ(reader.first_unreadable().line, 1);
+  EXPECT_EQ(reader.first_unreadable().text, "{loss: 0.5}");
+  EXPECT_EQ(reader.first_unreadable().why, "a key is not a string");
   // ... and as plain text its name=value pairs count.
   const auto steps = ReadAll(&reader, {"{acc=0.9, loss=0.5}"});
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].values, (std::vector<double>{0.5, 0.9}));
   EXPECT_TRUE(reader.undeclared().empty());
+}
+
+// ---- printed Python dicts (Hugging Face's Trainer, Lightning) ----
+
+TEST(MetricReaderPython, HuggingFaceTrainerLogAsItPrintsIt) {
+  // What Trainer(..., eval_strategy="epoch", logging_steps=...) prints over 3 epochs, then
+  // trainer.log_metrics("eval", ...)'s closing summary.
+  MetricReader reader = MakeReader({"eval_loss", "eval_accuracy", "loss"}, "eval_accuracy");
+  const auto steps = ReadAll(
+      &reader,
+      {"{'loss': 0.6931, 'grad_norm': 1.2345678, 'learning_rate': 4.5e-05, 'epoch': 0.5}",
+       "{'eval_loss': 0.52, 'eval_accuracy': 0.81, 'eval_runtime': 1.234, "
+       "'eval_samples_per_second': 405.2, 'eval_steps_per_second': 12.97, 'epoch': 1.0}",
+       "{'loss': 0.4012, 'grad_norm': 2.5, 'learning_rate': 2.5e-05, 'epoch': 1.5}",
+       "{'eval_loss': 0.47, 'eval_accuracy': 0.84, 'eval_runtime': 1.1, 'epoch': 2.0}",
+       "{'eval_loss': 0.45, 'eval_accuracy': 0.86, 'eval_runtime': 1.1, 'epoch': 3.0}",
+       "{'train_runtime': 61.2, 'train_samples_per_second': 98.1, 'train_steps_per_second': 3.1, "
+       "'train_loss': 0.41, 'epoch': 3.0}",
+       "***** eval metrics *****", "  epoch                   =        3.0",
+       "  eval_accuracy           =       0.86", "  eval_loss               =       0.45"});
+  ASSERT_EQ(Numbers(steps), (std::vector<int64_t>{1, 2, 3}));  // the summary repeats epoch 3
+  EXPECT_EQ(steps[0].values, (std::vector<double>{0.52, 0.81, 0.6931}));
+  EXPECT_EQ(steps[2].values[1], 0.86);
+  EXPECT_EQ(reader.unreadable_lines(), 0);
+  EXPECT_EQ(reader.undeclared().count("eval_runtime"), 1u);
+}
+
+TEST(MetricReaderPython, LightningTensorsNumpyScalarsAndOtherValues) {
+  MetricReader reader = MakeReader({"val_loss", "val_acc", "lr", "val/f1"}, "val_loss");
+  const auto steps = ReadAll(
+      &reader, {"{'val_acc': tensor(0.8100, device='cuda:0'), 'lr': np.float64(0.001), "
+                "'val/f1': torch.tensor(7), 'name': \"run 'a'\", 'flag': True, 'none': None, "
+                "'dtype': torch.float32, 'hist': [1, (2, 3), {'x': 4}], 'cm': tensor([[1, 2]]), "
+                "'val_loss': tensor(0.5123)}"});
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].values, (std::vector<double>{0.5123, 0.81, 0.001, 7.0}));
+  EXPECT_EQ(reader.undeclared(), (std::set<std::string>{}));
+}
+
+TEST(MetricReaderPython, ReprNumbersEscapesAndSpellings) {
+  MetricReader reader = MakeReader({"a", "b", "c", "d", "e\n'f", "g"}, "a");
+  const auto steps = ReadAll(&reader, {"{'a': 1e-05, \"b\": -2, 'c': nan, 'd': -inf, "
+                                       "'e\\n\\'f': 1., 'g': 3,}"});
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].values[0], 1e-05);
+  EXPECT_EQ(steps[0].values[1], -2.0);
+  EXPECT_TRUE(std::isnan(steps[0].values[2]));
+  EXPECT_EQ(steps[0].values[3], -kInfinity);
+  EXPECT_EQ(steps[0].values[4], 1.0);
+  EXPECT_EQ(steps[0].values[5], 3.0);
+}
+
+TEST(MetricReaderPython, AnOddValueMakesTheLineUnreadableNotSilent) {
+  MetricReader reader = MakeReader({"loss"}, "loss");
+  const auto steps = ReadAll(&reader, {"starting", "{'loss': <object at 0x7f3a>}",
+                                       "{'loss': 0.5, 'x': [1, 2}", "{'loss': 0.4}"});
+  EXPECT_EQ(Numbers(steps), (std::vector<int64_t>{1}));
+  EXPECT_EQ(reader.unreadable_lines(), 2);
+  EXPECT_EQ(reader.first_unreadable().line, 2);
+  EXPECT_EQ(reader.first_unreadable().why, "the value of 'loss' is not a Python literal");
 }
 
 TEST(MetricReaderJson, DeepNestingIsPlainText) {
@@ -327,6 +388,15 @@ TEST(MetricReaderSteps, PendingValuesJoinTheNextObjectiveReport) {
   EXPECT_TRUE(std::isnan(steps[1].values[0]));
   EXPECT_EQ(steps[1].values[1], 0.5);
   EXPECT_TRUE(std::isnan(steps[1].values[2]));
+}
+
+TEST(MetricReaderSteps, TheSameExplicitStepKeyAgainRepeatsTheLastStep) {
+  MetricReader reader = MakeReader({"loss"}, "loss");
+  const auto steps = ReadAll(&reader, {"epoch=1 loss=3", "epoch=1 loss=2", "epoch=2 loss=1",
+                                       "loss=0.5", "loss=0.4", "epoch=0 loss=0.3"});
+  // The second epoch-1 line repeats step 1; unnumbered lines never repeat.
+  EXPECT_EQ(Numbers(steps), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(steps[0].values[0], 3.0);
 }
 
 TEST(MetricReaderSteps, OneStepPerLineEvenWhenTheObjectiveRepeats) {

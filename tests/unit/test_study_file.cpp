@@ -377,6 +377,25 @@ TEST_F(StudyFileTest, ParamNamedLikeAFixedColumnIsStoredWithAPrefixAndReadBack) 
             Status::Code::kBadInput);
 }
 
+TEST_F(StudyFileTest, MetricNamesWithASlashAreStoredEscapedAndReadBack) {
+  StudyLayout layout = TestLayout();
+  layout.metric_names = {"train/loss", "val_loss", "acc%/top1"};
+  std::unique_ptr<StudyWriter> writer;
+  const Status created = StudyWriter::Create(path_, layout, TestAttributes(), &writer);
+  ASSERT_TRUE(created.ok()) << created.message();
+  ASSERT_TRUE(writer->Append(MakeTrial(0, TrialStatus::kCompleted, 0.5, 2)).ok());
+  writer.reset();
+  const StudyContents contents = Read();
+  EXPECT_EQ(contents.layout.metric_names, layout.metric_names);
+  ASSERT_EQ(contents.trials.size(), 1u);
+  EXPECT_EQ(contents.trials[0].curve.size(), 2u);
+  if (!PythonHasH5py()) GTEST_SKIP() << kPython << " has no h5py";
+  // What h5py and pandas see: '/' as %2F, '%' as %25.
+  StudyLayout columns = layout;
+  columns.metric_names = {"train%2Floss", "val_loss", "acc%25%2Ftop1"};
+  EXPECT_EQ(CheckReadable(path_, 1, columns, 2), 0);
+}
+
 TEST_F(StudyFileTest, InvalidAppendFailsAndWritesNothing) {
   std::unique_ptr<StudyWriter> writer;
   ASSERT_TRUE(StudyWriter::Create(path_, TestLayout(), TestAttributes(), &writer).ok());

@@ -6,6 +6,9 @@
 #include <system_error>
 #include <utility>
 
+#include "command/python_dict.hpp"
+#include "common/utf8.hpp"
+
 namespace hpo {
 
 namespace {
@@ -105,24 +108,6 @@ bool ParseWholeDecimal(std::string_view text, double* value) {
   while (end > begin && IsJsonSpace(text[end - 1])) --end;
   const std::string_view trimmed = text.substr(begin, end - begin);
   return !trimmed.empty() && ScanDecimal(trimmed, 0, value) == trimmed.size();
-}
-
-void AppendUtf8(uint32_t code, std::string* out) {
-  if (code < 0x80) {
-    out->push_back(static_cast<char>(code));
-  } else if (code < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (code >> 6)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  } else if (code < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (code >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (code >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  }
 }
 
 // A strict JSON (RFC 8259) reader of one object, plus Python json.dumps's NaN, Infinity and
@@ -392,6 +377,7 @@ void MetricReader::Report(std::string_view name, double value, bool* objective_s
   if (IsStepKey(name)) {
     if (value == std::floor(value) && std::fabs(value) < kMaxStepNumber) {
       pending_step_ = static_cast<int64_t>(value);
+      pending_step_explicit_ = true;
     }
     return;
   }
@@ -404,14 +390,21 @@ void MetricReader::Report(std::string_view name, double value, bool* objective_s
   if (found->second == objective_index_) *objective_seen = true;
 }
 
-bool MetricReader::ReadJson(std::string_view line, bool* objective_seen) {
+bool MetricReader::ReadDict(std::string_view line, bool* objective_seen) {
   size_t begin = 0;
   size_t end = line.size();
   while (begin < end && IsJsonSpace(line[begin])) ++begin;
   while (end > begin && IsJsonSpace(line[end - 1])) --end;
   if (end - begin < 2 || line[begin] != '{' || line[end - 1] != '}') return false;
+  const std::string_view text = line.substr(begin, end - begin);
   std::vector<std::pair<std::string, double>> numbers;
-  if (!JsonObjectParser(line.substr(begin, end - begin)).Parse(&numbers)) return false;
+  std::string why;
+  if (!JsonObjectParser(text).Parse(&numbers) && !ParsePythonDict(text, &numbers, &why)) {
+    if (unreadable_lines_++ == 0) {
+      first_unreadable_ = {lines_read_, std::string(text.substr(0, 200)), why};
+    }
+    return false;
+  }
   for (const auto& [name, value] : numbers) Report(name, value, objective_seen);
   return true;
 }
@@ -462,10 +455,19 @@ void MetricReader::ReadDefinitions(std::string_view line, bool* objective_seen) 
 
 void MetricReader::ReadLine(std::string_view line, std::vector<EpochMetrics>* steps) {
   bool objective_seen = false;
-  const bool json = line.find('{') != std::string_view::npos && ReadJson(line, &objective_seen);
-  if (!json && line.find('=') != std::string_view::npos) ReadPairs(line, &objective_seen);
+  ++lines_read_;
+  const bool dict = line.find('{') != std::string_view::npos && ReadDict(line, &objective_seen);
+  if (!dict && line.find('=') != std::string_view::npos) ReadPairs(line, &objective_seen);
   if (!definitions_.empty()) ReadDefinitions(line, &objective_seen);
   if (!objective_seen) return;
+  const bool repeat = pending_step_explicit_ && last_step_key_ && *last_step_key_ == pending_step_;
+  last_step_key_ = pending_step_explicit_ ? std::optional<int64_t>(pending_step_) : std::nullopt;
+  if (repeat) {
+    pending_.assign(column_index_.size(), kNaN);
+    pending_step_ = 0;
+    pending_step_explicit_ = false;
+    return;
+  }
   EpochMetrics step;
   step.epoch = pending_step_ > last_step_ ? pending_step_ : last_step_ + 1;
   step.values = std::move(pending_);
@@ -473,6 +475,7 @@ void MetricReader::ReadLine(std::string_view line, std::vector<EpochMetrics>* st
   steps->push_back(std::move(step));
   pending_.assign(column_index_.size(), kNaN);
   pending_step_ = 0;
+  pending_step_explicit_ = false;
 }
 
 }  // namespace hpo

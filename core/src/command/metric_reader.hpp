@@ -1,10 +1,13 @@
 // Reads a user's program's output, one line at a time, into steps of metrics. No MPI, no torch.
 //
 // Three formats:
-//  1. JSON object lines (what W&B-style scripts print): a line whose trimmed text starts with '{',
-//     ends with '}' and is one JSON object (Python json.dumps's NaN, Infinity and -Infinity
-//     allowed). Every top-level member whose value is a number reports a metric; booleans,
-//     strings, null, arrays and objects are ignored. A line that is not valid JSON is plain text.
+//  1. Dict lines: a line whose trimmed text starts with '{' and ends with '}' and is one JSON
+//     object (what W&B-style scripts print; Python json.dumps's NaN, Infinity and -Infinity
+//     allowed) or, failing that, a printed Python dict (what Hugging Face's Trainer and Lightning
+//     print: `{'eval_loss': 0.52, 'epoch': 1.0}`, `{'val_acc': tensor(0.81)}`; python_dict.hpp).
+//     Every top-level member whose value is a number reports a metric; booleans, strings, null,
+//     arrays and objects are ignored. A dict-shaped line that is neither is read as plain text
+//     and counted as unreadable (first_unreadable()), so the caller can warn.
 //  2. name=value pairs on plain text lines (Katib's default, e.g. "epoch 3: loss=0.31, acc=0.9"):
 //     a name [A-Za-z_][A-Za-z0-9_.|/@-]* at the line's start or after a character that cannot be
 //     in a name, spaces or tabs around '=', and a decimal number (int, fraction, exponent; nan,
@@ -16,13 +19,14 @@
 //     not a number is ignored). These apply to every line, in addition to 1 or 2, to each part
 //     of a line between carriage returns (progress bars) that is at most 4,096 bytes long:
 //     std::regex recurses per character and would overflow the stack on longer ones.
-// Step keys (`epoch`, `step`, `_step`, from JSON, pairs or definitions) number a report and are
-// not metrics themselves.
+// Step keys (`epoch`, `step`, `_step`, from dict lines, pairs or definitions) number a report and
+// are not metrics themselves; a non-integer one (Hugging Face's 'epoch': 0.5) is ignored.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -53,6 +57,9 @@ Status CheckMetricDefinitions(const std::vector<MetricDefinition>& definitions);
 // number is the step key seen on that line or since the last step when it is greater than the
 // last step's number, otherwise the last step's number + 1; the first unnumbered step is 1, so
 // an explicit 0 of a 0-based program becomes 1 and its 1 then 2: numbers only ever increase.
+// A line that reports the objective under the same explicit step key as the last step repeats
+// that step (Hugging Face's closing "epoch = 3.0 / eval_accuracy = 0.71" summary) and makes no
+// new one; its values are dropped.
 // Step keys that are not integers are ignored. Names reported by JSON lines or definitions that
 // are neither columns nor step keys are remembered in undeclared(); they make no step.
 class MetricReader {
@@ -71,6 +78,17 @@ class MetricReader {
   // The number of the last step completed; 0 before the first.
   int64_t last_step() const { return last_step_; }
 
+  // A dict-shaped line that could not be read: its 1-based number among the lines read, its
+  // text and why.
+  struct UnreadableLine {
+    int64_t line = 0;
+    std::string text;
+    std::string why;
+  };
+  // The first unreadable line (line 0 when there was none) and how many there were.
+  const UnreadableLine& first_unreadable() const { return first_unreadable_; }
+  int64_t unreadable_lines() const { return unreadable_lines_; }
+
  private:
   struct Definition {
     std::string name;
@@ -78,7 +96,7 @@ class MetricReader {
   };
 
   void Report(std::string_view name, double value, bool* objective_seen);
-  bool ReadJson(std::string_view line, bool* objective_seen);
+  bool ReadDict(std::string_view line, bool* objective_seen);
   void ReadPairs(std::string_view line, bool* objective_seen);
   void ReadDefinitions(std::string_view line, bool* objective_seen);
 
@@ -87,8 +105,13 @@ class MetricReader {
   std::vector<Definition> definitions_;
   std::vector<double> pending_;  // aligned with the columns; NaN: not reported since the last step
   int64_t pending_step_ = 0;     // the latest step key since the last step; 0: none
+  bool pending_step_explicit_ = false;  // a step key was seen since the last step
   int64_t last_step_ = 0;
+  std::optional<int64_t> last_step_key_;  // the explicit step key of the last step
   std::set<std::string> undeclared_;
+  int64_t lines_read_ = 0;
+  UnreadableLine first_unreadable_;
+  int64_t unreadable_lines_ = 0;
 };
 
 }  // namespace hpo

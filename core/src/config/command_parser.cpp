@@ -66,20 +66,33 @@ Status ParseMetricDefinitions(const ErrorFormatter& errors, const Field& field,
     const Field entry{field.key + index, field.path + index, LineOf(item), item};
     MappingFields fields;
     HPO_RETURN_IF_ERROR(MappingFields::Read(errors, entry, &fields));
-    HPO_RETURN_IF_ERROR(fields.CheckKeys({"name", "regex"}));
-    const Field* name = fields.Find("name");
-    if (name == nullptr) return fields.Missing("name");
-    const Field* regex = fields.Find("regex");
-    if (regex == nullptr) return fields.Missing("regex");
+    // SageMaker's MetricDefinitions spell the keys Name and Regex.
+    HPO_RETURN_IF_ERROR(fields.CheckKeys({"name", "regex", "Name", "Regex"}));
+    const Field* name = nullptr;
+    const Field* regex = nullptr;
+    for (const auto& [key, found] : {std::pair{"name", &name}, std::pair{"regex", &regex}}) {
+      const std::string lower = key;
+      std::string capitalised = lower;
+      capitalised[0] = static_cast<char>(capitalised[0] - 'a' + 'A');
+      const Field* plain = fields.Find(lower);
+      const Field* upper = fields.Find(capitalised);
+      if (plain != nullptr && upper != nullptr) {
+        return errors.At(*upper, "give `" + lower + "` or `" + capitalised + "`, not both");
+      }
+      *found = plain != nullptr ? plain : upper;
+      if (*found == nullptr) return fields.Missing(lower);
+    }
     MetricRegex definition;
     definition.line = entry.line;
     HPO_RETURN_IF_ERROR(ReadString(errors, *name, &definition.name));
     HPO_RETURN_IF_ERROR(ReadString(errors, *regex, &definition.regex));
-    if (definition.name != metric_name &&
+    const bool step_key =
+        definition.name == "epoch" || definition.name == "step" || definition.name == "_step";
+    if (!step_key && definition.name != metric_name &&
         std::find(metrics.begin(), metrics.end(), definition.name) == metrics.end()) {
       return errors.At(*name, "'" + definition.name + "' is neither the sweep metric '" +
-                                  metric_name + "' nor listed in `metrics:`, so it would never " +
-                                  "be recorded");
+                                  metric_name + "', listed in `metrics:`, nor a step key " +
+                                  "(epoch, step, _step), so it would never be recorded");
     }
     const Status checked = CheckMetricDefinitions({{definition.name, definition.regex}});
     if (!checked.ok()) {

@@ -331,7 +331,7 @@ Status ReadCurves(hid_t file, int64_t published, StudyContents* contents) {
   contents->layout.metric_names.clear();
   for (size_t i = study_internal::kCurvesLeadingFields; i < members.size(); ++i) {
     HPO_RETURN_IF_ERROR(AddField(members[i], FieldKind::kFloat64, what, &schema));
-    contents->layout.metric_names.push_back(members[i].name);
+    contents->layout.metric_names.push_back(study_internal::MetricNameOfColumn(members[i].name));
   }
 
   std::vector<char> buffer;

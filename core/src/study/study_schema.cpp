@@ -135,6 +135,36 @@ std::string ParamColumnName(const std::string& param) {
   return IsFixedTrialsField(param) ? kCollidingParamPrefix + param : param;
 }
 
+std::string MetricColumnName(const std::string& metric) {
+  std::string column;
+  for (const char c : metric) {
+    if (c == '%') {
+      column += "%25";
+    } else if (c == '/') {
+      column += "%2F";
+    } else {
+      column.push_back(c);
+    }
+  }
+  return column;
+}
+
+std::string MetricNameOfColumn(const std::string& column) {
+  std::string metric;
+  for (size_t i = 0; i < column.size(); ++i) {
+    if (column.compare(i, 3, "%2F") == 0) {
+      metric.push_back('/');
+      i += 2;
+    } else if (column.compare(i, 3, "%25") == 0) {
+      metric.push_back('%');
+      i += 2;
+    } else {
+      metric.push_back(column[i]);
+    }
+  }
+  return metric;
+}
+
 std::string ParamNameOfColumn(const std::string& column) {
   const std::string prefix = kCollidingParamPrefix;
   if (column.rfind(prefix, 0) == 0 && IsFixedTrialsField(column.substr(prefix.size()))) {
@@ -178,7 +208,7 @@ RowSchema CurvesSchema(const StudyLayout& layout) {
   RowSchema schema;
   schema.AddInt64(kTrialIdField);
   schema.AddInt64(kEpochField);
-  for (const std::string& metric : layout.metric_names) schema.AddFloat64(metric);
+  for (const std::string& metric : layout.metric_names) schema.AddFloat64(MetricColumnName(metric));
   return schema;
 }
 

@@ -48,6 +48,10 @@ inline constexpr char kCollidingParamPrefix[] = "param:";
 bool IsFixedTrialsField(const std::string& name);
 std::string ParamColumnName(const std::string& param);
 std::string ParamNameOfColumn(const std::string& column);
+// A metric's /curves column: '%' becomes "%25" and '/' "%2F" (PyTables refuses '/' in column
+// names; W&B's metrics are often named "val/loss"); MetricNameOfColumn reverses it.
+std::string MetricColumnName(const std::string& metric);
+std::string MetricNameOfColumn(const std::string& column);
 inline constexpr size_t kTrialsTrailingFields = 5;
 // The trailing columns of a study written before start_time_s.
 inline constexpr size_t kLegacyTrialsTrailingFields = 4;

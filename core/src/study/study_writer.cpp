@@ -78,7 +78,8 @@ constexpr hsize_t kCurvesChunkRows = 512;
 constexpr hsize_t kMinimumSlotBytes = 1024;
 
 // Checks the names and types of `layout`: non-empty unique names that collide with no fixed
-// column, no '/' (PyTables refuses it in column names), string widths of at least one byte.
+// column, no '/' in a hyperparameter's (PyTables refuses it in column names; a metric's is
+// escaped, MetricColumnName), string widths of at least one byte.
 Status ValidateLayout(const StudyLayout& layout) {
   const std::set<std::string> trial_fixed = {
       study_internal::kTrialIdField,   study_internal::kStatusField,
@@ -112,10 +113,6 @@ Status ValidateLayout(const StudyLayout& layout) {
   seen.clear();
   for (const std::string& metric : layout.metric_names) {
     if (metric.empty()) return Status::BadInput("a metric has an empty name");
-    if (metric.find('/') != std::string::npos) {
-      return Status::BadInput("metric '" + metric +
-                              "': names with '/' cannot be study file columns");
-    }
     if (curve_fixed.count(metric) != 0) {
       return Status::BadInput("metric '" + metric +
                               "' collides with the curve column of the same name");

@@ -472,6 +472,7 @@ class CommandRunner final : public TaskRunner {
     }
     FinishTrial(trial, child, &end);
     WarnUndeclared(reader);
+    WarnUnreadable(reader, trial.trial_id);
     SetOutcome(trial, end, outcome);
   }
 
@@ -691,12 +692,26 @@ class CommandRunner final : public TaskRunner {
     }
   }
 
+  // Once per group leader: a line that looks like a metrics dict but could not be read may hold
+  // the objective, so it is never dropped in silence.
+  void WarnUnreadable(const MetricReader& reader, int64_t trial_id) {
+    if (reader.unreadable_lines() == 0 || warned_unreadable_) return;
+    warned_unreadable_ = true;
+    const MetricReader::UnreadableLine& first = reader.first_unreadable();
+    std::cerr << "hpo: warning: trial " << trial_id << ": " << reader.unreadable_lines()
+              << " output line(s) look like a metrics dict but could not be read (" << first.why
+              << "), the first, line " << first.line << " of its output (trials/" << trial_id
+              << "/rank-0.log): " << first.text
+              << "; print metrics as JSON (json.dumps) or a Python dict of numbers" << std::endl;
+  }
+
   const SweepConfig& config_;
   const GroupLayout& layout_;
   GroupHosts hosts_;
   std::set<std::string> boolean_parameters_;
   std::vector<MetricDefinition> definitions_;
   std::set<std::string> warned_;
+  bool warned_unreadable_ = false;
 };
 
 // Collective over the group (the ranks learn each other's hosts).
