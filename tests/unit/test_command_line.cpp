@@ -377,6 +377,24 @@ TEST(CommandLine, DefaultTemplateIsWandbs) {
             (std::vector<std::string>{"${env}", "${interpreter}", "${program}", "${args}"}));
 }
 
+TEST(CommandLine, ParamReferencesBecomeTheirValuesInsideAnyElement) {
+  const std::vector<std::string> command = {"python3",
+                                            "/opt/mnist.py",
+                                            "--lr=${param:lr}",
+                                            "${param:optimizer}",
+                                            "--tag=${param:lr}-${param:batch}",
+                                            "--x=${param:nope}",
+                                            "--flag=${param:flag}"};
+  EXPECT_TRUE(CheckCommandTemplate(command).ok());
+  const std::vector<CommandArg> args = {{"lr", 1e-05},
+                                        {"optimizer", std::string("adam")},
+                                        {"batch", int64_t{64}},
+                                        {"flag", std::string("true"), true}};
+  EXPECT_EQ(ExpandCommand(command, args, MakeContext({})),
+            (std::vector<std::string>{"python3", "/opt/mnist.py", "--lr=1e-05", "adam",
+                                      "--tag=1e-05-64", "--x=${param:nope}", "--flag=True"}));
+}
+
 TEST(CommandLine, PythonStrOfEachType) {
   EXPECT_EQ(PythonStr({"a", int64_t{-7}}), "-7");
   EXPECT_EQ(PythonStr({"a", 2.5e-05}), "2.5e-05");
@@ -423,7 +441,7 @@ TEST(CommandLine, CheckRejectsUnknownMacros) {
   EXPECT_EQ(status.message(),
             "command[2]: unknown macro '${foo}' (known: ${env}, ${interpreter}, ${program}, "
             "${args}, ${args_no_hyphens}, ${args_no_equals}, ${args_no_boolean_flags}, "
-            "${args_json}, ${args_json_file}, ${envvar:NAME})");
+            "${args_json}, ${args_json_file}, ${envvar:NAME}, ${param:NAME})");
   for (const char* bad : {"${}", "${envvar:lower}", "${envvar:Home}", "${ARGS}", "${args }",
                           "${ args}", "${{args}}", "${args}}"}) {
     SCOPED_TRACE(bad);

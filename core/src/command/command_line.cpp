@@ -1,5 +1,6 @@
 #include "command_line.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -41,6 +42,7 @@ constexpr MacroName kMacros[] = {
 };
 
 constexpr std::string_view kEnvVarPrefix = "${envvar:";
+constexpr std::string_view kParamPrefix = "${param:";
 
 // W&B's test for a whole-element macro: c.startswith("${") and c.endswith("}").
 bool IsMacroElement(std::string_view element) {
@@ -78,6 +80,47 @@ bool HasEnvVarReference(std::string_view text) {
     if (EnvVarReferenceLength(text, pos) > 0) return true;
   }
   return false;
+}
+
+// The length of a ${param:NAME} reference at `pos` (NAME: any characters but '}'), or 0.
+size_t ParamReferenceLength(std::string_view text, size_t pos) {
+  if (text.substr(pos, kParamPrefix.size()) != kParamPrefix) return 0;
+  const size_t end = text.find('}', pos + kParamPrefix.size());
+  if (end == std::string_view::npos || end == pos + kParamPrefix.size()) return 0;
+  return end + 1 - pos;
+}
+
+bool HasParamReference(std::string_view text) {
+  for (size_t pos = text.find(kParamPrefix); pos != std::string_view::npos;
+       pos = text.find(kParamPrefix, pos + 1)) {
+    if (ParamReferenceLength(text, pos) > 0) return true;
+  }
+  return false;
+}
+
+// Every ${param:NAME} whose NAME is one of `args` becomes PythonStr of its value; others stay.
+std::string SubstituteParams(const std::string& element, const std::vector<CommandArg>& args) {
+  std::string result;
+  size_t copied = 0;
+  for (size_t pos = element.find(kParamPrefix); pos != std::string::npos;
+       pos = element.find(kParamPrefix, pos)) {
+    const size_t length = ParamReferenceLength(element, pos);
+    const std::string name =
+        length == 0 ? std::string()
+                    : element.substr(pos + kParamPrefix.size(), length - kParamPrefix.size() - 1);
+    const auto arg = std::find_if(args.begin(), args.end(),
+                                  [&name](const CommandArg& a) { return a.name == name; });
+    if (length == 0 || arg == args.end()) {
+      ++pos;
+      continue;
+    }
+    result.append(element, copied, pos - copied);
+    result += PythonStr(*arg);
+    pos += length;
+    copied = pos;
+  }
+  result.append(element, copied, std::string::npos);
+  return result;
 }
 
 // std::getenv in CommandContext::getenv's shape.
@@ -350,12 +393,15 @@ const std::vector<std::string>& DefaultCommandTemplate() {
 Status CheckCommandTemplate(const std::vector<std::string>& command) {
   for (size_t i = 0; i < command.size(); ++i) {
     const std::string& element = command[i];
-    if (!IsMacroElement(element) || HasEnvVarReference(element) || FindMacro(element)) continue;
+    if (!IsMacroElement(element) || HasEnvVarReference(element) || HasParamReference(element) ||
+        FindMacro(element)) {
+      continue;
+    }
     std::string known;
     for (const MacroName& entry : kMacros) {
       known.append("${").append(entry.name).append("}, ");
     }
-    known += "${envvar:NAME}";
+    known += "${envvar:NAME}, ${param:NAME}";
     return Status::BadInput("command[" + std::to_string(i) + "]: unknown macro '" + element +
                             "' (known: " + known + ")");
   }
@@ -367,8 +413,10 @@ std::vector<std::string> ExpandCommand(const std::vector<std::string>& command,
                                        const CommandContext& context) {
   std::vector<std::string> argv;
   for (const std::string& element : TemplateOrDefault(command)) {
+    const bool has_params = HasParamReference(element);
     std::string text = SubstituteEnvVars(element, context);
-    if (!IsMacroElement(text)) {
+    if (has_params) text = SubstituteParams(text, args);
+    if (has_params || !IsMacroElement(text)) {
       argv.push_back(std::move(text));
     } else if (const std::optional<Macro> macro = FindMacro(text)) {
       AppendMacro(*macro, args, context, &argv);

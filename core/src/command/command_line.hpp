@@ -51,9 +51,9 @@ const std::vector<std::string>& DefaultCommandTemplate();
 // Checks a command template before any trial runs: every element that is a whole-element macro
 // (starts with "${" and ends with "}") after ${envvar:NAME} substitution is a known one. Elements
 // that contain a ${envvar:NAME} reference (NAME in [A-Z0-9_]*) depend on the environment at run
-// time and are not checked; "${envvar:lower}" matches no reference and is an unknown macro.
-// Returns Ok, or BadInput for the first offender, whose message is
-// "command[INDEX]: unknown macro '${foo}' (known: ${env}, ${interpreter}, ...)".
+// time and are not checked, nor are those with a ${param:NAME}; "${envvar:lower}" matches no
+// reference and is an unknown macro. Returns Ok, or BadInput for the first offender, whose message
+// is "command[INDEX]: unknown macro '${foo}' (known: ${env}, ${interpreter}, ...)".
 Status CheckCommandTemplate(const std::vector<std::string>& command);
 
 // What the trial-independent macros become, and where ${envvar:NAME} reads the environment.
@@ -76,9 +76,12 @@ struct CommandContext {
 //   ${args_no_boolean_flags} -> --name for a true boolean, nothing for a false one, else
 //                               --name=value
 //   ${args_json} -> PythonJsonDumps(args)
-// with each value spelled PythonStr(arg). Precondition: CheckCommandTemplate(command) passed. An
-// element that becomes an unknown macro only through an environment value expands to nothing, as
-// in W&B.
+// with each value spelled PythonStr(arg). hpo's one macro beyond W&B's: inside any element,
+// ${param:NAME} becomes PythonStr of the hyperparameter NAME (what a Katib trialTemplate's
+// ${trialParameters.X} becomes); an element holding one is never a whole-element macro, and a
+// NAME that is no hyperparameter stays as written. Precondition: CheckCommandTemplate(command)
+// passed. An element that becomes an unknown macro only through an environment value expands to
+// nothing, as in W&B.
 std::vector<std::string> ExpandCommand(const std::vector<std::string>& command,
                                        const std::vector<CommandArg>& args,
                                        const CommandContext& context);
