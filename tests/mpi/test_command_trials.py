@@ -374,6 +374,72 @@ class FrameworkMetrics(CommandCase):
         self.assertIn("Best trial: 2 (eval_accuracy 0.88)", report.stdout)
 
 
+# What Katib's pytorch-mnist example program prints, in Katib's default metrics format.
+KATIB_PROGRAM = r'''
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int)
+parser.add_argument("--batch-size", type=int)
+parser.add_argument("--lr", type=float)
+parser.add_argument("--momentum", type=float)
+args = parser.parse_args()
+for epoch in (1, 2, 3):
+    accuracy = 0.9 - abs(args.lr - 0.02) - 0.1 * abs(args.momentum - 0.8) + 0.01 * epoch
+    print("Train Epoch: %d [0/60000 (0%%)]\tloss=%.4f" % (epoch, 1 - accuracy))
+    print("Validation-accuracy=%.4f\tValidation-loss=%.4f" % (accuracy, 1 - accuracy))
+'''
+KATIB_EXAMPLE = os.path.join(os.path.dirname(HERE), "unit", "data", "katib", "random.yaml")
+
+
+class KatibExperiment(CommandCase):
+    def experiment(self, replace=()):
+        program = self.write("mnist.py", KATIB_PROGRAM)
+        with open(KATIB_EXAMPLE) as f:
+            text = f.read().replace("PROGRAM", program)
+        for old, new in replace:
+            self.assertIn(old, text)
+            text = text.replace(old, new)
+        return self.write("experiment.yaml", text)
+
+    def test_katibs_random_example_runs_as_it_is(self):
+        path = self.experiment()
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("not used by hpo", log)
+        self.assertIn("spec.parallelTrialCount (line 21)", log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 6, log)  # maxTrialCount
+        for trial_id, row in trials.items():
+            self.assertEqual(text(row["status"]), "completed", log)
+            self.assertEqual([int(r["epoch"]) for r in curves[trial_id]], [1, 2, 3])
+            lr, momentum = float(row["lr"]), float(row["momentum"])
+            self.assertTrue(0.01 <= lr <= 0.03)
+            self.assertIn(round(momentum, 6), [0.5, 0.6, 0.7, 0.8, 0.9])
+            # --lr=${trialParameters.learningRate} reached the program.
+            expected = 0.9 - abs(lr - 0.02) - 0.1 * abs(momentum - 0.8) + 0.03
+            self.assertAlmostEqual(float(row["objective"]), expected, places=3)
+            self.assertAlmostEqual(float(curves[trial_id][2]["Validation-loss"]), 1 - expected,
+                                   places=3)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            config_text = text(f.attrs["config"])
+        self.assertTrue(config_text.startswith("# hpo sweep --config " + path), config_text)
+        # The study resumes from the hpo config it holds.
+        rc, log = self.run_sweep(2, path, output, ["--resume"])
+        self.assertEqual(rc, 0, log)
+
+    def test_a_spec_hpo_cannot_honour_is_one_line_and_exit_2(self):
+        path = self.experiment([("  parallelTrialCount: 3",
+                                 "  metricsCollectorSpec:\n    collector:\n      kind: File\n"
+                                 "  parallelTrialCount: 3")])
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 2, log)
+        self.assertIn(path + ":23: spec.metricsCollectorSpec.collector.kind: 'File' has no hpo "
+                      "equivalent", log)
+        self.assertFalse(os.path.exists(os.path.join(output, "study.h5")))
+
+
 class EarlyStopping(CommandCase):
     def test_hyperband_stops_a_command_trial_and_its_processes_are_gone(self):
         path = self.write("hyperband.yaml", config(

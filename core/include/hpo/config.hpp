@@ -270,6 +270,9 @@ struct SweepConfig {
   // The metrics of one epoch (step), in EpochMetrics::values order: what the task reports
   // (TaskDescription::MetricNames), resolved when the config is parsed.
   std::vector<std::string> metric_names;
+  // What the file held that hpo does not use, one "KEY (line N): why" each (a Katib Experiment's
+  // cluster settings); rank 0 prints them as one warning before the sweep starts.
+  std::vector<std::string> ignored_keys;
 };
 
 // Execution keys given on the command line for a bare W&B sweep file (a file whose top level is

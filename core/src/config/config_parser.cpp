@@ -16,6 +16,7 @@
 
 #include "common/file_io.hpp"
 #include "hpo/task_catalog.hpp"
+#include "katib_experiment.hpp"
 #include "parameter_parser.hpp"
 #include "section_parsers.hpp"
 #include "yaml_fields.hpp"
@@ -515,6 +516,24 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
     return errors.At(std::max(1, config_internal::LineOf(root)), "",
                      "the config must be a YAML mapping holding `sweep:` (a W&B sweep) and its "
                      "settings, or a bare W&B sweep file");
+  }
+  if (IsKatibExperiment(root)) {
+    if (bare.any()) {
+      return Status::BadInput(path +
+                              " is a Katib Experiment: --run-cap, --seed and "
+                              "--ranks-per-trial are for a bare W&B sweep file "
+                              "(maxTrialCount and algorithmSettings random_state set them)");
+    }
+    std::string translated;
+    std::vector<std::string> ignored;
+    HPO_RETURN_IF_ERROR(TranslateKatibExperiment(errors, root, path, &translated, &ignored));
+    SweepConfig parsed;
+    HPO_RETURN_IF_ERROR(ParseConfig(translated, path + " (as the hpo config it reads as)", catalog,
+                                    BareSweepSettings(), &parsed));
+    parsed.path = path;
+    parsed.ignored_keys = std::move(ignored);
+    *config = std::move(parsed);
+    return Status::Ok();
   }
   const Field root_field{"", "", config_internal::LineOf(root), root};
   MappingFields top;

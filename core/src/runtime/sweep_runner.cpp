@@ -367,6 +367,12 @@ Status ShareConfig(const Communicator& world, const SweepOptions& options,
   Status status;
   if (root) {
     status = LoadConfigFile(options.config_path, registry.catalog(), options.bare, config);
+    if (status.ok() && !config->ignored_keys.empty()) {
+      std::string keys;
+      for (const std::string& key : config->ignored_keys) keys += "\n  " + key;
+      std::cerr << "hpo: warning: " << options.config_path
+                << ": not used by hpo (this job's ranks run the trials):" << keys << std::endl;
+    }
   }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
   const std::string text = BroadcastString(world, root ? config->text : std::string());
