@@ -8,6 +8,7 @@ figure, and ends every process it started, passing or failing.
 
 import glob
 import json
+import math
 import os
 import shutil
 import signal
@@ -438,6 +439,48 @@ class KatibExperiment(CommandCase):
         self.assertIn(path + ":23: spec.metricsCollectorSpec.collector.kind: 'File' has no hpo "
                       "equivalent", log)
         self.assertFalse(os.path.exists(os.path.join(output, "study.h5")))
+
+
+SAGEMAKER_EXAMPLE = os.path.join(os.path.dirname(HERE), "unit", "data", "sagemaker")
+
+
+class SageMakerTuningJob(CommandCase):
+    def test_a_script_mode_tuning_job_runs_as_it_is(self):
+        # The spec names its script relative to its folder, as sagemaker_program does.
+        folder = os.path.join(self.tmp, "spec")
+        shutil.copytree(SAGEMAKER_EXAMPLE, folder)
+        path = os.path.join(folder, "tuning-job.json")
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("TrainingJobDefinition.InputDataConfig (line 44): S3 channels", log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 6, log)  # MaxNumberOfTrainingJobs
+        for trial_id, row in trials.items():
+            self.assertEqual(text(row["status"]), "completed", log)
+            self.assertEqual([int(r["epoch"]) for r in curves[trial_id]], [1, 2, 3])
+            lr, units = float(row["lr"]), int(row["hidden-units"])
+            adam = text(row["optimizer"]) == "adam"
+            # --lr VALUE --hidden-units VALUE --optimizer VALUE --epochs 3 reached the script.
+            expected = (0.9 - 0.05 * abs(math.log10(lr) + 2) + 0.0005 * units +
+                        (0.01 if adam else 0.0) + 0.03)
+            self.assertAlmostEqual(float(row["objective"]), expected, places=3)
+            self.assertAlmostEqual(float(curves[trial_id][2]["validation:loss"]), 1 - expected,
+                                   places=3)
+
+    def test_a_training_image_without_a_script_is_one_line_and_exit_2(self):
+        folder = os.path.join(self.tmp, "spec")
+        shutil.copytree(SAGEMAKER_EXAMPLE, folder)
+        path = os.path.join(folder, "tuning-job.json")
+        with open(path) as f:
+            spec = f.read()
+        with open(path, "w") as f:
+            f.write(spec.replace('"sagemaker_program": "\\"train.py\\"",', ""))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 2, log)
+        self.assertIn(path + ":28: TrainingJobDefinition.StaticHyperParameters.sagemaker_program: "
+                      "missing", log)
 
 
 class EarlyStopping(CommandCase):

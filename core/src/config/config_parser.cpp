@@ -18,6 +18,7 @@
 #include "hpo/task_catalog.hpp"
 #include "katib_experiment.hpp"
 #include "parameter_parser.hpp"
+#include "sagemaker_tuning_job.hpp"
 #include "section_parsers.hpp"
 #include "yaml_fields.hpp"
 
@@ -517,16 +518,19 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
                      "the config must be a YAML mapping holding `sweep:` (a W&B sweep) and its "
                      "settings, or a bare W&B sweep file");
   }
-  if (IsKatibExperiment(root)) {
+  const bool katib = IsKatibExperiment(root);
+  if (katib || IsSageMakerTuningJob(root)) {
     if (bare.any()) {
-      return Status::BadInput(path +
-                              " is a Katib Experiment: --run-cap, --seed and "
-                              "--ranks-per-trial are for a bare W&B sweep file "
-                              "(maxTrialCount and algorithmSettings random_state set them)");
+      return Status::BadInput(path + " is a " +
+                              (katib ? "Katib Experiment" : "SageMaker tuning job") +
+                              ": --run-cap, --seed and --ranks-per-trial are for a bare W&B "
+                              "sweep file (the spec's own keys set them)");
     }
     std::string translated;
     std::vector<std::string> ignored;
-    HPO_RETURN_IF_ERROR(TranslateKatibExperiment(errors, root, path, &translated, &ignored));
+    HPO_RETURN_IF_ERROR(
+        katib ? TranslateKatibExperiment(errors, root, path, &translated, &ignored)
+              : TranslateSageMakerTuningJob(errors, root, path, &translated, &ignored));
     SweepConfig parsed;
     HPO_RETURN_IF_ERROR(ParseConfig(translated, path + " (as the hpo config it reads as)", catalog,
                                     BareSweepSettings(), &parsed));

@@ -1,5 +1,7 @@
 #include "katib_experiment.hpp"
 
+#include "foreign_spec_reader.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,86 +13,10 @@ namespace hpo {
 
 namespace {
 
-using config_internal::LineOf;
 using config_internal::ParseIntegerScalar;
-using config_internal::ParseNumberScalar;
-
-// Reads one Experiment, collecting the ignored keys; every error names the file, line and key.
-class ExperimentReader {
- public:
-  ExperimentReader(const config_internal::ErrorFormatter& errors, std::vector<std::string>* ignored)
-      : errors_(errors), ignored_(ignored) {}
-
-  Status Fail(const YAML::Node& node, const std::string& path, const std::string& what) const {
-    return errors_.At(std::max(1, LineOf(node)), path, what);
-  }
-  void Ignore(const YAML::Node& node, const std::string& path, const std::string& why = "") {
-    ignored_->push_back(path + " (line " + std::to_string(std::max(1, LineOf(node))) + ")" +
-                        (why.empty() ? "" : ": " + why));
-  }
-
-  // The keys of the mapping `node` at `path`, each known, ignored (listed) or an error.
-  Status Keys(const YAML::Node& node, const std::string& path, const std::set<std::string>& known,
-              const std::set<std::string>& ignored = {}) {
-    if (!node.IsMap()) return Fail(node, path, "must be a mapping");
-    for (const auto& entry : node) {
-      const std::string key = entry.first.Scalar();
-      const std::string at = path.empty() ? key : path + "." + key;
-      if (known.count(key) != 0) continue;
-      if (ignored.count(key) != 0) {
-        Ignore(entry.first, at);
-        continue;
-      }
-      std::string keys;
-      for (const std::string& name : known) keys += (keys.empty() ? "" : ", ") + name;
-      return Fail(entry.first, at, "not a key hpo can honour here (it reads " + keys + ")");
-    }
-    return Status::Ok();
-  }
-
-  Status Required(const YAML::Node& parent, const std::string& path, const std::string& key,
-                  YAML::Node* out) const {
-    const YAML::Node node = parent[key];
-    if (!node) return Fail(parent, path, "missing `" + key + "`");
-    *out = node;
-    return Status::Ok();
-  }
-
-  Status String(const YAML::Node& node, const std::string& path, std::string* out) const {
-    if (!node.IsScalar()) return Fail(node, path, "must be a string");
-    *out = node.Scalar();
-    return Status::Ok();
-  }
-  // Katib writes numbers as strings ("0.01"); either form is read.
-  Status Number(const YAML::Node& node, const std::string& path, double* out) const {
-    if (!node.IsScalar() || !ParseNumberScalar(node.Scalar(), out) || !std::isfinite(*out)) {
-      return Fail(node, path, "must be a number, got '" + Text(node) + "'");
-    }
-    return Status::Ok();
-  }
-  // A number checked by Number, kept as written ("0.01", not 0.01000000000000000021).
-  Status NumberText(const YAML::Node& node, const std::string& path, std::string* out) const {
-    double ignored = 0.0;
-    HPO_RETURN_IF_ERROR(Number(node, path, &ignored));
-    *out = node.Scalar();
-    return Status::Ok();
-  }
-  Status Integer(const YAML::Node& node, const std::string& path, int64_t* out) const {
-    if (!node.IsScalar() || !ParseIntegerScalar(node.Scalar(), out)) {
-      return Fail(node, path, "must be an integer, got '" + Text(node) + "'");
-    }
-    return Status::Ok();
-  }
-
- private:
-  static std::string Text(const YAML::Node& node) { return node.IsScalar() ? node.Scalar() : "?"; }
-
-  const config_internal::ErrorFormatter& errors_;
-  std::vector<std::string>* ignored_;
-};
 
 // algorithmSettings as name -> (value node, path).
-Status ReadSettings(ExperimentReader& reader, const YAML::Node& list, const std::string& path,
+Status ReadSettings(ForeignSpecReader& reader, const YAML::Node& list, const std::string& path,
                     std::map<std::string, std::pair<YAML::Node, std::string>>* settings) {
   if (!list) return Status::Ok();
   if (!list.IsSequence()) return reader.Fail(list, path, "must be a list of {name, value}");
@@ -108,7 +34,7 @@ Status ReadSettings(ExperimentReader& reader, const YAML::Node& list, const std:
   return Status::Ok();
 }
 
-Status TranslateAlgorithm(ExperimentReader& reader, const YAML::Node& algorithm, YAML::Node* sweep,
+Status TranslateAlgorithm(ForeignSpecReader& reader, const YAML::Node& algorithm, YAML::Node* sweep,
                           YAML::Node* config) {
   const std::string path = "spec.algorithm";
   HPO_RETURN_IF_ERROR(reader.Keys(algorithm, path, {"algorithmName", "algorithmSettings"}));
@@ -164,7 +90,7 @@ Status TranslateAlgorithm(ExperimentReader& reader, const YAML::Node& algorithm,
   return Status::Ok();
 }
 
-Status TranslateEarlyStopping(ExperimentReader& reader, const YAML::Node& early,
+Status TranslateEarlyStopping(ForeignSpecReader& reader, const YAML::Node& early,
                               YAML::Node* config) {
   const std::string path = "spec.earlyStopping";
   HPO_RETURN_IF_ERROR(reader.Keys(early, path, {"algorithmName", "algorithmSettings"}));
@@ -200,7 +126,7 @@ Status TranslateEarlyStopping(ExperimentReader& reader, const YAML::Node& early,
   return Status::Ok();
 }
 
-Status TranslateParameter(ExperimentReader& reader, const YAML::Node& item, const std::string& at,
+Status TranslateParameter(ForeignSpecReader& reader, const YAML::Node& item, const std::string& at,
                           std::string* name, YAML::Node* spec) {
   HPO_RETURN_IF_ERROR(reader.Keys(item, at, {"name", "parameterType", "feasibleSpace"}));
   YAML::Node node;
@@ -309,7 +235,7 @@ Status TranslateParameter(ExperimentReader& reader, const YAML::Node& item, cons
 }
 
 // ${trialParameters.X} -> ${param:REFERENCE}; BadInput for an X that is not a trialParameter.
-Status ReplaceTrialParameters(ExperimentReader& reader, const YAML::Node& node,
+Status ReplaceTrialParameters(ForeignSpecReader& reader, const YAML::Node& node,
                               const std::string& path,
                               const std::map<std::string, std::string>& references,
                               std::string* text) {
@@ -338,7 +264,7 @@ Status ReplaceTrialParameters(ExperimentReader& reader, const YAML::Node& node,
 }
 
 // The container spec list of a trialSpec and the ranks of one trial.
-Status FindContainers(ExperimentReader& reader, const YAML::Node& trial_spec,
+Status FindContainers(ForeignSpecReader& reader, const YAML::Node& trial_spec,
                       const std::string& path, YAML::Node* containers, std::string* containers_path,
                       int64_t* ranks) {
   HPO_RETURN_IF_ERROR(reader.Keys(trial_spec, path, {"apiVersion", "kind", "spec"}, {"metadata"}));
@@ -387,7 +313,7 @@ Status FindContainers(ExperimentReader& reader, const YAML::Node& trial_spec,
   return Status::Ok();
 }
 
-Status TranslateTrialTemplate(ExperimentReader& reader, const YAML::Node& templ, YAML::Node* sweep,
+Status TranslateTrialTemplate(ForeignSpecReader& reader, const YAML::Node& templ, YAML::Node* sweep,
                               YAML::Node* config) {
   const std::string path = "spec.trialTemplate";
   if (templ["configMap"]) {
@@ -491,7 +417,7 @@ Status TranslateTrialTemplate(ExperimentReader& reader, const YAML::Node& templ,
   return Status::Ok();
 }
 
-Status TranslateCollector(ExperimentReader& reader, const YAML::Node& spec) {
+Status TranslateCollector(ForeignSpecReader& reader, const YAML::Node& spec) {
   const std::string path = "spec.metricsCollectorSpec";
   HPO_RETURN_IF_ERROR(reader.Keys(spec, path, {"collector", "source"}));
   if (const YAML::Node collector = spec["collector"]) {
@@ -529,7 +455,7 @@ bool IsKatibExperiment(const YAML::Node& root) {
 Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
                                 const YAML::Node& root, const std::string& path,
                                 std::string* config_text, std::vector<std::string>* ignored) {
-  ExperimentReader reader(errors, ignored);
+  ForeignSpecReader reader(errors, ignored);
   HPO_RETURN_IF_ERROR(
       reader.Keys(root, "", {"apiVersion", "kind", "metadata", "spec"}, {"status"}));
   if (root["apiVersion"].Scalar() != "kubeflow.org/v1beta1") {
@@ -650,13 +576,9 @@ Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
     HPO_RETURN_IF_ERROR(TranslateCollector(reader, collector));
   }
 
-  YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "sweep" << YAML::Value << sweep;
-  for (const auto& entry : config) out << YAML::Key << entry.first << YAML::Value << entry.second;
-  out << YAML::EndMap;
-  *config_text = "# hpo sweep --config " + path +
-                 ": a Katib Experiment, read as this hpo config (docs/config.md)\n" + out.c_str() +
-                 "\n";
+  *config_text = EmitHpoConfig("hpo sweep --config " + path +
+                                   ": a Katib Experiment, read as this hpo config (docs/config.md)",
+                               sweep, config);
   return Status::Ok();
 }
 

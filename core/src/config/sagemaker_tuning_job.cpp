@@ -1,0 +1,403 @@
+#include "sagemaker_tuning_job.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <utility>
+
+#include "command/metric_reader.hpp"
+#include "foreign_spec_reader.hpp"
+
+namespace hpo {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The SageMaker Python SDK stores script-mode values JSON-encoded: "\"train.py\"" -> train.py.
+std::string Unquoted(const std::string& value) {
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    return value.substr(1, value.size() - 2);
+  }
+  return value;
+}
+
+Status TranslateRanges(ForeignSpecReader& reader, const YAML::Node& ranges,
+                       YAML::Node* parameters) {
+  const std::string path = "HyperParameterTuningJobConfig.ParameterRanges";
+  HPO_RETURN_IF_ERROR(reader.Keys(
+      ranges, path,
+      {"IntegerParameterRanges", "ContinuousParameterRanges", "CategoricalParameterRanges"}));
+  for (const char* kind :
+       {"ContinuousParameterRanges", "IntegerParameterRanges", "CategoricalParameterRanges"}) {
+    const YAML::Node list = ranges[kind];
+    if (!list) continue;
+    const std::string list_path = path + "." + kind;
+    if (!list.IsSequence()) return reader.Fail(list, list_path, "must be a list");
+    const bool categorical = std::string(kind) == "CategoricalParameterRanges";
+    const bool integer = std::string(kind) == "IntegerParameterRanges";
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string at = list_path + "[" + std::to_string(i) + "]";
+      std::string name;
+      YAML::Node node;
+      YAML::Node spec;
+      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "Name", &node));
+      HPO_RETURN_IF_ERROR(reader.String(node, at + ".Name", &name));
+      if (categorical) {
+        HPO_RETURN_IF_ERROR(reader.Keys(list[i], at, {"Name", "Values"}));
+        YAML::Node values_node;
+        HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "Values", &values_node));
+        if (!values_node.IsSequence() || values_node.size() == 0) {
+          return reader.Fail(values_node, at + ".Values", "must be a non-empty list");
+        }
+        YAML::Node values;
+        for (size_t v = 0; v < values_node.size(); ++v) {
+          std::string value;
+          HPO_RETURN_IF_ERROR(
+              reader.String(values_node[v], at + ".Values[" + std::to_string(v) + "]", &value));
+          values.push_back(value);
+        }
+        spec["values"] = values;
+        (*parameters)[name] = spec;
+        continue;
+      }
+      HPO_RETURN_IF_ERROR(
+          reader.Keys(list[i], at, {"Name", "MinValue", "MaxValue", "ScalingType"}));
+      std::string scaling = "Auto";
+      if (const YAML::Node scaling_node = list[i]["ScalingType"]) {
+        HPO_RETURN_IF_ERROR(reader.String(scaling_node, at + ".ScalingType", &scaling));
+        if (scaling != "Auto" && scaling != "Linear" && scaling != "Logarithmic") {
+          return reader.Fail(
+              scaling_node, at + ".ScalingType",
+              "'" + scaling + "' has no hpo equivalent; use Auto, Linear or Logarithmic");
+        }
+      }
+      YAML::Node min_node;
+      YAML::Node max_node;
+      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "MinValue", &min_node));
+      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "MaxValue", &max_node));
+      const bool logarithmic = scaling == "Logarithmic";
+      if (integer) {
+        int64_t min = 0;
+        int64_t max = 0;
+        HPO_RETURN_IF_ERROR(reader.Integer(min_node, at + ".MinValue", &min));
+        HPO_RETURN_IF_ERROR(reader.Integer(max_node, at + ".MaxValue", &max));
+        spec["distribution"] = logarithmic ? "q_log_uniform_values" : "int_uniform";
+        spec["min"] = min;
+        spec["max"] = max;
+        if (logarithmic) spec["q"] = 1;
+      } else {
+        std::string min;
+        std::string max;
+        HPO_RETURN_IF_ERROR(reader.NumberText(min_node, at + ".MinValue", &min));
+        HPO_RETURN_IF_ERROR(reader.NumberText(max_node, at + ".MaxValue", &max));
+        spec["distribution"] = logarithmic ? "log_uniform_values" : "uniform";
+        spec["min"] = min;
+        spec["max"] = max;
+      }
+      (*parameters)[name] = spec;
+    }
+  }
+  return Status::Ok();
+}
+
+Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning, YAML::Node* sweep,
+                             YAML::Node* config) {
+  const std::string path = "HyperParameterTuningJobConfig";
+  if (tuning["ParameterRanges"] && tuning["ParameterRanges"]["AutoParameters"]) {
+    return reader.Fail(tuning["ParameterRanges"]["AutoParameters"],
+                       path + ".ParameterRanges.AutoParameters",
+                       "hpo cannot choose ranges for you; give them as Continuous, Integer or "
+                       "CategoricalParameterRanges");
+  }
+  HPO_RETURN_IF_ERROR(
+      reader.Keys(tuning, path,
+                  {"Strategy", "StrategyConfig", "HyperParameterTuningJobObjective",
+                   "ResourceLimits", "ParameterRanges", "TrainingJobEarlyStoppingType",
+                   "TuningJobCompletionCriteria", "RandomSeed"}));
+  YAML::Node node;
+  std::string strategy;
+  HPO_RETURN_IF_ERROR(reader.Required(tuning, path, "Strategy", &node));
+  HPO_RETURN_IF_ERROR(reader.String(node, path + ".Strategy", &strategy));
+  YAML::Node search;
+  if (strategy == "Bayesian") {
+    (*sweep)["method"] = "bayes";
+    search["model"] = "gp";
+    (*config)["search"] = search;
+  } else if (strategy == "Random" || strategy == "Grid") {
+    (*sweep)["method"] = strategy == "Random" ? "random" : "grid";
+  } else if (strategy == "Hyperband") {
+    (*sweep)["method"] = "random";
+  } else {
+    return reader.Fail(node, path + ".Strategy",
+                       "must be Bayesian, Random, Grid or Hyperband, got '" + strategy + "'");
+  }
+  if (const YAML::Node strategy_config = tuning["StrategyConfig"]) {
+    const std::string at = path + ".StrategyConfig";
+    HPO_RETURN_IF_ERROR(reader.Keys(strategy_config, at, {"HyperbandStrategyConfig"}));
+    if (strategy != "Hyperband") {
+      return reader.Fail(strategy_config, at, "applies to Strategy Hyperband only");
+    }
+  }
+  if (strategy == "Hyperband") {
+    // SageMaker's Hyperband: rungs from MinResource (default 1) up by a factor of 3.
+    int64_t min_resource = 1;
+    const YAML::Node hyperband = tuning["StrategyConfig"]["HyperbandStrategyConfig"];
+    if (hyperband) {
+      const std::string at = path + ".StrategyConfig.HyperbandStrategyConfig";
+      HPO_RETURN_IF_ERROR(reader.Keys(hyperband, at, {"MinResource", "MaxResource"}));
+      if (hyperband["MinResource"]) {
+        HPO_RETURN_IF_ERROR(
+            reader.Integer(hyperband["MinResource"], at + ".MinResource", &min_resource));
+      }
+      if (hyperband["MaxResource"]) {
+        int64_t max_resource = 0;
+        HPO_RETURN_IF_ERROR(
+            reader.Integer(hyperband["MaxResource"], at + ".MaxResource", &max_resource));
+        (*config)["epochs"] = max_resource;
+      }
+    }
+    YAML::Node early;
+    early["type"] = "hyperband";
+    early["min_iter"] = min_resource;
+    early["eta"] = 3;
+    (*sweep)["early_terminate"] = early;
+  }
+  YAML::Node objective;
+  HPO_RETURN_IF_ERROR(
+      reader.Required(tuning, path, "HyperParameterTuningJobObjective", &objective));
+  const std::string objective_path = path + ".HyperParameterTuningJobObjective";
+  HPO_RETURN_IF_ERROR(reader.Keys(objective, objective_path, {"Type", "MetricName"}));
+  std::string type;
+  std::string metric_name;
+  HPO_RETURN_IF_ERROR(reader.Required(objective, objective_path, "Type", &node));
+  HPO_RETURN_IF_ERROR(reader.String(node, objective_path + ".Type", &type));
+  if (type != "Maximize" && type != "Minimize") {
+    return reader.Fail(node, objective_path + ".Type", "must be Maximize or Minimize");
+  }
+  HPO_RETURN_IF_ERROR(reader.Required(objective, objective_path, "MetricName", &node));
+  HPO_RETURN_IF_ERROR(reader.String(node, objective_path + ".MetricName", &metric_name));
+  YAML::Node metric;
+  metric["name"] = metric_name;
+  metric["goal"] = type == "Maximize" ? "maximize" : "minimize";
+  if (const YAML::Node criteria = tuning["TuningJobCompletionCriteria"]) {
+    const std::string at = path + ".TuningJobCompletionCriteria";
+    HPO_RETURN_IF_ERROR(reader.Keys(criteria, at, {"TargetObjectiveMetricValue"},
+                                    {"BestObjectiveNotImproving", "ConvergenceDetected"}));
+    if (const YAML::Node target = criteria["TargetObjectiveMetricValue"]) {
+      std::string text;
+      HPO_RETURN_IF_ERROR(reader.NumberText(target, at + ".TargetObjectiveMetricValue", &text));
+      metric["target"] = text;
+    }
+  }
+  (*sweep)["metric"] = metric;
+  YAML::Node limits;
+  HPO_RETURN_IF_ERROR(reader.Required(tuning, path, "ResourceLimits", &limits));
+  const std::string limits_path = path + ".ResourceLimits";
+  HPO_RETURN_IF_ERROR(
+      reader.Keys(limits, limits_path,
+                  {"MaxNumberOfTrainingJobs", "MaxRuntimeInSeconds", "MaxParallelTrainingJobs"}));
+  int64_t number = 0;
+  if (const YAML::Node jobs = limits["MaxNumberOfTrainingJobs"]) {
+    HPO_RETURN_IF_ERROR(reader.Integer(jobs, limits_path + ".MaxNumberOfTrainingJobs", &number));
+    (*config)["run_cap"] = number;
+  }
+  if (const YAML::Node runtime = limits["MaxRuntimeInSeconds"]) {
+    HPO_RETURN_IF_ERROR(reader.Integer(runtime, limits_path + ".MaxRuntimeInSeconds", &number));
+    (*config)["time_budget_s"] = number;
+  }
+  if (const YAML::Node parallel = limits["MaxParallelTrainingJobs"]) {
+    reader.Ignore(parallel, limits_path + ".MaxParallelTrainingJobs",
+                  "hpo runs as many trials at once as the job has trial groups (mpirun ranks / "
+                  "ranks_per_trial)");
+  }
+  if (const YAML::Node early = tuning["TrainingJobEarlyStoppingType"]) {
+    std::string value;
+    HPO_RETURN_IF_ERROR(reader.String(early, path + ".TrainingJobEarlyStoppingType", &value));
+    if (value == "Auto") {
+      YAML::Node median;
+      median["min_trials"] = 5;
+      (*config)["median_stopping"] = median;
+    } else if (value != "Off") {
+      return reader.Fail(early, path + ".TrainingJobEarlyStoppingType", "must be Off or Auto");
+    }
+  }
+  if (const YAML::Node seed = tuning["RandomSeed"]) {
+    HPO_RETURN_IF_ERROR(reader.Integer(seed, path + ".RandomSeed", &number));
+    (*config)["seed"] = number;
+  }
+  YAML::Node ranges;
+  HPO_RETURN_IF_ERROR(reader.Required(tuning, path, "ParameterRanges", &ranges));
+  YAML::Node parameters;
+  HPO_RETURN_IF_ERROR(TranslateRanges(reader, ranges, &parameters));
+  if (parameters.size() == 0) {
+    return reader.Fail(ranges, path + ".ParameterRanges", "holds no parameter range");
+  }
+  (*sweep)["parameters"] = parameters;
+  return Status::Ok();
+}
+
+Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
+                            const std::string& spec_folder, YAML::Node* sweep, YAML::Node* config) {
+  const std::string path = "TrainingJobDefinition";
+  HPO_RETURN_IF_ERROR(reader.Keys(
+      job, path,
+      {"StaticHyperParameters", "AlgorithmSpecification", "Environment", "StoppingCondition",
+       "ResourceConfig", "InputDataConfig"},
+      {"DefinitionName", "TuningObjective", "HyperParameterRanges", "RoleArn", "OutputDataConfig",
+       "VpcConfig", "EnableNetworkIsolation", "EnableInterContainerTrafficEncryption",
+       "EnableManagedSpotTraining", "CheckpointConfig", "RetryStrategy"}));
+  if (const YAML::Node channels = job["InputDataConfig"]) {
+    reader.Ignore(channels, path + ".InputDataConfig",
+                  "S3 channels are not fetched; point the program at a local copy through "
+                  "Environment (SM_CHANNEL_NAME=/path, as SageMaker sets it)");
+  }
+  YAML::Node statics;
+  HPO_RETURN_IF_ERROR(reader.Required(job, path, "StaticHyperParameters", &statics));
+  const std::string statics_path = path + ".StaticHyperParameters";
+  if (!statics.IsMap()) return reader.Fail(statics, statics_path, "must be a mapping");
+  std::string program;
+  YAML::Node parameters = (*sweep)["parameters"];
+  for (const auto& entry : statics) {
+    const std::string name = entry.first.Scalar();
+    const std::string at = statics_path + "." + name;
+    std::string value;
+    HPO_RETURN_IF_ERROR(reader.String(entry.second, at, &value));
+    if (name == "sagemaker_program") {
+      program = Unquoted(value);
+    } else if (name.rfind("sagemaker_", 0) == 0) {
+      reader.Ignore(entry.first, at, "SageMaker's own setting");
+    } else {
+      YAML::Node constant;
+      constant["value"] = Unquoted(value);
+      parameters[name] = constant;
+    }
+  }
+  if (program.empty()) {
+    return reader.Fail(statics, statics_path + ".sagemaker_program",
+                       "missing: hpo runs the training script of SageMaker script mode as a "
+                       "command trial; a training image's own entrypoint cannot run here");
+  }
+  const fs::path resolved = fs::path(program).is_absolute()
+                                ? fs::path(program)
+                                : (fs::path(spec_folder) / program).lexically_normal();
+  (*sweep)["program"] = resolved.string();
+  YAML::Node command;
+  if (const YAML::Node environment = job["Environment"]) {
+    if (!environment.IsMap()) {
+      return reader.Fail(environment, path + ".Environment", "must be a mapping");
+    }
+    command.push_back("/usr/bin/env");
+    for (const auto& entry : environment) {
+      command.push_back(entry.first.Scalar() + "=" + entry.second.Scalar());
+    }
+  } else {
+    command.push_back("${env}");
+  }
+  for (const char* element : {"${interpreter}", "${program}", "${args_no_equals}"}) {
+    command.push_back(element);
+  }
+  (*sweep)["command"] = command;
+  if (const YAML::Node algorithm = job["AlgorithmSpecification"]) {
+    const std::string at = path + ".AlgorithmSpecification";
+    HPO_RETURN_IF_ERROR(reader.Keys(algorithm, at, {"MetricDefinitions"},
+                                    {"TrainingImage", "AlgorithmName", "TrainingInputMode",
+                                     "EnableSageMakerMetricsTimeSeries"}));
+    if (const YAML::Node definitions = algorithm["MetricDefinitions"]) {
+      const std::string list_path = at + ".MetricDefinitions";
+      if (!definitions.IsSequence()) return reader.Fail(definitions, list_path, "must be a list");
+      for (size_t i = 0; i < definitions.size(); ++i) {
+        const std::string entry = list_path + "[" + std::to_string(i) + "]";
+        HPO_RETURN_IF_ERROR(reader.Keys(definitions[i], entry, {"Name", "Regex"}));
+        YAML::Node name;
+        YAML::Node regex;
+        std::string name_text;
+        std::string regex_text;
+        HPO_RETURN_IF_ERROR(reader.Required(definitions[i], entry, "Name", &name));
+        HPO_RETURN_IF_ERROR(reader.String(name, entry + ".Name", &name_text));
+        HPO_RETURN_IF_ERROR(reader.Required(definitions[i], entry, "Regex", &regex));
+        HPO_RETURN_IF_ERROR(reader.String(regex, entry + ".Regex", &regex_text));
+        const Status checked = CheckMetricDefinitions({{name_text, regex_text}});
+        if (!checked.ok()) {
+          const std::string prefix = "metric_definitions[0].regex: ";
+          std::string message = checked.message();
+          if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+          return reader.Fail(regex, entry + ".Regex", message);
+        }
+      }
+      (*config)["metric_definitions"] = definitions;  // Name/Regex, as hpo reads them
+      YAML::Node metrics;
+      const std::string objective = (*sweep)["metric"]["name"].Scalar();
+      for (size_t i = 0; definitions.IsSequence() && i < definitions.size(); ++i) {
+        const YAML::Node name = definitions[i]["Name"];
+        if (name && name.IsScalar() && name.Scalar() != objective) metrics.push_back(name.Scalar());
+      }
+      if (metrics.size() > 0) (*config)["metrics"] = metrics;
+    }
+  }
+  if (const YAML::Node stopping = job["StoppingCondition"]) {
+    const std::string at = path + ".StoppingCondition";
+    HPO_RETURN_IF_ERROR(reader.Keys(stopping, at, {"MaxRuntimeInSeconds"},
+                                    {"MaxWaitTimeInSeconds", "MaxPendingTimeInSeconds"}));
+    if (const YAML::Node runtime = stopping["MaxRuntimeInSeconds"]) {
+      int64_t seconds = 0;
+      HPO_RETURN_IF_ERROR(reader.Integer(runtime, at + ".MaxRuntimeInSeconds", &seconds));
+      (*config)["trial_timeout_s"] = seconds;
+    }
+  }
+  if (const YAML::Node resources = job["ResourceConfig"]) {
+    const std::string at = path + ".ResourceConfig";
+    HPO_RETURN_IF_ERROR(reader.Keys(resources, at, {"InstanceCount"},
+                                    {"InstanceType", "VolumeSizeInGB", "VolumeKmsKeyId",
+                                     "KeepAlivePeriodInSeconds", "InstanceGroups"}));
+    if (const YAML::Node count = resources["InstanceCount"]) {
+      int64_t instances = 1;
+      HPO_RETURN_IF_ERROR(reader.Integer(count, at + ".InstanceCount", &instances));
+      if (instances != 1) (*config)["ranks_per_trial"] = instances;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsSageMakerTuningJob(const YAML::Node& root) {
+  return root.IsMap() && root["HyperParameterTuningJobConfig"];
+}
+
+Status TranslateSageMakerTuningJob(const config_internal::ErrorFormatter& errors,
+                                   const YAML::Node& root, const std::string& path,
+                                   std::string* config_text, std::vector<std::string>* ignored) {
+  ForeignSpecReader reader(errors, ignored);
+  if (root["TrainingJobDefinitions"]) {
+    return reader.Fail(root["TrainingJobDefinitions"], "TrainingJobDefinitions",
+                       "several training job definitions have no hpo equivalent; give one "
+                       "TrainingJobDefinition");
+  }
+  if (root["WarmStartConfig"]) {
+    return reader.Fail(root["WarmStartConfig"], "WarmStartConfig",
+                       "a warm start from earlier tuning jobs has no hpo equivalent yet");
+  }
+  HPO_RETURN_IF_ERROR(reader.Keys(
+      root, "",
+      {"HyperParameterTuningJobName", "HyperParameterTuningJobConfig", "TrainingJobDefinition"},
+      {"Tags", "Autotune"}));
+  YAML::Node sweep;
+  YAML::Node config;
+  if (const YAML::Node name = root["HyperParameterTuningJobName"]) {
+    sweep["name"] = name.Scalar();
+  }
+  HPO_RETURN_IF_ERROR(
+      TranslateTuningConfig(reader, root["HyperParameterTuningJobConfig"], &sweep, &config));
+  YAML::Node job;
+  HPO_RETURN_IF_ERROR(reader.Required(root, "", "TrainingJobDefinition", &job));
+  const std::string folder = fs::absolute(fs::path(path)).parent_path().string();
+  HPO_RETURN_IF_ERROR(TranslateTrainingJob(reader, job, folder, &sweep, &config));
+
+  *config_text =
+      EmitHpoConfig("hpo sweep --config " + path +
+                        ": a SageMaker tuning job, read as this hpo config (docs/config.md)",
+                    sweep, config);
+  return Status::Ok();
+}
+
+}  // namespace hpo
