@@ -483,6 +483,56 @@ class SageMakerTuningJob(CommandCase):
                       "missing", log)
 
 
+class LiveView(CommandCase):
+    def status(self, output):
+        done = subprocess.run([HPO, "status", output], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    def test_status_and_the_report_follow_a_running_sweep(self):
+        # 8 trials of 4 epochs of 0.5 s on 2 groups: about 8 s.
+        path = self.write("live.yaml", config(
+            "    lr: {values: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]}\n"
+            "    steps: {value: 4}\n"
+            "    sleep: {value: 0.5}\n"))
+        output = os.path.join(self.tmp, "out")
+        job = self.start(2, path, output)
+        report = os.path.join(output, "report.html")
+        seen = {}
+
+        def running_with_a_result():
+            if job.poll() is not None or not os.path.exists(os.path.join(output, "study.h5")):
+                return False
+            text = self.status(output)
+            if "a sweep is running it" in text and "trials: 0 of" not in text:
+                seen["status"] = text
+                return True
+            return False
+
+        wait_until(running_with_a_result, "hpo status to show a running sweep with a result",
+                   job)
+        self.assertIn("of 8 finished", seen["status"])
+        self.assertRegex(seen["status"], r"state: running, ~\S+ left")
+        wait_until(lambda: os.path.exists(report), "OUTPUT/report.html", job)
+        with open(report) as f:
+            live = f.read()
+        self.assertIn('http-equiv="refresh"', live)
+        self.assertIn("The sweep is running", live)
+        self.assertEqual(job.wait(timeout=300), 0, job.stdout.read())
+        final = self.status(output)
+        self.assertIn("no sweep is running it", final)
+        self.assertIn("trials: 8 of 8 finished (8 completed", final)
+        self.assertIn("state: finished", final)
+        with open(report) as f:
+            page = f.read()
+        self.assertNotIn("http-equiv", page)
+        self.assertIn('<script id="hpo-study"', page)
+        # A path that is no study: one line, exit 2.
+        done = subprocess.run([HPO, "status", self.tmp], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("study.h5", done.stderr)
+
+
 class EarlyStopping(CommandCase):
     def test_hyperband_stops_a_command_trial_and_its_processes_are_gone(self):
         path = self.write("hyperband.yaml", config(

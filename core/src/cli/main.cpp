@@ -13,6 +13,7 @@
 
 #include "cli/main_with_hooks.hpp"
 #include "common/file_io.hpp"
+#include "coord/sweep_status.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_runner.hpp"
 #include "render/render.hpp"
@@ -31,6 +32,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  sweep   run a hyperparameter sweep (under mpirun or srun)\n"
     "  report  print a study's leaderboard\n"
+    "  status  where a running or finished sweep stands\n"
     "  render  write a Kubeflow MPIJob or a Slurm batch script for a sweep\n"
     "\n"
     "Run 'hpo <command> --help' for a command's options.\n"
@@ -144,6 +146,36 @@ void StoreImportance(const std::string& path, const hpo::StudyContents& study,
     std::cerr << "hpo: note: the importance is not stored in the study: " << status.message()
               << std::endl;
   }
+}
+
+int RunStatusCommand(const std::vector<std::string>& args, const hpo::TaskRegistry& registry) {
+  std::string path;
+  po::options_description options(
+      "usage: hpo status OUTPUT|STUDY.h5\n\n"
+      "Says where a sweep stands, from its study file, while it runs or after: whether a sweep is\n"
+      "running it, the trials finished (completed, stopped, failed) of those planned, the trials\n"
+      "running with their last epoch, the best so far and, while it runs, the time left. It only\n"
+      "reads the study, so the sweep goes on undisturbed; a running sweep's figures are as of its\n"
+      "last publish. OUTPUT/report.html, rewritten every few seconds while a sweep runs, draws\n"
+      "the same.\n\noptions");
+  options.add_options()("help,h", "show this help")(
+      "path", po::value<std::string>(&path)->required(), "the sweep's output folder or study");
+  po::positional_options_description positional;
+  positional.add("path", 1);
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << options << std::endl;
+      return 0;
+    }
+  }
+  po::variables_map values;
+  hpo::Status parsed = ParseArguments(args, options, positional, &values);
+  if (!parsed.ok()) return ExitWith(parsed, true);
+  hpo::SweepStatus status;
+  const hpo::Status read = hpo::ReadSweepStatus(path, registry.catalog(), &status);
+  if (!read.ok()) return ExitWith(read, true);
+  std::cout << hpo::FormatSweepStatus(status);
+  return 0;
 }
 
 int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegistry& registry) {
@@ -415,6 +447,7 @@ int MainWithTrainingHooks(int argc, char** argv, const TaskRegistry& registry,
   }
   if (command == "sweep") return RunSweepCommand(argc, argv, args, registry, training_hooks);
   if (command == "report") return RunReportCommand(args, registry);
+  if (command == "status") return RunStatusCommand(args, registry);
   if (command == "render") return RunRenderCommand(args, registry);
   std::cerr << "hpo: error: unknown command '" << command << "'\n\n" << kUsage;
   return static_cast<int>(ExitCode::kBadInput);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/bytes.hpp"
+#include "common/duration_text.hpp"
 #include "common/seeding.hpp"
 #include "hpo/task_catalog.hpp"
 
@@ -24,22 +25,6 @@ namespace {
 // The wall clock a trial's start_time_s is read from: seconds since the Unix epoch.
 double UnixSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string FormatDuration(double seconds) {
-  const auto total = static_cast<int64_t>(std::llround(std::max(0.0, seconds)));
-  char buffer[32];
-  if (total >= 3600) {
-    std::snprintf(buffer, sizeof(buffer), "%lldh%02lldm%02llds",
-                  static_cast<long long>(total / 3600), static_cast<long long>(total / 60 % 60),
-                  static_cast<long long>(total % 60));
-  } else if (total >= 60) {
-    std::snprintf(buffer, sizeof(buffer), "%lldm%02llds", static_cast<long long>(total / 60),
-                  static_cast<long long>(total % 60));
-  } else {
-    std::snprintf(buffer, sizeof(buffer), "%llds", static_cast<long long>(total));
-  }
-  return buffer;
 }
 
 // Saved states are bytes; study attributes are fixed-length strings, so they are stored as hex.
@@ -634,6 +619,19 @@ Status Coordinator::StageRow(TrialResult row) {
   return Status::Ok();
 }
 
+Status Coordinator::ReadRunningTrials(const StudyContents& study,
+                                      std::map<int64_t, TrialSpec>* trials, EpochReports* reports) {
+  trials->clear();
+  reports->clear();
+  if (study.extra_attributes.count("running_trials") == 0) return Status::Ok();
+  std::string state;
+  HPO_RETURN_IF_ERROR(StateAttribute(study, "running_trials", &state));
+  if (!DecodeTrials(state, trials, reports)) {
+    return Status::BadInput("the study's attribute running_trials is damaged");
+  }
+  return Status::Ok();
+}
+
 Status Coordinator::PublishIfDue(bool idle) {
   if (unpublished_.empty()) return Status::Ok();
   const double now = deps_.clock();
@@ -663,6 +661,7 @@ Status Coordinator::PublishState() {
   }
   unpublished_.clear();
   weights_to_discard_.clear();
+  if (deps_.after_publish) deps_.after_publish();
   return Status::Ok();
 }
 

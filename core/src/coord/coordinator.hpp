@@ -83,6 +83,9 @@ struct CoordinatorDeps {
   TrialArtifacts* artifacts = nullptr;
   std::ostream* progress = nullptr;
   std::function<double()> clock;
+  // Called after each publish of the study, on the coordinator's thread (e.g. to refresh a live
+  // report from the study just published); may be empty.
+  std::function<void()> after_publish;
 };
 
 class Coordinator {
@@ -95,6 +98,12 @@ class Coordinator {
   // dispatched first. BadInput when the study was written with other search or early stopping
   // settings or its state is damaged. Replay costs what the sweep's own calls cost.
   Status Restore(const StudyContents& study);
+
+  // The trials a study's last publish recorded as dispatched and not finished, with the epoch
+  // reports they had sent (running_trials); none for a study without that attribute. BadInput
+  // when it is damaged. For readers of a study being written (`hpo status`).
+  static Status ReadRunningTrials(const StudyContents& study, std::map<int64_t, TrialSpec>* trials,
+                                  std::map<int64_t, std::map<int64_t, double>>* reports);
 
   // The sweep is being interrupted (a preemption signal): no trial is dispatched any more, and
   // running trials are told at their next epoch report to checkpoint and stop. They stay in the

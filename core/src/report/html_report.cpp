@@ -347,8 +347,12 @@ constexpr char kErrorHook[] =
     "  const box = document.getElementById('hpo-errors');\n"
     "  if (box) box.textContent = window.hpoErrors.join('\\n'); });</script>\n";
 
-std::string PageHead(const std::string& title) {
+// `reload_seconds` > 0: the page reloads itself that often (a live page).
+std::string PageHead(const std::string& title, int reload_seconds = 0) {
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  if (reload_seconds > 0) {
+    page += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(reload_seconds) + "\">\n";
+  }
   page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   page += "<title>" + HtmlText(title) + "</title>\n<style>\n";
   page += report_internal::kReportCss;
@@ -378,10 +382,23 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
 
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
                              const StudyImportance& importance) {
+  return FormatHtmlReport(study, catalog, importance, LivePage{0, ""});
+}
+
+std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
+                             const StudyImportance& importance, const LivePage& live) {
   const std::string metric = HtmlText(study.attributes.metric_name);
   const std::string title = "hpo study: " + study.attributes.metric_name;
-  std::string page = PageHead(title);
-  page += "<h1>" + HtmlText(title) + "</h1>\n" + Summary(study);
+  std::string page = PageHead(title, live.reload_seconds);
+  page += "<h1>" + HtmlText(title) + "</h1>\n";
+  if (live.reload_seconds > 0) {
+    page += "<p id=\"live\" class=\"guide\">The sweep is running: this page was written at " +
+            HtmlText(live.written_at) + " and reloads every " +
+            std::to_string(live.reload_seconds) +
+            " s; the last write, when the sweep ends, "
+            "stops reloading.</p>\n";
+  }
+  page += Summary(study);
   page +=
       "<nav><a href=\"#history\">history</a> <a href=\"#importance\">importance</a> "
       "<a href=\"#slices\">slices</a> <a href=\"#contour\">contour</a> "

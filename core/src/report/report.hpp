@@ -50,6 +50,17 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
                              const StudyImportance& importance);
 
+// A page written while its sweep runs (OUTPUT/report.html): it reloads itself every
+// `reload_seconds` and says when it was written (`written_at`, e.g. "2026-11-27 22:41:07 UTC").
+struct LivePage {
+  int reload_seconds = 5;
+  std::string written_at;
+};
+// As above, as a live page: a <meta http-equiv="refresh"> and a line under the title saying the
+// sweep is running, when the page was written and how often it reloads.
+std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
+                             const StudyImportance& importance, const LivePage& live);
+
 // One study of a comparison: how the page names it (e.g. its path) and its contents (borrowed).
 struct NamedStudy {
   std::string name;

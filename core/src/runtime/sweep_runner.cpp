@@ -20,6 +20,7 @@
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/task_runner.hpp"
+#include "live_report.hpp"
 #include "mpi/control_plane.hpp"
 #include "mpi/peer_watch.hpp"
 #include "mpi/status_collectives.hpp"
@@ -38,6 +39,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kStudyFileName = "study.h5";
+// Kept current while the sweep runs (LiveReport), reloading itself this often.
+constexpr const char* kLiveReportFileName = "report.html";
+constexpr double kLiveReportSeconds = 5.0;
 
 double SteadySeconds() {
   using Clock = std::chrono::steady_clock;
@@ -119,11 +123,14 @@ Status OpenResumedStudy(const SweepConfig& config, const SweepOptions& options,
 // coordinator discards, the coordinator's collaborators until the session makes it, and the
 // study read back on --resume.
 struct RootStudy {
-  explicit RootStudy(const SweepConfig& config)
+  RootStudy(const SweepConfig& config, const TaskCatalog& catalog)
       : path((fs::path(config.execution.output) / kStudyFileName).string()),
-        model_files(config.execution.output) {}
+        model_files(config.execution.output),
+        live_report(path, (fs::path(config.execution.output) / kLiveReportFileName).string(),
+                    catalog, kLiveReportSeconds) {}
   std::string path;
   ModelFiles model_files;
+  LiveReport live_report;  // OUTPUT/report.html
   CoordinatorDeps deps;
   std::optional<StudyContents> resumed;
 };
@@ -134,6 +141,9 @@ Status Coordinate(const SweepConfig& config, std::unique_ptr<StudyWriter> study,
   root_study->deps.artifacts = &root_study->model_files;
   root_study->deps.progress = &std::cout;
   root_study->deps.clock = SteadySeconds;
+  root_study->deps.after_publish = [live_report = &root_study->live_report] {
+    live_report->Refresh();
+  };
   session->Coordinate(config, std::move(study), std::move(root_study->deps));
   if (!root_study->resumed) return Status::Ok();
   return session->coordinator().Restore(*root_study->resumed).WithContext(root_study->path);
@@ -498,7 +508,7 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   PreemptionWatch preemption(config.checkpoint.grace_period_s);
 
   SweepSession session(world, layout);
-  RootStudy root_study(config);
+  RootStudy root_study(config, registry.catalog());
   bool finished_before = false;
   Status status;
   if (root) status = OpenSweep(config, options, &root_study, &session, &finished_before);
@@ -526,8 +536,12 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
       [&] { PollBetweenMessages(session.coordinator(), alarm, layout, root_study.path); });
   RunGroupTrials(config, layout, *runner, session.control());
   session.Join();
-  return BroadcastStatus(
-      world, root ? FinishSweep(config, options, *runner, session, root_study.path) : Status::Ok());
+  Status finished;
+  if (root) {
+    finished = FinishSweep(config, options, *runner, session, root_study.path);
+    root_study.live_report.Finish();
+  }
+  return BroadcastStatus(world, finished);
 }
 
 }  // namespace hpo

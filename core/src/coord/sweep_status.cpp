@@ -1,0 +1,165 @@
+#include "coord/sweep_status.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "common/duration_text.hpp"
+#include "coord/coordinator.hpp"
+#include "hpo/config.hpp"
+#include "search/searcher.hpp"
+#include "study/study_file.hpp"
+
+namespace hpo {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether another process holds STUDY.h5.lock (a sweep writing the study). The test takes a
+// shared lock without waiting and drops it at once.
+bool HeldByAWriter(const std::string& study_path) {
+  const int fd = ::open((study_path + ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
+
+bool Better(const std::string& goal, double a, double b) {
+  return goal == "maximize" ? a > b : a < b;
+}
+
+}  // namespace
+
+Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status) {
+  SweepStatus read;
+  std::error_code error;
+  read.study_path = fs::is_directory(path, error) ? (fs::path(path) / "study.h5").string() : path;
+  read.running = HeldByAWriter(read.study_path);
+  StudyContents study;
+  HPO_RETURN_IF_ERROR(ReadStudy(read.study_path, &study));
+  read.metric = study.attributes.metric_name;
+  read.goal = study.attributes.metric_goal;
+  double total_duration = 0.0;
+  for (const TrialResult& trial : study.trials) {
+    switch (trial.status) {
+      case TrialStatus::kCompleted:
+        ++read.completed;
+        if (std::isfinite(trial.objective) &&
+            (!read.best || Better(read.goal, trial.objective, read.best->objective))) {
+          read.best = trial;
+        }
+        break;
+      case TrialStatus::kStopped:
+        ++read.stopped;
+        break;
+      case TrialStatus::kFailed:
+        ++read.failed;
+        break;
+      case TrialStatus::kPaused:
+        ++read.paused;
+        continue;
+      case TrialStatus::kRunning:
+        continue;
+    }
+    total_duration += trial.duration_s;
+  }
+  const int64_t finished = read.completed + read.stopped + read.failed;
+  if (finished > 0) read.mean_duration_s = total_duration / static_cast<double>(finished);
+  std::map<int64_t, TrialSpec> running;
+  std::map<int64_t, std::map<int64_t, double>> reports;
+  HPO_RETURN_IF_ERROR(
+      Coordinator::ReadRunningTrials(study, &running, &reports).WithContext(read.study_path));
+  if (read.running) {
+    for (const auto& [id, spec] : running) {
+      SweepStatus::InFlight trial{id, 0, 0.0};
+      const auto found = reports.find(id);
+      if (found != reports.end() && !found->second.empty()) {
+        trial.epoch = found->second.rbegin()->first;
+        trial.objective = found->second.rbegin()->second;
+      }
+      read.in_flight.push_back(trial);
+    }
+  }
+  SweepConfig config;
+  if (ParseStoredConfig(study.attributes.config, catalog, &config).ok()) {
+    std::unique_ptr<Searcher> searcher;
+    if (MakeSearcher(config, &searcher).ok()) {
+      const std::optional<int64_t> space = searcher->SpaceSize();
+      read.planned = config.sweep.run_cap;
+      if (space) read.planned = read.planned ? std::min(*read.planned, *space) : *space;
+    }
+    if (study.attributes.world_size > 0 && config.execution.ranks_per_trial > 0) {
+      read.groups = study.attributes.world_size / config.execution.ranks_per_trial;
+    }
+  }
+  *status = std::move(read);
+  return Status::Ok();
+}
+
+std::string FormatSweepStatus(const SweepStatus& status) {
+  std::ostringstream out;
+  const int64_t finished = status.completed + status.stopped + status.failed;
+  out << "study: " << status.study_path << " ("
+      << (status.running ? "a sweep is running it; figures as of its last publish"
+                         : "no sweep is running it")
+      << ")\n";
+  out << "trials: " << finished;
+  if (status.planned) out << " of " << *status.planned;
+  out << " finished (" << status.completed << " completed, " << status.stopped << " stopped, "
+      << status.failed << " failed)";
+  if (status.running) out << ", " << status.in_flight.size() << " running";
+  out << ", " << status.paused << " paused\n";
+  if (!status.in_flight.empty()) {
+    out << "running:";
+    for (const SweepStatus::InFlight& trial : status.in_flight) {
+      out << (&trial == &status.in_flight.front() ? " trial " : ", trial ") << trial.trial_id;
+      if (trial.epoch > 0) {
+        out << " (epoch " << trial.epoch << ", " << status.metric << ' ' << trial.objective << ')';
+      } else {
+        out << " (no epoch yet)";
+      }
+    }
+    out << '\n';
+  }
+  if (status.best) {
+    out << "best: trial " << status.best->trial_id << ", " << status.metric << ' '
+        << status.best->objective << " (";
+    for (size_t i = 0; i < status.best->params.size(); ++i) {
+      out << (i ? " " : "") << status.best->params[i].name << '='
+          << FormatParamValue(status.best->params[i].value);
+    }
+    out << ")\n";
+  } else {
+    out << "best: none yet\n";
+  }
+  if (!status.running) {
+    if (status.planned && finished >= *status.planned) {
+      out << "state: finished\n";
+    } else {
+      out << "state: not running";
+      if (status.planned) out << ", " << *status.planned - finished << " trials left";
+      out << " (resume it with hpo sweep --resume)\n";
+    }
+  } else if (status.planned && status.groups > 0 && finished > 0) {
+    const int64_t left = std::max<int64_t>(0, *status.planned - finished);
+    out << "state: running, ~"
+        << FormatDuration(static_cast<double>(left) * status.mean_duration_s /
+                          static_cast<double>(status.groups))
+        << " left (" << left << " trials at " << FormatDuration(status.mean_duration_s)
+        << " each on " << status.groups << " groups)\n";
+  } else {
+    out << "state: running\n";
+  }
+  return out.str();
+}
+
+}  // namespace hpo

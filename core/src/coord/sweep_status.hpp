@@ -1,0 +1,48 @@
+// Private to hpo_core: where a sweep stands, read from its study file while a sweep writes it or
+// after (`hpo status OUTPUT`), without disturbing the sweep: the study is opened read-only and
+// its lock (STUDY.h5.lock, which a writer holds) only tested.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hpo/status.hpp"
+#include "hpo/task_catalog.hpp"
+#include "hpo/trial.hpp"
+
+namespace hpo {
+
+struct SweepStatus {
+  std::string study_path;
+  bool running = false;  // a sweep holds the study now
+  std::string metric;
+  std::string goal;
+  std::optional<int64_t> planned;  // run_cap or the search space's size; none: unbounded
+  int64_t completed = 0;
+  int64_t stopped = 0;
+  int64_t failed = 0;
+  int64_t paused = 0;  // at an ASHA rung, waiting for promotion
+  // Dispatched and not finished at the last publish: id, the last epoch reported and its value.
+  struct InFlight {
+    int64_t trial_id = 0;
+    int64_t epoch = 0;  // 0: no report yet
+    double objective = 0.0;
+  };
+  std::vector<InFlight> in_flight;
+  std::optional<TrialResult> best;  // of the completed trials with a finite objective
+  double mean_duration_s = 0.0;     // of the finished trials
+  int64_t groups = 0;               // trials the sweep runs at once (0: unknown)
+};
+
+// Reads the status of the study at `path` (an output folder holding study.h5, or the study file).
+// BadInput naming the path when it is no study; the config's task comes from `catalog`.
+Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status);
+
+// The status as a few lines of text: the study and whether a sweep runs it, the trials finished
+// of those planned by status, the trials in flight, the best so far, and (while running) the
+// expected time left: the trials left x their mean duration / the groups.
+std::string FormatSweepStatus(const SweepStatus& status);
+
+}  // namespace hpo

@@ -1,0 +1,100 @@
+// `hpo status` (coord/sweep_status.hpp) on a study no sweep holds: the trials by status, the
+// planned count from the stored config, the best so far, what the text says, and a bad path.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "coord/sweep_status.hpp"
+#include "hpo/task_catalog.hpp"
+#include "study/study_file.hpp"
+
+namespace hpo {
+namespace {
+
+constexpr char kConfig[] =
+    "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 10\n"
+    "  metric: {name: val_loss, goal: minimize}\n  parameters:\n"
+    "    lr: {min: 0.001, max: 0.1}\n";
+
+TrialResult Trial(int64_t id, TrialStatus status, double objective, double duration_s) {
+  TrialResult trial;
+  trial.trial_id = id;
+  trial.status = status;
+  trial.objective = objective;
+  trial.params = {{"lr", 0.01 * static_cast<double>(id + 1)}};
+  trial.epochs = 1;
+  trial.duration_s = duration_s;
+  trial.group = 0;
+  trial.curve.push_back({1, {objective}});
+  return trial;
+}
+
+class SweepStatusTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = testing::TempDir() + "hpo_status_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(SweepStatusTest, AStoppedSweepCountsItsTrialsAndSaysHowToGoOn) {
+  StudyLayout layout;
+  layout.params = {{"lr", ParamType::kFloat, 0}};
+  layout.metric_names = {"val_loss"};
+  StudyAttributes attributes;
+  attributes.config = kConfig;
+  attributes.metric_name = "val_loss";
+  attributes.metric_goal = "minimize";
+  attributes.world_size = 2;
+  attributes.start_time = "2026-11-27T12:00:00Z";
+  std::unique_ptr<StudyWriter> writer;
+  ASSERT_TRUE(StudyWriter::Create(dir_ + "/study.h5", layout, attributes, &writer).ok());
+  for (const TrialResult& trial :
+       {Trial(0, TrialStatus::kCompleted, 0.5, 2.0), Trial(1, TrialStatus::kCompleted, 0.3, 4.0),
+        Trial(2, TrialStatus::kStopped, 0.2, 1.0), Trial(3, TrialStatus::kFailed, 0.1, 1.0),
+        Trial(4, TrialStatus::kPaused, 0.4, 1.0)}) {
+    ASSERT_TRUE(writer->Append(trial).ok());
+  }
+  ASSERT_TRUE(writer->Close().ok());
+  writer.reset();  // the lock goes with the writer
+
+  SweepStatus status;
+  const Status read = ReadSweepStatus(dir_, BuiltinTaskCatalog(), &status);
+  ASSERT_TRUE(read.ok()) << read.message();
+  EXPECT_EQ(status.study_path, dir_ + "/study.h5");
+  EXPECT_FALSE(status.running);
+  EXPECT_EQ(status.planned, std::optional<int64_t>(10));
+  EXPECT_EQ(status.completed, 2);
+  EXPECT_EQ(status.stopped, 1);
+  EXPECT_EQ(status.failed, 1);
+  EXPECT_EQ(status.paused, 1);
+  ASSERT_TRUE(status.best.has_value());  // the best completed trial, not the stopped one
+  EXPECT_EQ(status.best->trial_id, 1);
+  EXPECT_DOUBLE_EQ(status.mean_duration_s, 2.0);
+  EXPECT_EQ(status.groups, 2);
+  const std::string text = FormatSweepStatus(status);
+  EXPECT_NE(text.find("no sweep is running it"), std::string::npos) << text;
+  EXPECT_NE(text.find("trials: 4 of 10 finished (2 completed, 1 stopped, 1 failed), 1 paused"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("best: trial 1, val_loss 0.3 (lr=0.02)"), std::string::npos) << text;
+  EXPECT_NE(text.find("state: not running, 6 trials left (resume it with hpo sweep --resume)"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(SweepStatusTest, APathWithoutAStudyIsBadInput) {
+  SweepStatus status;
+  const Status read = ReadSweepStatus(dir_, BuiltinTaskCatalog(), &status);
+  EXPECT_EQ(read.code(), Status::Code::kBadInput);
+  EXPECT_NE(read.message().find(dir_ + "/study.h5"), std::string::npos) << read.message();
+}
+
+}  // namespace
+}  // namespace hpo
