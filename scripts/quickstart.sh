@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The main job on one machine: installs what is missing, builds, and runs the quickstart sweep
+# The main job on one machine: installs what is missing (only what the main job needs), builds
+# `hpo` alone (tests and benchmarks belong to scripts/test.sh), and runs the quickstart sweep
 # (configs/quickstart.yaml: Fashion-MNIST, 2 ranks per trial) with mpirun on this machine's cores,
 # at least 4 ranks. Prints where the study file and its HTML report are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh
+scripts/install-deps.sh --main
+scripts/build.sh --main
 
 cores=$(nproc)
 ranks=$(( cores / 2 * 2 ))
