@@ -13,11 +13,11 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDecimalDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsIdentifierStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool IsIdentifierChar(char c) { return IsIdentifierStart(c) || IsDigit(c); }
+bool IsIdentifierChar(char c) { return IsIdentifierStart(c) || IsDecimalDigit(c); }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 class Parser {
@@ -159,16 +159,16 @@ class Parser {
       return true;
     }
     const size_t digits = at_;
-    while (at_ < text_.size() && IsDigit(text_[at_])) ++at_;
+    while (at_ < text_.size() && IsDecimalDigit(text_[at_])) ++at_;
     if (at_ == digits) return false;
     if (text_[digits] == '0' && at_ - digits > 1) return false;  // 05 is no Python number
     if (Consume('.')) {
-      while (at_ < text_.size() && IsDigit(text_[at_])) ++at_;
+      while (at_ < text_.size() && IsDecimalDigit(text_[at_])) ++at_;
     }
     if (Consume('e') || Consume('E')) {
       if (!Consume('+')) Consume('-');
       const size_t exponent = at_;
-      while (at_ < text_.size() && IsDigit(text_[at_])) ++at_;
+      while (at_ < text_.size() && IsDecimalDigit(text_[at_])) ++at_;
       if (at_ == exponent) return false;
     }
     std::string token(text_.substr(start, at_ - start));

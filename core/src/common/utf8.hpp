@@ -4,8 +4,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace hpo {
+
+// The UTF-8 encoding of U+FEFF, which some editors write at the start of a text file.
+inline constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
 // Appends `code` (at most 0x10FFFF) to `out` as one to four UTF-8 bytes.
 inline void AppendUtf8(uint32_t code, std::string* out) {

@@ -20,7 +20,7 @@ namespace {
 using DataPoint = TrialHistory::DataPoint;
 
 constexpr uint64_t kGpPurpose = 0x6770ULL;  // "gp"
-constexpr char kStateTag[] = "hpo-gp-state/v1";
+constexpr char kGpStateTag[] = "hpo-gp-state/v1";
 constexpr size_t kMaxFitPoints = 200;
 constexpr int kSobolCandidates = 1024;
 constexpr int kLocalRounds = 4;
@@ -243,7 +243,7 @@ Status GpSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* 
 }
 
 GpSearcher::GpSearcher(const SweepConfig& config)
-    : ModelBasedSearcher(config, kStateTag, "gp", "GP") {}
+    : ModelBasedSearcher(config, kGpStateTag, "gp", "GP") {}
 
 std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
                                                       std::vector<DataPoint> observed,

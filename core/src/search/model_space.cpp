@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "search/sampling.hpp"
+
 namespace hpo {
 
 namespace {
@@ -31,8 +33,6 @@ double LowerBound(const ParameterSpec& spec) {
 double UpperBound(const ParameterSpec& spec) {
   return spec.distribution == Distribution::kQBeta ? 1.0 : spec.max;
 }
-
-double RoundToMultiple(double value, double q) { return std::round(value / q) * q; }
 
 // The coordinate range of a continuous parameter: the natural or log space of its values.
 void ContinuousRange(const ParameterSpec& spec, double* low, double* high) {
@@ -178,13 +178,6 @@ std::vector<ModelDimension> ModelDimensionsOf(const std::vector<ParameterSpec>& 
   dimensions.reserve(parameters.size());
   for (const ParameterSpec& parameter : parameters) dimensions.push_back(DimensionOf(parameter));
   return dimensions;
-}
-
-double RoundToMultipleWithin(double value, double q, double lower, double upper) {
-  double rounded = RoundToMultiple(value, q);
-  if (rounded < lower) rounded = std::ceil(lower / q) * q;
-  if (rounded > upper) rounded = std::floor(upper / q) * q;
-  return std::clamp(rounded, lower, upper);
 }
 
 double PositiveFinite(double value) {

@@ -57,10 +57,6 @@ std::optional<double> EncodeValue(const ParameterSpec& spec, const ModelDimensio
 ParamValue DecodeValue(const ParameterSpec& spec, const ModelDimension& dimension,
                        double coordinate);
 
-// The multiple of q nearest to `value` inside [lower, upper], as SampleParameter rounds bounded
-// q_* draws (the bound itself when no multiple lies inside).
-double RoundToMultipleWithin(double value, double q, double lower, double upper);
-
 // `value` moved into [smallest positive double, largest double], as log_normal draws are kept.
 double PositiveFinite(double value);
 

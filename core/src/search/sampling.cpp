@@ -54,17 +54,6 @@ double Beta(double a, double b, std::mt19937_64& rng) {
   return std::clamp(value, std::numeric_limits<double>::denorm_min(), std::nextafter(1.0, 0.0));
 }
 
-double RoundToMultiple(double value, double q) { return std::round(value / q) * q; }
-
-// The multiple of q nearest to `value` inside [lower, upper]; the bound itself when the interval
-// holds no multiple of q (the config parser rejects such ranges).
-double RoundToMultipleWithin(double value, double q, double lower, double upper) {
-  double rounded = RoundToMultiple(value, q);
-  if (rounded < lower) rounded = std::ceil(lower / q) * q;
-  if (rounded > upper) rounded = std::floor(upper / q) * q;
-  return std::clamp(rounded, lower, upper);
-}
-
 ValueInterval Closed(double lower, double upper) {
   return ValueInterval{lower, upper, false, false};
 }
@@ -81,6 +70,15 @@ const ParamValue& PickWeighted(const std::vector<ParamValue>& values,
 }
 
 }  // namespace
+
+double RoundToMultiple(double value, double q) { return std::round(value / q) * q; }
+
+double RoundToMultipleWithin(double value, double q, double lower, double upper) {
+  double rounded = RoundToMultiple(value, q);
+  if (rounded < lower) rounded = std::ceil(lower / q) * q;
+  if (rounded > upper) rounded = std::floor(upper / q) * q;
+  return std::clamp(rounded, lower, upper);
+}
 
 bool ValueInterval::Contains(const ValueInterval& inner) const {
   const bool lower_ok =

@@ -15,6 +15,13 @@ namespace hpo {
 // where the distribution has bounds.
 ParamValue SampleParameter(const ParameterSpec& spec, std::mt19937_64& rng);
 
+// The multiple of q nearest to `value` (W&B's rounding of q_* values).
+double RoundToMultiple(double value, double q);
+// The multiple of q nearest to `value` inside [lower, upper], as SampleParameter rounds bounded
+// q_* draws; the bound itself when the interval holds no multiple of q (the config parser rejects
+// such ranges).
+double RoundToMultipleWithin(double value, double q, double lower, double upper);
+
 // An interval of the real line; an end is open when the values approach it but never reach it.
 struct ValueInterval {
   double lower = 0.0;

@@ -14,7 +14,7 @@ namespace hpo {
 namespace {
 
 constexpr uint64_t kSobolScramblePurpose = 0x736f626f6cULL;  // "sobol"
-constexpr char kStateTag[] = "hpo-sobol-state/v1";
+constexpr char kSobolStateTag[] = "hpo-sobol-state/v1";
 
 int SequenceDimensions(const std::vector<ParameterSpec>& parameters) {
   return static_cast<int>(std::count_if(parameters.begin(), parameters.end(), HasQuantile));
@@ -67,7 +67,7 @@ void SobolSearcher::Observe(int64_t, const Assignment&, TrialStatus, double) {}
 std::string SobolSearcher::SaveState() const {
   std::vector<uint8_t> bytes;
   ByteWriter writer(&bytes);
-  writer.PutString(kStateTag);
+  writer.PutString(kSobolStateTag);
   writer.PutString(Fingerprint(parameters_));
   writer.Put<uint64_t>(seed_);
   return std::string(bytes.begin(), bytes.end());

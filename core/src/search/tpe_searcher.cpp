@@ -17,7 +17,7 @@ namespace {
 using DataPointRef = TrialHistory::DataPoint;
 
 constexpr uint64_t kTpePurpose = 0x747065ULL;  // "tpe"
-constexpr char kStateTag[] = "hpo-tpe-state/v1";
+constexpr char kTpeStateTag[] = "hpo-tpe-state/v1";
 constexpr size_t kMaxGoodTrials = 25;
 // Multivariate TPE's settings, chosen on bench/search_quality.cpp (bench/RESULTS.md): the good
 // group is the best ceil(1.5 sqrt(m)) (at most 25; see GoodGroupSize), its kernels weighted 1 /
@@ -157,7 +157,7 @@ size_t TpeSearcher::GoodGroupSize(const std::vector<DataPoint>& observed, bool m
 }
 
 TpeSearcher::TpeSearcher(const SweepConfig& config)
-    : ModelBasedSearcher(config, kStateTag, MultivariateOf(config) ? "tpe" : "tpe_independent",
+    : ModelBasedSearcher(config, kTpeStateTag, MultivariateOf(config) ? "tpe" : "tpe_independent",
                          "TPE"),
       candidates_(config.search.candidates),
       multivariate_(MultivariateOf(config)) {}

@@ -1,5 +1,7 @@
 #include "hdf5_handles.hpp"
 
+#include <vector>
+
 namespace hpo::study_internal {
 
 namespace {
@@ -11,6 +13,11 @@ herr_t KeepInnermost(unsigned n, const H5E_error2_t* error, void* client_data) {
 }
 
 }  // namespace
+
+herr_t CollectLinkName(hid_t, const char* name, const H5L_info_t*, void* names) {
+  static_cast<std::vector<std::string>*>(names)->push_back(name);
+  return 0;
+}
 
 std::string Hdf5Error(const char* call) {
   std::string description;

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <string>
+#include <vector>
 
 namespace hpo::study_internal {
 
@@ -76,5 +77,8 @@ class ScopedErrorSilencer {
 // "<call> failed: <the innermost HDF5 error description>". Call it right after the failing HDF5
 // call: any later HDF5 call clears the error stack.
 std::string Hdf5Error(const char* call);
+
+// H5Literate callback: appends each link's name to the std::vector<std::string> `names` points to.
+herr_t CollectLinkName(hid_t group, const char* name, const H5L_info_t* info, void* names);
 
 }  // namespace hpo::study_internal

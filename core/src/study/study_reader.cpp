@@ -22,6 +22,7 @@ namespace hpo {
 namespace {
 
 using study_internal::AttributeHandle;
+using study_internal::CollectLinkName;
 using study_internal::DatasetHandle;
 using study_internal::DataspaceHandle;
 using study_internal::DatatypeHandle;
@@ -474,12 +475,6 @@ Status ReadAttributes(hid_t file, const std::map<std::string, StudyAttribute>& s
     }
   }
   return Status::Ok();
-}
-
-// H5Literate2 callback: collects the names of root links.
-herr_t CollectLinkName(hid_t, const char* name, const H5L_info_t*, void* names) {
-  static_cast<std::vector<std::string>*>(names)->push_back(name);
-  return 0;
 }
 
 // One /test_NAME table: 2-D numbers, and the labels attribute when there is one.

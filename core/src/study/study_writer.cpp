@@ -63,6 +63,7 @@ namespace hpo {
 namespace {
 
 using study_internal::AttributeHandle;
+using study_internal::CollectLinkName;
 using study_internal::CommitRecord;
 using study_internal::DatasetHandle;
 using study_internal::DataspaceHandle;
@@ -244,12 +245,6 @@ herr_t CopyRootAttribute(hid_t source, const char* name, const H5A_info_t*, void
     copy->status = Status::Failure(Hdf5Error("H5Awrite") + " (attribute '" + name + "')");
     return -1;
   }
-  return 0;
-}
-
-// H5Literate callback: collects the names of root links.
-herr_t CollectLinkName(hid_t, const char* name, const H5L_info_t*, void* names) {
-  static_cast<std::vector<std::string>*>(names)->push_back(name);
   return 0;
 }
 

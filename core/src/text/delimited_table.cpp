@@ -5,11 +5,10 @@
 #include <utility>
 
 #include "common/file_io.hpp"
+#include "common/utf8.hpp"
 
 namespace hpo {
 namespace {
-
-constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
 bool IsBlankByte(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/file_io.hpp"
+#include "common/utf8.hpp"
 #include "tokenizer.hpp"
 
 namespace hpo {
@@ -13,8 +14,6 @@ namespace {
 // By id.
 constexpr std::array<std::string_view, Vocabulary::kNumSpecialTokens> kSpecialTokens = {
     "[PAD]", "[UNK]", "[CLS]"};
-
-constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
 bool IsSpecialToken(std::string_view token) {
   return std::find(kSpecialTokens.begin(), kSpecialTokens.end(), token) != kSpecialTokens.end();
