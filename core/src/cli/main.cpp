@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -45,6 +46,13 @@ int ExitWith(const hpo::Status& status, bool print) {
     std::cerr << "hpo: " << kind << ": " << status.message() << std::endl;
   }
   return static_cast<int>(status.exit_code());
+}
+
+// Whether a command's arguments ask for its help (-h or --help anywhere), which wins over
+// anything else on the line.
+bool AsksForHelp(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& arg) { return arg == "--help" || arg == "-h"; });
 }
 
 // Parses `args` against `options` (+ positional); BadInput with Boost's message on error.
@@ -97,11 +105,9 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
       "seed", po::value<int64_t>(&seed), "bare W&B sweep file: the sweep's seed (default 0)");
   po::variables_map values;
   po::positional_options_description none;
-  for (const std::string& arg : args) {
-    if (arg == "--help" || arg == "-h") {
-      std::cout << options << std::endl;
-      return 0;
-    }
+  if (AsksForHelp(args)) {
+    std::cout << options << std::endl;
+    return 0;
   }
   hpo::Status parsed = ParseArguments(args, options, none, &values);
   // Argument errors are the same on every rank: print once, from rank 0 as mpirun numbers it.
@@ -162,11 +168,9 @@ int RunStatusCommand(const std::vector<std::string>& args, const hpo::TaskRegist
       "path", po::value<std::string>(&path)->required(), "the sweep's output folder or study");
   po::positional_options_description positional;
   positional.add("path", 1);
-  for (const std::string& arg : args) {
-    if (arg == "--help" || arg == "-h") {
-      std::cout << options << std::endl;
-      return 0;
-    }
+  if (AsksForHelp(args)) {
+    std::cout << options << std::endl;
+    return 0;
   }
   po::variables_map values;
   hpo::Status parsed = ParseArguments(args, options, positional, &values);
@@ -200,11 +204,9 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
       "html", po::value<std::string>(&html_path), "also write the study as an HTML page to FILE");
   po::positional_options_description positional;
   positional.add("study", -1);
-  for (const std::string& arg : args) {
-    if (arg == "--help" || arg == "-h") {
-      std::cout << options << std::endl;
-      return 0;
-    }
+  if (AsksForHelp(args)) {
+    std::cout << options << std::endl;
+    return 0;
   }
   po::variables_map values;
   hpo::Status parsed = ParseArguments(args, options, positional, &values);

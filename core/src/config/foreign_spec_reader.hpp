@@ -61,6 +61,12 @@ class ForeignSpecReader {
     return Status::Ok();
   }
 
+  // Required, then String: the text of `key` of `parent`, and its node for later messages.
+  Status RequiredString(const YAML::Node& parent, const std::string& path, const std::string& key,
+                        YAML::Node* node, std::string* out) const {
+    HPO_RETURN_IF_ERROR(Required(parent, path, key, node));
+    return String(*node, path.empty() ? key : path + "." + key, out);
+  }
   Status String(const YAML::Node& node, const std::string& path, std::string* out) const {
     if (!node.IsScalar()) return Fail(node, path, "must be a string");
     *out = node.Scalar();

@@ -25,8 +25,7 @@ Status ReadSettings(ForeignSpecReader& reader, const YAML::Node& list, const std
     HPO_RETURN_IF_ERROR(reader.Keys(list[i], at, {"name", "value"}));
     std::string name;
     YAML::Node name_node;
-    HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "name", &name_node));
-    HPO_RETURN_IF_ERROR(reader.String(name_node, at + ".name", &name));
+    HPO_RETURN_IF_ERROR(reader.RequiredString(list[i], at, "name", &name_node, &name));
     YAML::Node value;
     HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "value", &value));
     (*settings)[name] = {value, at + ".value"};
@@ -134,8 +133,7 @@ Status TranslateParameter(ForeignSpecReader& reader, const YAML::Node& item, con
   HPO_RETURN_IF_ERROR(reader.String(node, at + ".name", name));
   std::string type;
   YAML::Node type_node;
-  HPO_RETURN_IF_ERROR(reader.Required(item, at, "parameterType", &type_node));
-  HPO_RETURN_IF_ERROR(reader.String(type_node, at + ".parameterType", &type));
+  HPO_RETURN_IF_ERROR(reader.RequiredString(item, at, "parameterType", &type_node, &type));
   YAML::Node space;
   HPO_RETURN_IF_ERROR(reader.Required(item, at, "feasibleSpace", &space));
   const std::string space_path = at + ".feasibleSpace";
@@ -333,10 +331,8 @@ Status TranslateTrialTemplate(ForeignSpecReader& reader, const YAML::Node& templ
       std::string name;
       std::string reference;
       YAML::Node node;
-      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "name", &node));
-      HPO_RETURN_IF_ERROR(reader.String(node, at + ".name", &name));
-      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "reference", &node));
-      HPO_RETURN_IF_ERROR(reader.String(node, at + ".reference", &reference));
+      HPO_RETURN_IF_ERROR(reader.RequiredString(list[i], at, "name", &node, &name));
+      HPO_RETURN_IF_ERROR(reader.RequiredString(list[i], at, "reference", &node, &reference));
       const YAML::Node parameters = (*sweep)["parameters"];
       if (!parameters[reference]) {
         return reader.Fail(node, at + ".reference",
@@ -487,13 +483,12 @@ Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
   std::string type;
   std::string metric_name;
   YAML::Node node;
-  HPO_RETURN_IF_ERROR(reader.Required(objective, "spec.objective", "type", &node));
-  HPO_RETURN_IF_ERROR(reader.String(node, "spec.objective.type", &type));
+  HPO_RETURN_IF_ERROR(reader.RequiredString(objective, "spec.objective", "type", &node, &type));
   if (type != "maximize" && type != "minimize") {
     return reader.Fail(node, "spec.objective.type", "must be maximize or minimize");
   }
-  HPO_RETURN_IF_ERROR(reader.Required(objective, "spec.objective", "objectiveMetricName", &node));
-  HPO_RETURN_IF_ERROR(reader.String(node, "spec.objective.objectiveMetricName", &metric_name));
+  HPO_RETURN_IF_ERROR(reader.RequiredString(objective, "spec.objective", "objectiveMetricName",
+                                            &node, &metric_name));
   metric["name"] = metric_name;
   metric["goal"] = type;
   if (const YAML::Node goal = objective["goal"]) {

@@ -40,8 +40,7 @@ Status TranslateRanges(ForeignSpecReader& reader, const YAML::Node& ranges,
       std::string name;
       YAML::Node node;
       YAML::Node spec;
-      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "Name", &node));
-      HPO_RETURN_IF_ERROR(reader.String(node, at + ".Name", &name));
+      HPO_RETURN_IF_ERROR(reader.RequiredString(list[i], at, "Name", &node, &name));
       if (categorical) {
         HPO_RETURN_IF_ERROR(reader.Keys(list[i], at, {"Name", "Values"}));
         YAML::Node values_node;
@@ -116,8 +115,7 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
                    "TuningJobCompletionCriteria", "RandomSeed"}));
   YAML::Node node;
   std::string strategy;
-  HPO_RETURN_IF_ERROR(reader.Required(tuning, path, "Strategy", &node));
-  HPO_RETURN_IF_ERROR(reader.String(node, path + ".Strategy", &strategy));
+  HPO_RETURN_IF_ERROR(reader.RequiredString(tuning, path, "Strategy", &node, &strategy));
   YAML::Node search;
   if (strategy == "Bayesian") {
     (*sweep)["method"] = "bayes";
@@ -169,13 +167,12 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
   HPO_RETURN_IF_ERROR(reader.Keys(objective, objective_path, {"Type", "MetricName"}));
   std::string type;
   std::string metric_name;
-  HPO_RETURN_IF_ERROR(reader.Required(objective, objective_path, "Type", &node));
-  HPO_RETURN_IF_ERROR(reader.String(node, objective_path + ".Type", &type));
+  HPO_RETURN_IF_ERROR(reader.RequiredString(objective, objective_path, "Type", &node, &type));
   if (type != "Maximize" && type != "Minimize") {
     return reader.Fail(node, objective_path + ".Type", "must be Maximize or Minimize");
   }
-  HPO_RETURN_IF_ERROR(reader.Required(objective, objective_path, "MetricName", &node));
-  HPO_RETURN_IF_ERROR(reader.String(node, objective_path + ".MetricName", &metric_name));
+  HPO_RETURN_IF_ERROR(
+      reader.RequiredString(objective, objective_path, "MetricName", &node, &metric_name));
   YAML::Node metric;
   metric["name"] = metric_name;
   metric["goal"] = type == "Maximize" ? "maximize" : "minimize";
@@ -312,10 +309,10 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
         YAML::Node regex;
         std::string name_text;
         std::string regex_text;
-        HPO_RETURN_IF_ERROR(reader.Required(definitions[i], entry, "Name", &name));
-        HPO_RETURN_IF_ERROR(reader.String(name, entry + ".Name", &name_text));
-        HPO_RETURN_IF_ERROR(reader.Required(definitions[i], entry, "Regex", &regex));
-        HPO_RETURN_IF_ERROR(reader.String(regex, entry + ".Regex", &regex_text));
+        HPO_RETURN_IF_ERROR(
+            reader.RequiredString(definitions[i], entry, "Name", &name, &name_text));
+        HPO_RETURN_IF_ERROR(
+            reader.RequiredString(definitions[i], entry, "Regex", &regex, &regex_text));
         const Status checked = CheckMetricDefinitions({{name_text, regex_text}});
         if (!checked.ok()) {
           const std::string prefix = "metric_definitions[0].regex: ";
