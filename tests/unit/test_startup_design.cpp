@@ -179,5 +179,17 @@ TEST(StartupDesignTest, ModelBasedSearchersStartWithItsSobolDesignWhenAskedTo) {
   }
 }
 
+TEST(StartupDesignTest, AStudyOfOneStartupDoesNotResumeWithTheOther) {
+  SweepConfig random = MakeConfig(SearchMethod::kBayes, MixedSpace(), 8);
+  SweepConfig sobol = random;
+  sobol.search.sampler = RandomSampler::kSobol;
+  std::unique_ptr<Searcher> with_random = MakeOrDie(random);
+  std::unique_ptr<Searcher> with_sobol = MakeOrDie(sobol);
+  EXPECT_NE(with_random->ConfigFingerprint(), with_sobol->ConfigFingerprint());
+  EXPECT_EQ(with_sobol->RestoreState(with_random->SaveState()).code(), Status::Code::kBadInput);
+  // The default's fingerprint is what studies written before the option hold.
+  EXPECT_EQ(with_random->ConfigFingerprint().find("+sobol"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hpo

@@ -13,6 +13,7 @@ ModelBasedSearcher::ModelBasedSearcher(const SweepConfig& config, std::string st
       state_tag_(std::move(state_tag)),
       model_(std::move(model)),
       display_name_(std::move(display_name)),
+      sobol_startup_(config.search.sampler == RandomSampler::kSobol),
       startup_design_(config.sweep.parameters, config.execution.seed, config.search.sampler),
       history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
                config.sweep.metric.goal, config.search.startup_trials,
@@ -27,7 +28,8 @@ Status ModelBasedSearcher::CheckStartupTrials(const SweepConfig& config) {
 }
 
 std::string ModelBasedSearcher::Fingerprint() const {
-  std::string fingerprint = "bayes/" + model_;
+  // "+sobol" only with the Sobol start-up, so studies of the default keep their fingerprint.
+  std::string fingerprint = "bayes/" + model_ + (sobol_startup_ ? "+sobol" : "");
   for (const ParameterSpec& parameter : history_.parameters()) {
     fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
   }

@@ -78,9 +78,9 @@ class RandomSearcher final : public Searcher {
 // StartSuggestion copies the model's data (so the computation reads nothing the searcher changes
 // later) and returns ModelSuggestion on the copy; start-up trials compute nothing.
 // SaveState holds TrialHistory's records (params, status, objective, per-epoch objectives;
-// pending ones too) after a tag and a fingerprint of the model and the parameters ("bayes/MODEL
-// name:distribution ..."); RestoreState rejects a state from another model or config or not
-// written by SaveState.
+// pending ones too) after a tag and a fingerprint of the model, the start-up and the parameters
+// ("bayes/MODEL[+sobol] name:distribution ..."); RestoreState rejects a state from another model or
+// config or not written by SaveState.
 class ModelBasedSearcher : public Searcher {
  public:
   std::optional<Assignment> Suggest(int64_t trial_id) final;
@@ -127,6 +127,7 @@ class ModelBasedSearcher : public Searcher {
   std::string state_tag_;
   std::string model_;
   std::string display_name_;
+  bool sobol_startup_;
   StartupDesign startup_design_;
   TrialHistory history_;
 };
