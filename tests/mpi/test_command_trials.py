@@ -319,7 +319,7 @@ class ProgramEnvironment(CommandCase):
 # on its training-loss lines, a closing "***** eval metrics *****" summary), one W&B-style name
 # with a slash, and one dict line hpo cannot read.
 FRAMEWORK_PROGRAM = r'''
-import argparse, sys
+import argparse, json, os, sys
 parser = argparse.ArgumentParser()
 parser.add_argument("--learning_rate", type=float)
 args, _ = parser.parse_known_args()
@@ -333,6 +333,10 @@ print("{'eval_accuracy': <function accuracy at 0x7f3a2c1b>}")
 print("***** eval metrics *****")
 print("  epoch                   =        3.0")
 print("  eval_accuracy           =     %.4f" % (0.85 + args.learning_rate))
+# Its test split, as the built-in tasks report theirs: metrics and a confusion matrix.
+with open(os.path.join(os.environ["HPO_TRIAL_DIR"], "test_results.json"), "w") as f:
+    json.dump({"test_accuracy": 0.8 + args.learning_rate, "macro_f1": 0.75,
+               "confusion": {"labels": ["neg", "pos"], "rows": [[40, 3], [5, 52]]}}, f)
 '''
 
 
@@ -373,6 +377,12 @@ class FrameworkMetrics(CommandCase):
                                 capture_output=True, text=True)
         self.assertEqual(report.returncode, 0, report.stderr)
         self.assertIn("Best trial: 2 (eval_accuracy 0.88)", report.stdout)
+        # The best trial's test_results.json is in the study as a built-in task's test split is.
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            self.assertAlmostEqual(float(f.attrs["test_accuracy"]), 0.83)
+            self.assertAlmostEqual(float(f.attrs["test_macro_f1"]), 0.75)
+            self.assertEqual(f["test_confusion"][:].tolist(), [[40, 3], [5, 52]])
+        self.assertIn("Test split (trial 2): test_accuracy 0.83 test_macro_f1 0.75", report.stdout)
 
 
 # What Katib's pytorch-mnist example program prints, in Katib's default metrics format.

@@ -41,6 +41,7 @@
 #include "command/command_line.hpp"
 #include "command/metric_reader.hpp"
 #include "command/process_tree.hpp"
+#include "command/test_results.hpp"
 #include "common/network_interfaces.hpp"
 #include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
@@ -382,8 +383,15 @@ class CommandRunner final : public TaskRunner {
     return Status::Ok();
   }
 
-  Status EvaluateBest(const TrialResult&, const std::string&, BestTrialReport*) override {
-    return Status::Ok();  // the program evaluates itself; there is no test split here
+  // The program evaluates itself: its best trial's HPO_TRIAL_DIR/test_results.json, if it wrote
+  // one, holds the test metrics and tables the study keeps (command/test_results.hpp).
+  Status EvaluateBest(const TrialResult& best, const std::string& output,
+                      BestTrialReport* report) override {
+    const fs::path file =
+        fs::path(output) / "trials" / std::to_string(best.trial_id) / kTestResultsFile;
+    std::error_code error;
+    if (!fs::exists(file, error)) return Status::Ok();
+    return ReadTestResults(file.string(), &report->test_metrics, &report->test_tables);
   }
 
  private:
