@@ -219,12 +219,7 @@ Status Coordinator::Restore(const StudyContents& study) {
       }
     }
   }
-  if (has("running_trials")) {
-    HPO_RETURN_IF_ERROR(StateAttribute(study, "running_trials", &state));
-    if (!DecodeTrials(state, &unfinished_, &reports_)) {
-      return Status::BadInput("the study's attribute running_trials is damaged");
-    }
-  }
+  HPO_RETURN_IF_ERROR(ReadRunningTrials(study, &unfinished_, &reports_));
   std::map<int64_t, TrialSpec> paused_retries;
   if (has("paused_retries")) {
     EpochReports none;
