@@ -151,6 +151,27 @@ TEST(MetricReaderPython, HuggingFaceTrainerLogAsItPrintsIt) {
   EXPECT_EQ(reader.undeclared().count("eval_runtime"), 1u);
 }
 
+TEST(MetricReaderPython, TransformersFivePrintsItsFloatsAsStrings) {
+  // Trainer's PrinterCallback in transformers 5.24 (disable_tqdm=True), eval_steps=0.5 of one
+  // epoch, as configs/programs/finetune_text_classifier.py printed it: f"{v:.4g}" strings.
+  MetricReader reader = MakeReader({"eval_loss", "eval_accuracy", "train_loss"}, "eval_accuracy");
+  const auto steps = ReadAll(
+      &reader,
+      {"{'eval_loss': '2.992', 'eval_accuracy': '0.06211', 'eval_macro_f1': '0.01919', "
+       "'eval_runtime': '9.094', 'eval_samples_per_second': '123.9', 'epoch': '0.5'}",
+       "{'eval_loss': '2.991', 'eval_accuracy': '0.1242', 'eval_runtime': '9.053', 'epoch': '1'}",
+       "{'train_runtime': '20.13', 'train_loss': '2.994', 'epoch': '1'}",
+       "{'model': 'bert', 'note': '1.5 epochs', 'eval_accuracy': '1.235e-01x'}"});
+  ASSERT_EQ(Numbers(steps), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(steps[0].values[0], 2.992);
+  EXPECT_EQ(steps[0].values[1], 0.06211);
+  EXPECT_TRUE(std::isnan(steps[0].values[2]));  // train_loss comes after the last evaluation
+  EXPECT_EQ(steps[1].values[1], 0.1242);
+  EXPECT_EQ(reader.unreadable_lines(), 0);
+  EXPECT_EQ(reader.undeclared().count("eval_macro_f1"), 1u);
+  EXPECT_EQ(reader.undeclared().count("note"), 0u);
+}
+
 TEST(MetricReaderPython, LightningTensorsNumpyScalarsAndOtherValues) {
   MetricReader reader = MakeReader({"val_loss", "val_acc", "lr", "val/f1"}, "val_loss");
   const auto steps = ReadAll(

@@ -76,7 +76,12 @@ class Parser {
     *is_number = false;
     if (depth > kMaxDepth || at_ == text_.size()) return false;
     const char c = text_[at_];
-    if (c == '\'' || c == '"') return ParseString(nullptr);
+    if (c == '\'' || c == '"') {
+      std::string content;
+      if (!ParseString(&content)) return false;
+      *is_number = IsWholeNumber(content, number);
+      return true;
+    }
     if (c == '{' || c == '[' || c == '(') return ParseContainer(depth);
     const size_t start = at_;
     if (ParseNumber(number) && AtValueEnd()) {
@@ -89,6 +94,13 @@ class Parser {
     SkipSpace();
     if (Peek('(')) return ParseCall(depth, is_number, number);
     return true;  // True, False, None, torch.float64, ...
+  }
+
+  // Whether `content` is one number as ParseNumber reads it and nothing else: Trainer's printed
+  // logs (transformers 5) hold their floats formatted as strings ('0.8123').
+  static bool IsWholeNumber(const std::string& content, double* number) {
+    Parser parser(content);
+    return parser.ParseNumber(number) && parser.at_ == content.size();
   }
 
   // At '(' after a callee: the first argument's number, when it is one.
