@@ -458,6 +458,31 @@ TEST_F(CoordinatorTest, ProgressLineShowsParamsObjectiveBestAndCounts) {
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
 }
 
+TEST_F(CoordinatorTest, ProgressLineLeavesOutTheSweepsConstantParameters) {
+  ParameterSpec data;
+  data.name = "train_file";  // `value:`: the same in every trial
+  data.type = ParamType::kString;
+  data.values = {std::string("data/train.tsv")};
+  ParameterSpec lr;
+  lr.name = "lr";
+  lr.distribution = Distribution::kUniform;
+  config_.sweep.parameters = {lr, data};
+  auto coordinator = Make(1);
+  Request(*coordinator, 0);
+  ControlMessage done;
+  done.kind = MessageKind::kTrialResult;
+  done.result.trial_id = 0;
+  done.result.status = TrialStatus::kCompleted;
+  done.result.params = {{"lr", 0.1}, {"train_file", std::string("data/train.tsv")}};
+  done.result.curve = {{1, {1.0, 1.0, 0.5, 0.1}}};
+  std::optional<ControlMessage> reply;
+  ASSERT_TRUE(coordinator->Handle(0, done, &reply).ok());
+  const std::string line = progress_.str();
+  EXPECT_NE(line.find("trial 0 | lr=0.1 | val_accuracy 0.5000 (completed"), std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("train_file"), std::string::npos) << line;
+}
+
 TEST_F(CoordinatorTest, AFailureWithAStderrTailIsOneProgressLine) {
   auto coordinator = Make(1);
   Request(*coordinator, 0);

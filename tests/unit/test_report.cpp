@@ -112,6 +112,25 @@ TEST(ReportTest, TopKLimitsRowsInEveryFormat) {
   EXPECT_EQ(lines[header + 3], "(top 2 of 6 trials)");
 }
 
+TEST(ReportTest, TheTableListsWhatIsTheSameInEveryTrialOnceNotAsColumns) {
+  StudyContents study = TestStudy("maximize");
+  study.layout.params.push_back({"train_file", ParamType::kString, 64});
+  for (TrialResult& trial : study.trials) trial.params.push_back({"train_file", "data/train.tsv"});
+  const std::string table = Report(study, ReportFormat::kTable, 0);
+  EXPECT_NE(table.find("\nSame in every trial: train_file=data/train.tsv\n"), std::string::npos)
+      << table;
+  const std::vector<std::string> lines = Lines(table);
+  size_t header = 0;
+  while (header < lines.size() && lines[header].rfind("rank", 0) != 0) ++header;
+  ASSERT_LT(header, lines.size()) << table;
+  EXPECT_EQ(lines[header].find("train_file"), std::string::npos) << table;
+  EXPECT_NE(lines[header].find("optimizer"), std::string::npos) << table;  // it varies
+  // The CSV keeps every column, and one differing trial makes it a column again.
+  EXPECT_NE(Report(study, ReportFormat::kCsv, 0).find("train_file"), std::string::npos);
+  study.trials[3].params.back().value = std::string("data/other.tsv");
+  EXPECT_EQ(Report(study, ReportFormat::kTable, 0).find("Same in every trial"), std::string::npos);
+}
+
 TEST(ReportTest, CsvQuotesFieldsWithCommasAndQuotes) {
   StudyContents study = TestStudy("minimize");
   study.trials[3].params[2].value = std::string("sgd, \"nesterov\"");

@@ -736,11 +736,19 @@ bool Coordinator::IsBetter(double objective, double than) const {
   return config_.sweep.metric.goal == Goal::kMaximize ? objective > than : objective < than;
 }
 
+bool Coordinator::IsConstantParameter(const std::string& name) const {
+  for (const ParameterSpec& spec : config_.sweep.parameters) {
+    if (spec.name == name) return spec.distribution == Distribution::kConstant;
+  }
+  return false;
+}
+
 void Coordinator::PrintProgress(const TrialResult& result) const {
   if (deps_.progress == nullptr) return;
   std::ostringstream line;
   line << "trial " << result.trial_id << " |";
   for (const NamedValue& entry : result.params) {
+    if (IsConstantParameter(entry.name)) continue;  // the same in every trial: noise here
     line << ' ' << entry.name << '=' << FormatParamValue(entry.value);
   }
   line << " | " << config_.sweep.metric.name << ' ' << FormatObjective(result.objective) << " ("

@@ -222,6 +222,8 @@ class Coordinator {
   bool ReachesTarget(double objective) const;
   void EndSweep(const std::string& reason);
   void PrintProgress(const TrialResult& result) const;
+  // Whether `name` is a `value:` parameter of the sweep (the progress line leaves those out).
+  bool IsConstantParameter(const std::string& name) const;
 
   const SweepConfig& config_;
   const int num_groups_;

@@ -104,6 +104,22 @@ std::string TableObjective(double objective) {
   return std::isnan(objective) ? "-" : FormatParamValue(objective);
 }
 
+// The parameter columns whose value is the same in every trial of a study of two trials or more
+// (a sweep's `value:` settings, such as a script's file paths): the table lists them once.
+std::vector<bool> SameInEveryTrial(const StudyContents& study) {
+  std::vector<bool> same(study.layout.params.size(), study.trials.size() >= 2);
+  for (size_t c = 0; c < same.size(); ++c) {
+    const std::string& name = study.layout.params[c].name;
+    for (const TrialResult& trial : study.trials) {
+      if (!same[c]) break;
+      same[c] = FindParam(trial.params, name) != nullptr &&
+                ParamText(trial, name, /*exact=*/true) ==
+                    ParamText(study.trials.front(), name, /*exact=*/true);
+    }
+  }
+  return same;
+}
+
 std::string FormatTable(const StudyContents& study, const ReportOptions& options) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::string& metric = study.attributes.metric_name;
@@ -132,12 +148,22 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
   }
   for (const MetricTable& table : study.tables) out += FormatMetricTable(table);
 
+  const std::vector<bool> fixed = SameInEveryTrial(study);
+  std::string fixed_text;
+  for (size_t c = 0; c < fixed.size(); ++c) {
+    if (!fixed[c]) continue;
+    const std::string& name = study.layout.params[c].name;
+    fixed_text += " " + name + "=" + ParamText(study.trials.front(), name, /*exact=*/false);
+  }
+  if (!fixed_text.empty()) out += "Same in every trial:" + fixed_text + "\n";
+
   // Columns: header, right alignment, cells.
   std::vector<std::string> header = {"rank", "trial", "status", "objective"};
   std::vector<bool> right = {true, true, false, true};
-  for (const StudyParamColumn& column : study.layout.params) {
-    header.push_back(column.name);
-    right.push_back(column.type != ParamType::kString);
+  for (size_t c = 0; c < study.layout.params.size(); ++c) {
+    if (fixed[c]) continue;
+    header.push_back(study.layout.params[c].name);
+    right.push_back(study.layout.params[c].type != ParamType::kString);
   }
   header.insert(header.end(), {"epochs", "duration_s"});
   right.insert(right.end(), {true, true});
@@ -148,8 +174,8 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     const TrialResult& trial = *board[r];
     std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
                                     TrialStatusName(trial.status), TableObjective(trial.objective)};
-    for (const StudyParamColumn& column : study.layout.params) {
-      row.push_back(ParamText(trial, column.name, /*exact=*/false));
+    for (size_t c = 0; c < study.layout.params.size(); ++c) {
+      if (!fixed[c]) row.push_back(ParamText(trial, study.layout.params[c].name, /*exact=*/false));
     }
     row.push_back(std::to_string(trial.epochs));
     row.push_back(FormatFixed(trial.duration_s, 1));
