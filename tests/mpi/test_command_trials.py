@@ -542,6 +542,28 @@ class LiveView(CommandCase):
         self.assertEqual(done.returncode, 2, done.stderr)
         self.assertIn("study.h5", done.stderr)
 
+    def test_status_shows_a_long_trials_epochs_before_any_trial_finishes(self):
+        # One trial of 3 epochs of 3 s: the running state is published a few seconds after each
+        # epoch, not only when a trial finishes.
+        path = self.write("long.yaml", config(
+            "    lr: {values: [0.1]}\n"
+            "    steps: {value: 3}\n"
+            "    sleep: {value: 3}\n"))
+        output = os.path.join(self.tmp, "out")
+        job = self.start(2, path, output)
+        seen = {}
+
+        def an_epoch_shown():
+            if job.poll() is not None or not os.path.exists(os.path.join(output, "study.h5")):
+                return False
+            seen["status"] = self.status(output)
+            return "running: trial 0 (epoch " in seen["status"]
+
+        wait_until(an_epoch_shown, "hpo status to show trial 0's first epoch", job)
+        self.assertIn("trials: 0 of 1 finished", seen["status"])
+        self.assertIn("1 running", seen["status"])
+        self.assertEqual(job.wait(timeout=300), 0, job.stdout.read())
+
 
 class EarlyStopping(CommandCase):
     def test_hyperband_stops_a_command_trial_and_its_processes_are_gone(self):
@@ -692,6 +714,102 @@ class Examples(CommandCase):
             self.assertTrue(all(float(r["val_loss"]) >= 0 for r in curves[trial_id]))
         self.assert_no_program_left()
 
+
+FINETUNE_CONFIG = os.path.join(os.path.dirname(os.path.dirname(HERE)), "configs",
+                               "newsgroups_minilm.yaml")
+TOPICS = {
+    "space": "orbit launch shuttle rocket moon nasa satellite payload astronaut telescope",
+    "hockey": "goalie puck stanley cup playoff skate rink penalty defenseman overtime",
+    "autos": "engine brake clutch sedan dealer mileage transmission tire radiator coupe",
+}
+
+
+def write_corpus(folder, rows_per_label):
+    """train/validation/test TSVs of three topics, as scripts/fetch-text-corpus.sh writes them."""
+    import csv
+    import random
+    generator = random.Random(5)
+    for split, rows in rows_per_label.items():
+        with open(os.path.join(folder, split + ".tsv"), "w", newline="") as handle:
+            writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+            writer.writerow(["text", "label"])
+            for label, words in TOPICS.items():
+                for _ in range(rows):
+                    text_words = generator.choices(words.split(), k=12)
+                    writer.writerow(["Subject: re " + " ".join(text_words) + " \"quoted\"", label])
+
+
+class FineTuneExample(CommandCase):
+    """configs/newsgroups_minilm.yaml, the Hugging Face Trainer script with the packaged MiniLM, on
+    a small corpus of the test's own: every trial a 2-process DDP job, nothing downloaded."""
+
+    def test_the_transformers_example_tunes_ddp_trials_and_keeps_the_best_test_split(self):
+        import yaml
+        with open(FINETUNE_CONFIG) as handle:
+            settings = yaml.safe_load(handle)
+        interpreter = settings["interpreter"]
+        self.assertTrue(os.access(interpreter, os.X_OK),
+                        "%s is missing: scripts/install-deps.sh installs it" % interpreter)
+        write_corpus(self.tmp, {"train": 16, "validation": 6, "test": 5})
+        sweep = settings["sweep"]
+        sweep["program"] = os.path.join(os.path.dirname(FINETUNE_CONFIG), sweep["program"])
+        parameters = sweep["parameters"]
+        for split in ("train", "validation", "test"):
+            parameters[split + "_file"] = {"value": os.path.join(self.tmp, split + ".tsv")}
+        # 40 of the 48 training rows: 3 steps of 8 rows per rank on 2 ranks (5 alone), evaluated
+        # after step 2 (epoch 0.6667; 0.6 alone) and at the end.
+        parameters["max_train_samples"] = {"value": 40}
+        parameters["max_seq_length"] = {"value": 24}
+        parameters["num_train_epochs"] = {"value": 1}
+        parameters["per_device_train_batch_size"] = {"values": [8]}
+        for key in ("eval_steps", "logging_steps", "save_steps"):
+            parameters[key] = {"value": 0.5}
+        del sweep["early_terminate"]  # every trial completes, so the best one has its test split
+        sweep["run_cap"] = 2
+        settings["epochs"] = 2
+        settings["search"]["startup_trials"] = 2
+        output = os.path.join(self.tmp, "out")
+        settings["output"] = output
+        path = self.write("minilm.yaml", yaml.safe_dump(settings))
+        env = dict(os.environ, **MPI_ENV, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+        done = run_in_own_session(
+            ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO, "sweep", "--config",
+             path], 600, env=env)
+        log = done.describe()
+        self.assertEqual(done.returncode, 0, log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 2, log)
+        for trial_id, row in trials.items():
+            self.assertEqual(text(row["status"]), "completed", log)
+            trial_dir = os.path.join(output, "trials", str(trial_id))
+            with open(os.path.join(trial_dir, "rank-0.log")) as handle:
+                rank0 = handle.read()
+            # Trainer's dicts, floats as strings ('epoch': '0.5', then '1'): two evaluations.
+            printed = [line for line in rank0.splitlines() if line.startswith("{'eval_loss'")]
+            self.assertEqual(len(printed), 2, rank0)
+            self.assertIn("'epoch': '0.6667'", printed[0])  # 2 ranks as one DDP world
+            self.assertEqual([int(r["epoch"]) for r in curves[trial_id]], [1, 2], log)
+            for step, line in zip(curves[trial_id], printed):
+                shown = line.split("'eval_macro_f1': '")[1].split("'")[0]
+                self.assertEqual("%.4g" % float(step["eval_macro_f1"]), shown)
+                self.assertTrue(0.0 <= float(step["eval_accuracy"]) <= 1.0)
+            # Both ranks trained as one DDP world (without --use_cpu, Accelerate would not).
+            self.assertNotIn("parallel_mode != ParallelMode.DISTRIBUTED", rank0)
+            self.assertTrue(os.path.exists(os.path.join(trial_dir, "rank-1.log")))
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            best = int(f.attrs["best_trial_id"])
+            accuracy = float(f.attrs["test_accuracy"])
+            self.assertTrue(0.0 <= float(f.attrs["test_macro_f1"]) <= 1.0)
+            confusion = f["test_confusion"][:]
+        self.assertEqual(confusion.shape, (3, 3))
+        self.assertEqual(int(confusion.sum()), 15)  # every test row, once
+        self.assertAlmostEqual(accuracy, confusion.trace() / 15.0)
+        report = subprocess.run([HPO, "report", os.path.join(output, "study.h5")],
+                                capture_output=True, text=True)
+        self.assertEqual(report.returncode, 0, report.stderr)
+        self.assertIn("Test split (trial %d): test_accuracy" % best, report.stdout)
+        wait_until(lambda: subprocess.run(["pgrep", "-f", self.tmp]).returncode != 0,
+                   "every process of the sweep to be gone", timeout=60)
 
 if __name__ == "__main__":
     HPO, ARGV = parse_command_line()

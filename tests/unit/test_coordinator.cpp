@@ -1139,6 +1139,33 @@ TEST_F(CoordinatorTest, AResultIsPublishedWhenIdleAndOnlyThenItsCheckpointDelete
   EXPECT_EQ(study_.publishes.size(), 1u);
 }
 
+TEST_F(CoordinatorTest, TheRunningStateIsPublishedWhenIdleEveryFewSecondsOfLongTrials) {
+  auto coordinator = Make(1);
+  const double start = now_;
+  Request(*coordinator, 0);  // a trial of many minutes starts
+  Report(*coordinator, 0, 0, 1, 0.5);
+  now_ = start + Coordinator::kRunningStateSeconds - 0.001;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_TRUE(study_.publishes.empty());  // not yet
+  now_ = start + Coordinator::kRunningStateSeconds;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/false).ok());
+  EXPECT_TRUE(study_.publishes.empty());  // messages are waiting: they come first
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{0}));  // no row: the state alone
+  const std::string published = std::get<std::string>(study_.attributes.at("running_trials"));
+  EXPECT_NE(published, "0000000000000000");  // trial 0, with its epoch
+  // Unchanged since: nothing more to publish, however long the trial runs.
+  now_ += 60.0;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes.size(), 1u);
+  // A new epoch is published kRunningStateSeconds after it arrived.
+  Report(*coordinator, 0, 0, 2, 0.6);
+  now_ += Coordinator::kRunningStateSeconds;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes.size(), 2u);
+  EXPECT_NE(std::get<std::string>(study_.attributes.at("running_trials")), published);
+}
+
 TEST_F(CoordinatorTest, ResultsArrivingFasterThanPublishingArePublishedTogether) {
   study_.publish_seconds = 0.01;  // each publish takes 10 ms: the next is due 0.99 s after it
   auto coordinator = Make(2);

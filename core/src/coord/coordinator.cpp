@@ -305,6 +305,7 @@ void Coordinator::RecordReport(const ControlMessage& report) {
   reports[report.metrics.epoch] = objective_index_ < values.size()
                                       ? values[objective_index_]
                                       : std::numeric_limits<double>::quiet_NaN();
+  NoteRunningChange();
 }
 
 void Coordinator::Interrupt(const std::string& reason) {
@@ -454,6 +455,7 @@ void Coordinator::Assign(int group, TrialSpec trial) {
   running_params_[group] = trial.params;
   unfinished_[trial.trial_id] = trial;
   dispatched_at_[trial.trial_id] = UnixSeconds();
+  NoteRunningChange();
   ControlMessage answer;
   answer.kind = MessageKind::kTrial;
   answer.trial = std::move(trial);
@@ -628,11 +630,21 @@ Status Coordinator::ReadRunningTrials(const StudyContents& study,
 }
 
 Status Coordinator::PublishIfDue(bool idle) {
-  if (unpublished_.empty()) return Status::Ok();
   const double now = deps_.clock();
+  if (unpublished_.empty()) {
+    // No result staged: the running trials' state alone, when idle and kRunningStateSeconds old.
+    const bool stale =
+        running_changed_at_ >= 0.0 && now - running_changed_at_ >= kRunningStateSeconds;
+    if (!stale || !idle || now < next_publish_at_) return Status::Ok();
+    return PublishState();
+  }
   if (now < next_publish_at_) return Status::Ok();
   if (!idle && now - first_unpublished_at_ < kLongestDeferralSeconds) return Status::Ok();
   return PublishState();
+}
+
+void Coordinator::NoteRunningChange() {
+  if (running_changed_at_ < 0.0) running_changed_at_ = deps_.clock();
 }
 
 Status Coordinator::Publish() { return unpublished_.empty() ? Status::Ok() : PublishState(); }
@@ -643,6 +655,7 @@ Status Coordinator::PublishState() {
   }
   const double began = deps_.clock();
   HPO_RETURN_IF_ERROR(deps_.study->Publish(SweepStateAttributes()));
+  running_changed_at_ = -1.0;
   const double ended = deps_.clock();
   next_publish_at_ = ended + kPublishSpacing * std::max(0.0, ended - began);
   if (deps_.artifacts) {

@@ -148,9 +148,13 @@ class Coordinator {
   // publishes the staged results when the spacing allows; with `idle` false (a message was just
   // handled and more may be waiting) it waits on until the oldest staged result is
   // kLongestDeferralSeconds old, so that a burst of messages is answered first. Failure when the
-  // study cannot be written.
+  // study cannot be written. With no result staged, it publishes the running trials' state (which
+  // trials run, the epochs each has reported: what `hpo status` and the live report show, and what
+  // resume keeps) once it has been kRunningStateSeconds unpublished, when idle and the spacing
+  // allows, so that a sweep of long trials is not seen standing still until one finishes.
   static constexpr double kPublishSpacing = 99.0;
   static constexpr double kLongestDeferralSeconds = 1.0;
+  static constexpr double kRunningStateSeconds = 5.0;
   Status PublishIfDue(bool idle);
   // Publishes the staged results now, whatever the spacing (the end of the sweep); nothing to do
   // when none is staged.
@@ -222,6 +226,8 @@ class Coordinator {
   bool ReachesTarget(double objective) const;
   void EndSweep(const std::string& reason);
   void PrintProgress(const TrialResult& result) const;
+  // Marks the running trials' state changed since the last publish (a trial started, an epoch).
+  void NoteRunningChange();
   // Whether `name` is a `value:` parameter of the sweep (the progress line leaves those out).
   bool IsConstantParameter(const std::string& name) const;
 
@@ -262,6 +268,7 @@ class Coordinator {
   std::vector<int64_t> unpublished_;         // trials staged in the study, not yet published
   std::vector<int64_t> weights_to_discard_;  // no longer the best; deleted at the next publish
   double first_unpublished_at_ = 0.0;        // clock() when the oldest of them was staged
+  double running_changed_at_ = -1.0;  // clock() of the oldest unpublished running change; -1: none
   double next_publish_at_ = -std::numeric_limits<double>::infinity();  // none sooner (spacing)
   // Epoch reports (epoch -> objective) of trials dispatched and not published as finished.
   std::map<int64_t, std::map<int64_t, double>> reports_;
