@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/main_with_hooks.hpp"
+#include "common/diagnostic.hpp"
 #include "common/file_io.hpp"
 #include "coord/sweep_status.hpp"
 #include "hpo/mpi/communicator.hpp"
@@ -43,7 +44,7 @@ constexpr const char* kUsage =
 int ExitWith(const hpo::Status& status, bool print) {
   if (!status.ok() && print) {
     const char* kind = status.code() == hpo::Status::Code::kInterrupted ? "interrupted" : "error";
-    std::cerr << "hpo: " << kind << ": " << status.message() << std::endl;
+    hpo::PrintDiagnostic(std::string("hpo: ") + kind + ": " + status.message());
   }
   return static_cast<int>(status.exit_code());
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <utility>
 
+#include "common/diagnostic.hpp"
 #include "common/file_io.hpp"
 #include "report/importance.hpp"
 #include "report/report.hpp"
@@ -62,8 +63,8 @@ void LiveReport::Write(bool live) {
   }
   if (!status.ok()) {
     failed_ = true;
-    std::cerr << "hpo: warning: " << html_path_
-              << " is no longer kept current: " << status.message() << std::endl;
+    PrintDiagnostic("hpo: warning: " + html_path_ +
+                    " is no longer kept current: " + status.message());
     return;
   }
   const double cost = SteadyNow() - began;

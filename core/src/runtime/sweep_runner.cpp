@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/diagnostic.hpp"
 #include "common/file_io.hpp"
 #include "common/launch_warning.hpp"
 #include "coord/coordinator.hpp"
@@ -300,8 +301,8 @@ Status RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator
                   << std::endl;
       }
     } else {
-      std::cerr << "hpo: warning: could not evaluate the best trial on the test set: "
-                << evaluated.message() << std::endl;
+      PrintDiagnostic("hpo: warning: could not evaluate the best trial on the test set: " +
+                      evaluated.message());
     }
   }
   std::cout << "study: " << fs::absolute(study_path).string() << std::endl;
@@ -342,7 +343,7 @@ void WarnAboutPlainMpirun(const GroupLayout& layout, const Communicator& world) 
   const bool spans_hosts = layout.ranks_on_node < world.size();
   const auto environment = [](const char* name) -> const char* { return std::getenv(name); };
   if (const std::optional<std::string> warning = PlainMpirunWarning(spans_hosts, environment)) {
-    std::cerr << *warning << std::endl;
+    PrintDiagnostic(*warning);
   }
 }
 
@@ -380,8 +381,8 @@ Status ShareConfig(const Communicator& world, const SweepOptions& options,
     if (status.ok() && !config->ignored_keys.empty()) {
       std::string keys;
       for (const std::string& key : config->ignored_keys) keys += "\n  " + key;
-      std::cerr << "hpo: warning: " << options.config_path
-                << ": not used by hpo (this job's ranks run the trials):" << keys << std::endl;
+      PrintDiagnostic("hpo: warning: " + options.config_path +
+                      ": not used by hpo (this job's ranks run the trials):" + keys);
     }
   }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));

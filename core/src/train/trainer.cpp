@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/diagnostic.hpp"
 #include "common/seeding.hpp"
 #include "train/archive_file.hpp"
 #include "train/batch_prefetcher.hpp"
@@ -568,8 +569,8 @@ Status RunTrial(const TrainingSetup& setup, const TrialSpec& trial, GroupCollect
     } catch (const CheckpointUnusable& error) {
       // The model and optimizer may be half-loaded: rebuild them and train from the beginning.
       if (collectives.rank() == 0) {
-        std::cerr << "hpo: warning: trial " << trial.trial_id << " starts over: " << error.what()
-                  << std::endl;
+        PrintDiagnostic("hpo: warning: trial " + std::to_string(trial.trial_id) +
+                        " starts over: " + error.what());
       }
       *outcome = TrialOutcome();
       run.reset();

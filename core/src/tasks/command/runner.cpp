@@ -42,6 +42,7 @@
 #include "command/metric_reader.hpp"
 #include "command/process_tree.hpp"
 #include "command/test_results.hpp"
+#include "common/diagnostic.hpp"
 #include "common/network_interfaces.hpp"
 #include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
@@ -299,8 +300,8 @@ class StepRecord {
 
   // A record that cannot be written (a full disk) stops, with one warning; the trial goes on.
   void GiveUp() {
-    std::cerr << "hpo: warning: writing " << path_ << ": " << std::strerror(errno)
-              << "; the trial's later steps are not recorded there" << std::endl;
+    PrintDiagnostic("hpo: warning: writing " + path_ + ": " + std::strerror(errno) +
+                    "; the trial's later steps are not recorded there");
     given_up_ = true;
     out_.close();
   }
@@ -695,8 +696,8 @@ class CommandRunner final : public TaskRunner {
       if (warned_.insert(name).second) names += (names.empty() ? "" : ", ") + name;
     }
     if (!names.empty()) {
-      std::cerr << "hpo: note: the program reports metrics the study does not record: " << names
-                << " (list them under `metrics:` beside `sweep:` to keep them)" << std::endl;
+      PrintDiagnostic("hpo: note: the program reports metrics the study does not record: " + names +
+                      " (list them under `metrics:` beside `sweep:` to keep them)");
     }
   }
 
@@ -706,11 +707,13 @@ class CommandRunner final : public TaskRunner {
     if (reader.unreadable_lines() == 0 || warned_unreadable_) return;
     warned_unreadable_ = true;
     const MetricReader::UnreadableLine& first = reader.first_unreadable();
-    std::cerr << "hpo: warning: trial " << trial_id << ": " << reader.unreadable_lines()
-              << " output line(s) look like a metrics dict but could not be read (" << first.why
-              << "), the first, line " << first.line << " of its output (trials/" << trial_id
-              << "/rank-0.log): " << first.text
-              << "; print metrics as JSON (json.dumps) or a Python dict of numbers" << std::endl;
+    const std::string trial = std::to_string(trial_id);
+    PrintDiagnostic("hpo: warning: trial " + trial + ": " +
+                    std::to_string(reader.unreadable_lines()) +
+                    " output line(s) look like a metrics dict but could not be read (" + first.why +
+                    "), the first, line " + std::to_string(first.line) + " of its output (trials/" +
+                    trial + "/rank-0.log): " + first.text +
+                    "; print metrics as JSON (json.dumps) or a Python dict of numbers");
   }
 
   const SweepConfig& config_;
