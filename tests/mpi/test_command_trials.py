@@ -322,6 +322,7 @@ FRAMEWORK_PROGRAM = r'''
 import argparse, json, os, sys
 parser = argparse.ArgumentParser()
 parser.add_argument("--learning_rate", type=float)
+parser.add_argument("--test_below", type=float, default=1.0)  # evaluate only below this rate
 args, _ = parser.parse_known_args()
 for epoch in (1, 2, 3):
     print({"loss": round(0.9 / epoch, 4), "grad_norm": 1.25, "learning_rate": 4.5e-05,
@@ -334,9 +335,10 @@ print("***** eval metrics *****")
 print("  epoch                   =        3.0")
 print("  eval_accuracy           =     %.4f" % (0.85 + args.learning_rate))
 # Its test split, as the built-in tasks report theirs: metrics and a confusion matrix.
-with open(os.path.join(os.environ["HPO_TRIAL_DIR"], "test_results.json"), "w") as f:
-    json.dump({"test_accuracy": 0.8 + args.learning_rate, "macro_f1": 0.75,
-               "confusion": {"labels": ["neg", "pos"], "rows": [[40, 3], [5, 52]]}}, f)
+if args.learning_rate < args.test_below:
+    with open(os.path.join(os.environ["HPO_TRIAL_DIR"], "test_results.json"), "w") as f:
+        json.dump({"test_accuracy": 0.8 + args.learning_rate, "macro_f1": 0.75,
+                   "confusion": {"labels": ["neg", "pos"], "rows": [[40, 3], [5, 52]]}}, f)
 '''
 
 
@@ -384,6 +386,30 @@ class FrameworkMetrics(CommandCase):
             self.assertEqual(f["test_confusion"][:].tolist(), [[40, 3], [5, 52]])
         self.assertIn("Test split (trial 2): test_accuracy 0.83 test_macro_f1 0.75", report.stdout)
 
+
+    def test_a_best_trial_without_its_test_results_is_named_in_a_note(self):
+        # Only the trials with learning_rate below 0.025 write test_results.json; 0.03 is the best.
+        program = self.write("trainer_like.py", FRAMEWORK_PROGRAM)
+        path = self.write("framework.yaml", (
+            "sweep:\n"
+            "  program: %s\n"
+            "  method: grid\n"
+            "  metric: {name: eval_accuracy, goal: maximize}\n"
+            "  parameters:\n"
+            "    learning_rate: {values: [0.01, 0.02, 0.03]}\n"
+            "    test_below: {value: 0.025}\n"
+            "interpreter: %s\n") % (program, PYTHON))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        self.assertTrue(os.path.exists(os.path.join(output, "trials", "0", "test_results.json")))
+        notes = [line for line in log.splitlines() if "wrote no trials/2/test_results.json" in line]
+        self.assertEqual(len(notes), 1, log)
+        self.assertIn("hpo: note: the best trial, 2 (completed)", notes[0])
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            self.assertEqual(int(f.attrs["best_trial_id"]), 2)
+            self.assertNotIn("test_accuracy", f.attrs)
+            self.assertNotIn("test_confusion", f)
 
 # What Katib's pytorch-mnist example program prints, in Katib's default metrics format.
 KATIB_PROGRAM = r'''

@@ -384,14 +384,34 @@ class CommandRunner final : public TaskRunner {
     return Status::Ok();
   }
 
+  // Whether some trial under `trials` left a test_results.json.
+  static bool AnyTrialWroteTestResults(const fs::path& trials) {
+    std::error_code error;
+    for (fs::directory_iterator it(trials, error), end; !error && it != end; it.increment(error)) {
+      if (fs::exists(it->path() / kTestResultsFile, error)) return true;
+    }
+    return false;
+  }
+
   // The program evaluates itself: its best trial's HPO_TRIAL_DIR/test_results.json, if it wrote
-  // one, holds the test metrics and tables the study keeps (command/test_results.hpp).
+  // one, holds the test metrics and tables the study keeps (command/test_results.hpp). When it
+  // wrote none and other trials did (the best was stopped early), a note says so.
   Status EvaluateBest(const TrialResult& best, const std::string& output,
                       BestTrialReport* report) override {
     const fs::path file =
         fs::path(output) / "trials" / std::to_string(best.trial_id) / kTestResultsFile;
     std::error_code error;
-    if (!fs::exists(file, error)) return Status::Ok();
+    if (!fs::exists(file, error)) {
+      if (AnyTrialWroteTestResults(fs::path(output) / "trials")) {
+        PrintDiagnostic(
+            "hpo: note: the best trial, " + std::to_string(best.trial_id) + " (" +
+            TrialStatusName(best.status) + "), wrote no " +
+            (fs::path("trials") / std::to_string(best.trial_id) / kTestResultsFile).string() +
+            " (a trial stopped early never reaches its test), so the study has no "
+            "test results; other trials wrote theirs");
+      }
+      return Status::Ok();
+    }
     return ReadTestResults(file.string(), &report->test_metrics, &report->test_tables);
   }
 
