@@ -343,7 +343,8 @@ if args.learning_rate < args.test_below:
 
 
 class FrameworkMetrics(CommandCase):
-    def test_trainer_dicts_slash_names_and_an_unreadable_line(self):
+    def run_framework_sweep(self, parameters="", extra=""):
+        """FRAMEWORK_PROGRAM over learning_rate 0.01, 0.02, 0.03 on 2 groups: (output, log)."""
         program = self.write("trainer_like.py", FRAMEWORK_PROGRAM)
         path = self.write("framework.yaml", (
             "sweep:\n"
@@ -352,11 +353,15 @@ class FrameworkMetrics(CommandCase):
             "  metric: {name: eval_accuracy, goal: maximize}\n"
             "  parameters:\n"
             "    learning_rate: {values: [0.01, 0.02, 0.03]}\n"
-            "metrics: [eval_loss, val/f1]\n"
-            "interpreter: %s\n") % (program, PYTHON))
+            "%s%s"
+            "interpreter: %s\n") % (program, parameters, extra, PYTHON))
         output = os.path.join(self.tmp, "out")
         rc, log = self.run_sweep(2, path, output)
         self.assertEqual(rc, 0, log)
+        return output, log
+
+    def test_trainer_dicts_slash_names_and_an_unreadable_line(self):
+        output, log = self.run_framework_sweep(extra="metrics: [eval_loss, val/f1]\n")
         trials, curves = read_study(os.path.join(output, "study.h5"))
         self.assertEqual(len(trials), 3, log)
         for trial_id, row in trials.items():
@@ -386,22 +391,9 @@ class FrameworkMetrics(CommandCase):
             self.assertEqual(f["test_confusion"][:].tolist(), [[40, 3], [5, 52]])
         self.assertIn("Test split (trial 2): test_accuracy 0.83 test_macro_f1 0.75", report.stdout)
 
-
     def test_a_best_trial_without_its_test_results_is_named_in_a_note(self):
         # Only the trials with learning_rate below 0.025 write test_results.json; 0.03 is the best.
-        program = self.write("trainer_like.py", FRAMEWORK_PROGRAM)
-        path = self.write("framework.yaml", (
-            "sweep:\n"
-            "  program: %s\n"
-            "  method: grid\n"
-            "  metric: {name: eval_accuracy, goal: maximize}\n"
-            "  parameters:\n"
-            "    learning_rate: {values: [0.01, 0.02, 0.03]}\n"
-            "    test_below: {value: 0.025}\n"
-            "interpreter: %s\n") % (program, PYTHON))
-        output = os.path.join(self.tmp, "out")
-        rc, log = self.run_sweep(2, path, output)
-        self.assertEqual(rc, 0, log)
+        output, log = self.run_framework_sweep(parameters="    test_below: {value: 0.025}\n")
         self.assertTrue(os.path.exists(os.path.join(output, "trials", "0", "test_results.json")))
         notes = [line for line in log.splitlines() if "wrote no trials/2/test_results.json" in line]
         self.assertEqual(len(notes), 1, log)
