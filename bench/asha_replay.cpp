@@ -556,6 +556,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
       {"hpo_bayes_promotion", {"tpe", "promotion"}},
       {"hpo_bayes_sobol_stopping", {"tpe_sobol", "stopping"}},
       {"hpo_gp_stopping", {"gp", "stopping"}},
+      {"hpo_curves", {"curves", "curves"}},
   };
   const auto found = kSystems.find(system);
   if (found == kSystems.end()) return false;
@@ -564,6 +565,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
   config->sweep.method =
       method == "random" ? hpo::SearchMethod::kRandom : hpo::SearchMethod::kBayes;
   if (method == "gp") config->search.model = hpo::BayesModel::kGp;
+  if (method == "curves") config->search.model = hpo::BayesModel::kCurves;
   if (method == "tpe_sobol") config->search.sampler = hpo::RandomSampler::kSobol;
   config->sweep.early_terminate = hpo::HyperbandSpec();
   if (stopping != "none") {

@@ -81,6 +81,8 @@ const char* ModelName(hpo::BayesModel model) {
       return "tpe_independent";
     case hpo::BayesModel::kGp:
       return "gp";
+    case hpo::BayesModel::kCurves:
+      return "curves";
   }
   return "?";
 }

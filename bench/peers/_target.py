@@ -68,6 +68,7 @@ WORKERS = 2
 SYSTEMS = {
     "hpo_random": "-", "hpo_stopping": "-", "hpo_promotion": "-", "hpo_bayes_stopping": "-",
     "hpo_bayes_promotion": "-", "hpo_gp_stopping": "-", "hpo_bayes_sobol_stopping": "-",
+    "hpo_curves": "-",
     "synetune_asha": "synetune", "synetune_hyperband": "synetune", "synetune_mobster": "synetune",
     "synetune_dyhpo": "synetune", "dehb": "dehb", "ray_asha": "ray", "ray_hyperband": "ray",
 }

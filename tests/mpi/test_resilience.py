@@ -28,6 +28,7 @@ HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the
 
 
 PROMOTION_CONFIG = os.path.join(HERE, "configs", "synthetic_promotion.yaml")
+CURVES_CONFIG = os.path.join(HERE, "configs", "synthetic_curves.yaml")
 
 
 def command(np_count, output, extra=(), config=CONFIG, program=None):
@@ -304,6 +305,9 @@ def paused_rows(study):
 
 
 class Promotion(ResilienceCase):
+    """ASHA's promotion variant; Curves below runs the same checks on search.model curves."""
+    config = PROMOTION_CONFIG
+
     def assert_consistent(self, study, log):
         """8 trials, each once, curves without repeated epochs, the best run to the end."""
         trials, curves = read_trials(study)
@@ -319,7 +323,7 @@ class Promotion(ResilienceCase):
     def test_kill_9_while_trials_are_paused_then_resume_loses_no_trial(self):
         output = self.out("killed")
         study = os.path.join(output, "study.h5")
-        job = self.start(2, output, config=PROMOTION_CONFIG)
+        job = self.start(2, output, config=self.config)
         # Kill the whole job once a paused trial is in the study and a trial has finished or
         # been promoted: trials wait at rungs with their checkpoints.
         wait_for(lambda: paused_rows(study) >= 2, job)
@@ -331,7 +335,7 @@ class Promotion(ResilienceCase):
             self.assertTrue(os.path.exists(os.path.join(output, "checkpoints",
                                                         "trial_%d.pt" % trial_id)), trial_id)
 
-        rc, log = run(2, output, ["--resume"], config=PROMOTION_CONFIG)
+        rc, log = run(2, output, ["--resume"], config=self.config)
         self.assertEqual(rc, 0, log)
         self.assertIn("paused at a rung", log)
         after = self.assert_consistent(study, log)
@@ -347,6 +351,26 @@ class Promotion(ResilienceCase):
         for trial_id, row in after.items():  # only paused trials keep a checkpoint
             kept = os.path.exists(os.path.join(output, "checkpoints", "trial_%d.pt" % trial_id))
             self.assertEqual(kept, row["status"] == b"paused", trial_id)
+
+
+class Curves(Promotion):
+    """The learning-curve model's scheduler pauses and promotes trials by its predictions."""
+    config = CURVES_CONFIG
+
+    def test_pauses_name_the_prediction(self):
+        output = self.out("reasons")
+        rc, log = run(2, output, config=self.config)
+        self.assertEqual(rc, 0, log)
+        trials = self.assert_consistent(os.path.join(output, "study.h5"), log)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            reasons = [row["message"].decode() for row in published_rows(f, "trials")
+                       if row["status"] == b"paused"]
+        self.assertTrue(reasons, log)
+        for reason in reasons:
+            self.assertRegex(reason, r"paused at epoch [12]: predicted final val_accuracy "
+                                     r"[0-9.e-]+ \+- [0-9.e-]+; (a new trial|paused trial \d+) "
+                                     r"is expected to gain more per epoch")
+        self.assertIn(b"completed", {row["status"] for row in trials.values()})
 
 
 def main():

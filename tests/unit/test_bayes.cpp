@@ -373,6 +373,9 @@ std::vector<Assignment> RunReportingEpoch(Searcher& searcher, const Objective& o
 }
 
 TEST_P(BayesSearcherTest, MultiFidelityFitsOnTheHighestEpochWithEnoughReports) {
+  if (GetParam() == BayesModel::kCurves) {
+    GTEST_SKIP() << "curves fits predicted finals, not a fidelity (test_curve_model.cpp)";
+  }
   // Epoch 1 is good near (0.7, 0.2), epoch 3 near (0.2, 0.8). Trials report and keep running.
   const Objective epoch_three = [](const Assignment& params) {
     return DistanceTo(params, 0.2, 0.8);
@@ -497,7 +500,8 @@ sweep:
     width: {min: 8, max: 64}
 search:
   startup_trials: 4
-)" + std::string(GetParam() == BayesModel::kGp ? "  model: gp\n"
+)" + std::string(GetParam() == BayesModel::kGp       ? "  model: gp\n"
+                 : GetParam() == BayesModel::kCurves ? "  model: curves\n"
                  : GetParam() == BayesModel::kTpeIndependent
                      ? "  model: tpe_independent\n  candidates: 16\n"
                      : "  candidates: 16\n");
@@ -525,13 +529,15 @@ TEST(TpeSearcherTest, RejectsNoCandidates) {
 
 INSTANTIATE_TEST_SUITE_P(Models, BayesSearcherTest,
                          ::testing::Values(BayesModel::kTpe, BayesModel::kTpeIndependent,
-                                           BayesModel::kGp),
+                                           BayesModel::kGp, BayesModel::kCurves),
                          [](const ::testing::TestParamInfo<BayesModel>& info) {
                            switch (info.param) {
                              case BayesModel::kTpe:
                                return std::string("Tpe");
                              case BayesModel::kTpeIndependent:
                                return std::string("TpeIndependent");
+                             case BayesModel::kCurves:
+                               return std::string("Curves");
                              case BayesModel::kGp:
                                break;
                            }

@@ -145,8 +145,10 @@ struct ExecutionSpec {
 
 // Key `search:` beside `sweep:`: how the searchers work (W&B has no keys for this).
 // kTpe: multivariate TPE (the default); kTpeIndependent: Optuna's default, one-parameter-at-a-time
-// TPE; kGp: a Gaussian process with expected improvement.
-enum class BayesModel { kTpe, kGp, kTpeIndependent };
+// TPE; kGp: a Gaussian process with expected improvement; kCurves: the GP fitted on each
+// trial's final value predicted from its learning curve, with early_terminate a scheduler that
+// continues or pauses trials by the same predictions.
+enum class BayesModel { kTpe, kGp, kTpeIndependent, kCurves };
 enum class RandomSampler { kIndependent, kSobol };
 
 struct SearchOptions {

@@ -128,8 +128,10 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
       parsed.model = BayesModel::kTpeIndependent;
     } else if (name == "gp") {
       parsed.model = BayesModel::kGp;
+    } else if (name == "curves") {
+      parsed.model = BayesModel::kCurves;
     } else {
-      return errors.At(*model, "must be tpe, tpe_independent or gp, got '" + name + "'");
+      return errors.At(*model, "must be tpe, tpe_independent, gp or curves, got '" + name + "'");
     }
   }
   HPO_RETURN_IF_ERROR(

@@ -19,7 +19,7 @@ namespace hpo::config_internal {
 Status ParseEarlyTerminate(const ErrorFormatter& errors, const Field& field, int64_t epochs,
                            HyperbandSpec* spec);
 
-// `search:` {model: tpe|tpe_independent|gp, startup_trials >= 1, candidates >= 1,
+// `search:` {model: tpe|tpe_independent|gp|curves, startup_trials >= 1, candidates >= 1,
 // sampler: random|sobol}. model, startup_trials and candidates are only used by method bayes
 // (candidates only by the TPE models),
 // sampler sobol only by method random; any of them elsewhere is an error.

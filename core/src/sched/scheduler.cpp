@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/bytes.hpp"
+#include "sched/curve_scheduler.hpp"
 #include "stopping_rules.hpp"
 
 namespace hpo {
@@ -172,6 +173,13 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
 
   std::optional<AshaRule> asha;
   std::optional<AshaPromotionRule> promotion;
+  const bool curves =
+      config.sweep.method == SearchMethod::kBayes && config.search.model == BayesModel::kCurves;
+  if (hyperband.enabled && curves && median_stopping.enabled) {
+    return Status::BadInput(config.path +
+                            ": median_stopping: search.model curves decides which trials go on "
+                            "from its predictions; remove median_stopping or choose another model");
+  }
   if (hyperband.enabled) {
     if (hyperband.eta < 2) {
       return Status::BadInput(config.path + ": sweep.early_terminate.eta: must be >= 2, got " +
@@ -181,6 +189,12 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
     if (rungs.empty()) {
       return Status::BadInput(config.path + ": sweep.early_terminate: no rung below epochs (" +
                               std::to_string(epochs) + "), so it could never stop a trial");
+    }
+    if (curves) {
+      *scheduler = std::make_unique<sched_internal::CurveScheduler>(
+          std::move(rungs), epochs, goal, metric, config.search.startup_trials,
+          config.sweep.run_cap);
+      return Status::Ok();
     }
     if (hyperband.promotion) {
       promotion.emplace(std::move(rungs), hyperband.eta, epochs, goal, metric);

@@ -76,7 +76,9 @@ class Scheduler {
 };
 
 // Builds the config's scheduler: ASHA when sweep.early_terminate is enabled, the median rule when
-// median_stopping is, both (a trial stops when either says stop) when both are; nullptr when
+// median_stopping is, both (a trial stops when either says stop) when both are; with method bayes
+// and search.model curves, early_terminate builds the curve scheduler instead (its rungs are the
+// epochs it decides at; curve_scheduler.hpp; BadInput beside median_stopping); nullptr when
 // neither is (every trial runs all its epochs). BadInput for settings that cannot work with the
 // sweep's epochs (e.g. no rung below `epochs`).
 Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* scheduler);

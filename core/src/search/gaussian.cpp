@@ -8,7 +8,6 @@ namespace hpo {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kSqrtTwoPi = 2.50662827463100050242;
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 namespace hpo {
 
+// 1 / sqrt(2), for erf and erfc of standard normal deviates.
+inline constexpr double kSqrtHalf = 0.70710678118654752440;
+
 // Phi(z), the standard normal cumulative distribution function.
 double NormalCdf(double z);
 

@@ -95,20 +95,27 @@ Eigen::VectorXd Acquisition(const GaussianProcess& process, const Eigen::MatrixX
   return scores;
 }
 
-// The losses the model fits are the finite ones at the fidelity (the highest epoch observed); with
-// none, worst stays -infinity.
+// The losses the model fits are the finite ones at the fidelity (the highest epoch observed), or
+// every finite one when `any_epoch` (predicted finals, whatever epoch they are from); with none,
+// worst stays -infinity.
 struct FidelityLosses {
+  bool any_epoch = false;
   int64_t fidelity = std::numeric_limits<int64_t>::min();
   double worst = -std::numeric_limits<double>::infinity();
   double best = std::numeric_limits<double>::infinity();
+
+  bool Modelled(const DataPoint& point) const {
+    return (any_epoch || point.epoch == fidelity) && std::isfinite(point.loss);
+  }
 };
 
 // The fidelity of `observed` and the worst and best of its finite losses.
-FidelityLosses LossesAtFidelity(const std::vector<DataPoint>& observed) {
+FidelityLosses LossesAtFidelity(const std::vector<DataPoint>& observed, bool any_epoch) {
   FidelityLosses losses;
+  losses.any_epoch = any_epoch;
   for (const DataPoint& point : observed) losses.fidelity = std::max(losses.fidelity, point.epoch);
   for (const DataPoint& point : observed) {
-    if (point.epoch != losses.fidelity || !std::isfinite(point.loss)) continue;
+    if (!losses.Modelled(point)) continue;
     losses.worst = std::max(losses.worst, point.loss);
     losses.best = std::min(losses.best, point.loss);
   }
@@ -136,8 +143,7 @@ GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimen
       points(row, input) =
           space.Scale(dimensions[parameter], input, (*point.coordinates)[parameter]);
     }
-    const bool modelled =
-        r < observed_rows && point.epoch == losses.fidelity && std::isfinite(point.loss);
+    const bool modelled = r < observed_rows && losses.Modelled(point);
     values(row) = modelled ? point.loss : losses.worst;
   }
   const size_t stride = (observed_rows + kMaxFitPoints - 1) / kMaxFitPoints;
@@ -243,7 +249,12 @@ Status GpSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* 
 }
 
 GpSearcher::GpSearcher(const SweepConfig& config)
-    : ModelBasedSearcher(config, kGpStateTag, "gp", "GP") {}
+    : ModelBasedSearcher(config, kGpStateTag, PredictsFinals(config) ? "curves" : "gp", "GP"),
+      predicts_finals_(PredictsFinals(config)) {}
+
+bool GpSearcher::PredictsFinals(const SweepConfig& config) {
+  return config.search.model == BayesModel::kCurves;
+}
 
 std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
                                                       std::vector<DataPoint> observed,
@@ -251,7 +262,7 @@ std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
   const std::vector<ModelDimension>& dimensions = history().dimensions();
   const InputSpace space(dimensions);
   if (space.size() == 0) return std::nullopt;  // nothing to model: every parameter is fixed
-  const FidelityLosses losses = LossesAtFidelity(observed);
+  const FidelityLosses losses = LossesAtFidelity(observed, predicts_finals_);
   if (!std::isfinite(losses.worst)) return std::nullopt;
   const GaussianProcess process = FitProcess(space, dimensions, observed, pending, losses);
   const uint64_t trial_seed = DeriveSeed(seed(), kGpPurpose, static_cast<uint64_t>(trial_id));

@@ -16,8 +16,14 @@ ModelBasedSearcher::ModelBasedSearcher(const SweepConfig& config, std::string st
       sobol_startup_(config.search.sampler == RandomSampler::kSobol),
       startup_design_(config.sweep.parameters, config.execution.seed, config.search.sampler),
       history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
-               config.sweep.metric.goal, config.search.startup_trials,
-               config.sweep.early_terminate.enabled) {}
+               config.sweep.metric.goal, config.search.startup_trials, DataRuleOf(config),
+               config.execution.epochs) {}
+
+TrialHistory::DataRule ModelBasedSearcher::DataRuleOf(const SweepConfig& config) {
+  if (config.search.model == BayesModel::kCurves) return TrialHistory::DataRule::kPredictedFinals;
+  return config.sweep.early_terminate.enabled ? TrialHistory::DataRule::kFidelity
+                                              : TrialHistory::DataRule::kFinalObjectives;
+}
 
 Status ModelBasedSearcher::CheckStartupTrials(const SweepConfig& config) {
   if (config.search.startup_trials < 0) {

@@ -17,7 +17,6 @@ constexpr size_t kFlatWeightCount = 25;
 constexpr double kMagicClipMaxKernels = 100.0;
 
 constexpr double kInverseSqrtTwoPi = 0.39894228040143267794;
-constexpr double kSqrtHalf = 0.70710678118654752440;
 // Beyond this many standard deviations a kernel adds less than 1e-17 of the prior kernel's share
 // to a density: its scale is at most a few hundred times the prior's (bandwidth at least 1/100
 // of the range, weight at most the prior's), its exp(-z^2 / 2) at most 2e-22, and the prior's

@@ -17,7 +17,9 @@ Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* search
       *searcher = std::make_unique<RandomSearcher>(config.sweep.parameters, config.execution.seed);
       return Status::Ok();
     case SearchMethod::kBayes:
-      if (config.search.model == BayesModel::kGp) return GpSearcher::Create(config, searcher);
+      if (config.search.model == BayesModel::kGp || config.search.model == BayesModel::kCurves) {
+        return GpSearcher::Create(config, searcher);
+      }
       return TpeSearcher::Create(config, searcher);
   }
   return Status::Failure("unknown search method");

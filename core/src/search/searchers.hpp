@@ -121,6 +121,7 @@ class ModelBasedSearcher : public Searcher {
 
  private:
   std::string Fingerprint() const;
+  static TrialHistory::DataRule DataRuleOf(const SweepConfig& config);
 
   uint64_t seed_;
   int64_t startup_trials_;
@@ -199,6 +200,8 @@ class TpeSearcher final : public ModelBasedSearcher {
 //    on ties) is decoded into values.
 // Randomness: trial k's generators are seeded with DeriveSeed(seed, GP purpose, k); the same
 // observations, pending trials and seed give the same suggestion whatever the order of the calls.
+// With `search.model: curves` the data are TrialHistory's predicted finals instead: every trial
+// that reported an epoch is modelled at its predicted final loss (the fingerprint names curves).
 class GpSearcher final : public ModelBasedSearcher {
  public:
   // BadInput when search.startup_trials < 0.
@@ -206,6 +209,9 @@ class GpSearcher final : public ModelBasedSearcher {
 
  private:
   explicit GpSearcher(const SweepConfig& config);
+  static bool PredictsFinals(const SweepConfig& config);
+
+  bool predicts_finals_;
 
   std::optional<Assignment> ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
                                             std::vector<DataPoint> pending) const override;

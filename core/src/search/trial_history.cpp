@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/bytes.hpp"
+#include "curve_prediction.hpp"
 
 namespace hpo {
 
@@ -17,12 +18,13 @@ constexpr double kWorstLoss = std::numeric_limits<double>::infinity();
 
 TrialHistory::TrialHistory(std::vector<ParameterSpec> parameters,
                            std::vector<ModelDimension> dimensions, Goal goal,
-                           int64_t startup_trials, bool multi_fidelity)
+                           int64_t startup_trials, DataRule rule, int64_t final_epoch)
     : parameters_(std::move(parameters)),
       dimensions_(std::move(dimensions)),
       goal_(goal),
       startup_trials_(startup_trials),
-      multi_fidelity_(multi_fidelity) {
+      rule_(rule),
+      final_epoch_(final_epoch) {
   for (const ModelDimension& dimension : dimensions_) {
     if (dimension.kind != ModelDimension::Kind::kFixed) ++modelled_parameters_;
   }
@@ -74,7 +76,10 @@ bool TrialHistory::CollectData(int64_t trial_id, std::vector<DataPoint>* observe
                                std::vector<DataPoint>* pending) const {
   observed->clear();
   pending->clear();
-  if (multi_fidelity_) {
+  if (rule_ == DataRule::kPredictedFinals) {
+    return CollectPredictedFinals(trial_id, observed, pending);
+  }
+  if (rule_ == DataRule::kFidelity) {
     std::map<int64_t, size_t> reports;  // epoch -> trials that reported it
     for (const auto& [id, record] : records_) {
       if (id == trial_id || !record.coordinates) continue;
@@ -106,6 +111,36 @@ bool TrialHistory::CollectData(int64_t trial_id, std::vector<DataPoint>* observe
     if (id == trial_id || !record.coordinates) continue;
     const double loss = record.finished ? Loss(record.objective) : kWorstLoss;
     (record.finished ? observed : pending)->push_back({id, &*record.coordinates, 0, loss});
+  }
+  return !observed->empty() && observed->size() >= static_cast<size_t>(startup_trials_);
+}
+
+std::vector<double> TrialHistory::CurveOf(const TrialRecord& record) const {
+  std::vector<double> losses;
+  for (const auto& entry : record.epoch_objectives) {
+    const double loss = Loss(entry.second);
+    if (!std::isfinite(loss)) break;
+    losses.push_back(loss);
+  }
+  return losses;
+}
+
+bool TrialHistory::CollectPredictedFinals(int64_t trial_id, std::vector<DataPoint>* observed,
+                                          std::vector<DataPoint>* pending) const {
+  CurvePredictor predictor(final_epoch_);
+  for (const auto& [id, record] : records_) {
+    if (id != trial_id) predictor.AddReference(CurveOf(record));
+  }
+  for (const auto& [id, record] : records_) {
+    if (id == trial_id || !record.coordinates) continue;
+    const std::vector<double> losses = CurveOf(record);
+    if (!losses.empty()) {
+      observed->push_back({id, &*record.coordinates, 0, predictor.Predict(losses).mean});
+    } else if (record.finished) {
+      observed->push_back({id, &*record.coordinates, 0, Loss(record.objective)});
+    } else {
+      pending->push_back({id, &*record.coordinates, 0, kWorstLoss});
+    }
   }
   return !observed->empty() && observed->size() >= static_cast<size_t>(startup_trials_);
 }

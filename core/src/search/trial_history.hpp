@@ -28,6 +28,13 @@ namespace hpo {
 //    their final objective; failed ones last. Unfinished trials without that report are pending;
 //    those with it count as observed. When no epoch has enough reports, the final objectives are
 //    used as without early termination.
+//  * Predicted finals (`search.model: curves`): every trial that reported an epoch is a data
+//    point (at epoch 0, so that all rank by loss alone), its loss the CurvePredictor's mean for the
+//    last epoch
+//    (`final_epoch`) from its reports (epochs in order, up to the first non-finite one), the
+//    complete curves of the others its references; a trial whose first report is not finite,
+//    or that finished without reports, counts with its final objective's loss (failed: worst).
+//    Unfinished trials without reports are pending.
 // Losses follow the metric's goal (the objective, or its negation when maximising); failed
 // trials (NaN) have an infinite loss. Trials whose params do not fit the space are left out.
 class TrialHistory {
@@ -43,9 +50,13 @@ class TrialHistory {
     double loss = 0.0;
   };
 
-  // Precondition: `dimensions` are DimensionOf(parameters[i]).
+  // Which of the rules above turns the records into data.
+  enum class DataRule { kFinalObjectives, kFidelity, kPredictedFinals };
+
+  // Precondition: `dimensions` are DimensionOf(parameters[i]). `final_epoch` (the sweep's
+  // epochs) is used by kPredictedFinals only.
   TrialHistory(std::vector<ParameterSpec> parameters, std::vector<ModelDimension> dimensions,
-               Goal goal, int64_t startup_trials, bool multi_fidelity);
+               Goal goal, int64_t startup_trials, DataRule rule, int64_t final_epoch);
 
   const std::vector<ParameterSpec>& parameters() const { return parameters_; }
   const std::vector<ModelDimension>& dimensions() const { return dimensions_; }
@@ -85,13 +96,18 @@ class TrialHistory {
   };
 
   void SetParams(const Assignment& params, TrialRecord* record) const;
+  // The losses of the record's reports in epoch order, up to the first non-finite one.
+  std::vector<double> CurveOf(const TrialRecord& record) const;
+  bool CollectPredictedFinals(int64_t trial_id, std::vector<DataPoint>* observed,
+                              std::vector<DataPoint>* pending) const;
 
   std::vector<ParameterSpec> parameters_;
   std::vector<ModelDimension> dimensions_;
   size_t modelled_parameters_ = 0;  // dimensions that are not kFixed
   Goal goal_;
   int64_t startup_trials_;
-  bool multi_fidelity_;
+  DataRule rule_;
+  int64_t final_epoch_;
   std::map<int64_t, TrialRecord> records_;  // by trial id
 };
 

@@ -1,0 +1,258 @@
+#include "sched/curve_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "common/bytes.hpp"
+#include "search/gaussian_process.hpp"
+
+namespace hpo::sched_internal {
+
+namespace {
+
+constexpr char kCurveStateTag[] = "hpo.scheduler.curves.v1";
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+bool IsFinished(TrialStatus status) {
+  return status != TrialStatus::kRunning && status != TrialStatus::kPaused;
+}
+
+}  // namespace
+
+CurveScheduler::CurveScheduler(std::vector<int64_t> decision_epochs, int64_t epochs, Goal goal,
+                               std::string metric, int64_t startup_trials,
+                               std::optional<int64_t> run_cap)
+    : decision_epochs_(std::move(decision_epochs)),
+      epochs_(epochs),
+      goal_(goal),
+      metric_(std::move(metric)),
+      startup_trials_(startup_trials),
+      run_cap_(run_cap) {}
+
+double CurveScheduler::Loss(double objective) const {
+  if (std::isnan(objective)) return kInfinity;
+  return goal_ == Goal::kMaximize ? -objective : objective;
+}
+
+std::vector<double> CurveScheduler::FinitePrefix(const std::vector<double>& losses) {
+  const auto end =
+      std::find_if(losses.begin(), losses.end(), [](double loss) { return !std::isfinite(loss); });
+  return std::vector<double>(losses.begin(), end);
+}
+
+CurveScheduler::Valuation CurveScheduler::Value() const {
+  Valuation valuation;
+  CurvePredictor predictor(epochs_);
+  for (const auto& [id, trial] : trials_) predictor.AddReference(FinitePrefix(trial.losses));
+  valuation.incumbent = kInfinity;
+  for (const auto& [id, trial] : trials_) {
+    const std::vector<double> losses = FinitePrefix(trial.losses);
+    if (losses.empty()) continue;
+    const FinalPrediction prediction = predictor.Predict(losses);
+    valuation.predictions[id] = prediction;
+    valuation.incumbent = std::min(valuation.incumbent, prediction.mean);
+  }
+  // log EI per trial, then the log of their mean by log-sum-exp (trials without a finite report
+  // count as worth nothing).
+  double top = -kInfinity;
+  std::map<int64_t, double> log_improvement;
+  for (const auto& [id, prediction] : valuation.predictions) {
+    const double value =
+        LogExpectedImprovement(prediction.mean, prediction.variance, valuation.incumbent);
+    log_improvement[id] = value;
+    top = std::max(top, value);
+    const auto trained = static_cast<double>(FinitePrefix(trials_.at(id).losses).size());
+    valuation.continue_value[id] = value - std::log(std::max(1.0, epochs_ - trained));
+  }
+  const auto reported = static_cast<int64_t>(trials_.size());
+  if (no_new_trials_ || (run_cap_ && reported >= *run_cap_)) {
+    valuation.new_trial_value = -kInfinity;
+  } else if (reported < std::max<int64_t>(2, startup_trials_) || !std::isfinite(top)) {
+    valuation.new_trial_value = kInfinity;
+  } else {
+    double sum = 0.0;
+    for (const auto& entry : log_improvement) sum += std::exp(entry.second - top);
+    valuation.new_trial_value = top + std::log(sum / static_cast<double>(reported)) -
+                                std::log(static_cast<double>(epochs_));
+  }
+  return valuation;
+}
+
+std::string CurveScheduler::Describe(const FinalPrediction& prediction) const {
+  const double mean = goal_ == Goal::kMaximize ? -prediction.mean : prediction.mean;
+  char text[96];
+  std::snprintf(text, sizeof(text), "%.4g +- %.2g", mean, std::sqrt(prediction.variance));
+  return text;
+}
+
+SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, double objective) {
+  TrialCurve& trial = trials_[trial_id];
+  trial.paused = false;
+  if (epoch < 1) return {};
+  trial.losses.resize(
+      static_cast<size_t>(std::max<int64_t>(epoch, static_cast<int64_t>(trial.losses.size()))),
+      kInfinity);
+  trial.losses[static_cast<size_t>(epoch - 1)] = Loss(objective);
+  if (epoch >= epochs_ ||
+      !std::binary_search(decision_epochs_.begin(), decision_epochs_.end(), epoch)) {
+    return {};
+  }
+  SchedulerDecision decision;
+  if (!std::isfinite(Loss(objective))) {
+    decision.keep_going = false;
+    decision.reason = "stopped at epoch " + std::to_string(epoch) + ": " + metric_ +
+                      " is not a number, so its curve cannot be predicted";
+    return decision;
+  }
+  const Valuation valuation = Value();
+  const double own = valuation.continue_value.at(trial_id);
+  double best_other = valuation.new_trial_value;
+  std::string rival = "a new trial";
+  for (const auto& [id, other] : trials_) {
+    if (!other.paused || id == trial_id) continue;
+    const auto value = valuation.continue_value.find(id);
+    if (value != valuation.continue_value.end() && value->second > best_other) {
+      best_other = value->second;
+      rival = "paused trial " + std::to_string(id);
+    }
+  }
+  if (own >= best_other) return decision;
+  decision.keep_going = false;
+  decision.pause = true;
+  trial.paused = true;
+  decision.reason = "paused at epoch " + std::to_string(epoch) + ": predicted final " + metric_ +
+                    " " + Describe(valuation.predictions.at(trial_id)) + "; " + rival +
+                    " is expected to gain more per epoch";
+  return decision;
+}
+
+void CurveScheduler::OnTrialEnd(int64_t trial_id, TrialStatus /*status*/) {
+  TrialCurve& trial = trials_[trial_id];
+  trial.ended = true;
+  trial.paused = false;
+}
+
+std::optional<int64_t> CurveScheduler::Promote(bool idle) {
+  if (idle) no_new_trials_ = true;
+  if (paused_trials() == 0) return std::nullopt;
+  const Valuation valuation = Value();
+  std::optional<int64_t> best;
+  double best_value = -kInfinity;
+  for (const auto& [id, trial] : trials_) {
+    if (!trial.paused) continue;
+    const auto value = valuation.continue_value.find(id);
+    const double worth = value == valuation.continue_value.end() ? -kInfinity : value->second;
+    if (!best || worth > best_value) {
+      best = id;
+      best_value = worth;
+    }
+  }
+  bool promote = false;
+  if (!idle) {
+    promote = best_value >= valuation.new_trial_value;
+  } else {
+    const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
+      return static_cast<int64_t>(FinitePrefix(entry.second.losses).size()) >= epochs_;
+    });
+    const auto prediction = valuation.predictions.find(*best);
+    promote = !any_complete || (prediction != valuation.predictions.end() &&
+                                ProbabilityOfImprovement(prediction->second, valuation.incumbent) >=
+                                    kIdlePromotionProbability);
+  }
+  if (!promote) return std::nullopt;
+  trials_[*best].paused = false;
+  return best;
+}
+
+size_t CurveScheduler::paused_trials() const {
+  return static_cast<size_t>(std::count_if(trials_.begin(), trials_.end(),
+                                           [](const auto& entry) { return entry.second.paused; }));
+}
+
+void CurveScheduler::ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
+                                 TrialStatus status) {
+  TrialCurve& trial = trials_[trial_id];
+  trial.losses.clear();
+  for (const auto& [epoch, objective] : reports) {
+    if (epoch < 1) continue;
+    if (static_cast<int64_t>(trial.losses.size()) < epoch) {
+      trial.losses.resize(static_cast<size_t>(epoch), kInfinity);
+    }
+    trial.losses[static_cast<size_t>(epoch - 1)] = Loss(objective);
+  }
+  trial.paused = status == TrialStatus::kPaused;
+  trial.ended = IsFinished(status);
+}
+
+std::optional<FinalPrediction> CurveScheduler::PredictFinal(int64_t trial_id) const {
+  const Valuation valuation = Value();
+  const auto found = valuation.predictions.find(trial_id);
+  if (found == valuation.predictions.end()) return std::nullopt;
+  return found->second;
+}
+
+std::string CurveScheduler::Fingerprint() const {
+  std::vector<uint8_t> bytes;
+  ByteWriter writer(&bytes);
+  writer.Put<uint8_t>(goal_ == Goal::kMaximize ? 1 : 0);
+  writer.Put<int64_t>(epochs_);
+  writer.Put<int64_t>(startup_trials_);
+  writer.Put<uint64_t>(decision_epochs_.size());
+  for (int64_t epoch : decision_epochs_) writer.Put(epoch);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+std::string CurveScheduler::ConfigFingerprint() const {
+  return std::string(kCurveStateTag) + " " + Fingerprint();
+}
+
+std::string CurveScheduler::SaveState() const {
+  std::vector<uint8_t> bytes;
+  ByteWriter writer(&bytes);
+  writer.PutString(kCurveStateTag);
+  writer.PutString(Fingerprint());
+  writer.Put<uint64_t>(trials_.size());
+  for (const auto& [id, trial] : trials_) {
+    writer.Put<int64_t>(id);
+    writer.Put<uint8_t>((trial.paused ? 1 : 0) | (trial.ended ? 2 : 0));
+    writer.PutDoubles(trial.losses);
+  }
+  return std::string(bytes.begin(), bytes.end());
+}
+
+Status CurveScheduler::RestoreState(const std::string& state) {
+  const std::vector<uint8_t> bytes(state.begin(), state.end());
+  ByteReader reader(bytes);
+  if (reader.GetString() != kCurveStateTag || !reader.ok()) {
+    return Status::BadInput(std::string("saved scheduler state does not start with '") +
+                            kCurveStateTag + "'");
+  }
+  if (reader.GetString() != Fingerprint() || !reader.ok()) {
+    return Status::BadInput(
+        "saved scheduler state is from another config: its curve model settings (decision "
+        "epochs, epochs, startup_trials, goal) differ from this sweep's");
+  }
+  std::map<int64_t, TrialCurve> trials;
+  const uint64_t count = reader.Get<uint64_t>();
+  for (uint64_t i = 0; i < count && reader.ok(); ++i) {
+    const int64_t id = reader.Get<int64_t>();
+    const uint8_t flags = reader.Get<uint8_t>();
+    TrialCurve trial;
+    trial.paused = (flags & 1) != 0;
+    trial.ended = (flags & 2) != 0;
+    trial.losses = reader.GetDoubles();
+    if (!trials.emplace(id, std::move(trial)).second || flags > 3) {
+      return Status::BadInput("saved scheduler state is truncated or corrupt");
+    }
+  }
+  if (!reader.ok() || !reader.at_end()) {
+    return Status::BadInput("saved scheduler state is truncated or corrupt");
+  }
+  trials_ = std::move(trials);
+  return Status::Ok();
+}
+
+}  // namespace hpo::sched_internal

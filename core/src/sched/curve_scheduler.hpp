@@ -1,0 +1,89 @@
+// Private to hpo_core: the scheduler of `search.model: curves` with `early_terminate` (built by
+// MakeScheduler). Lives on rank 0 inside the coordinator; no MPI, no torch; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hpo/config.hpp"
+#include "sched/scheduler.hpp"
+#include "search/curve_prediction.hpp"
+
+namespace hpo::sched_internal {
+
+// A multi-fidelity acquisition over learning curves (freeze-thaw style, on hpo's pause and
+// promote machinery). Each trial's final loss (the metric by its goal, lower is better) is
+// predicted from its reports with CurvePredictor, the complete curves of the sweep its references.
+// The incumbent is the lowest predicted final mean of all trials. Each option is valued by its
+// expected improvement below the incumbent per epoch it costs, in logs:
+//  * continuing trial i (running at a decision epoch, or paused): log EI(prediction_i) -
+//    log(epochs - its epochs trained);
+//  * starting a new trial: log of the mean EI of every trial's prediction so far (what a trial
+//    like those seen is worth) - log(epochs); +infinity while fewer than max(2, startup_trials)
+//    trials have reported (explore first), -infinity once run_cap trials have reported or
+//    Promote(idle true) was called (no new trial can start; not in the saved state: a resumed
+//    sweep learns it again at its first idle Promote).
+// At a decision epoch (the early_terminate rungs), a trial goes on when its value is at least
+// every paused trial's and a new trial's; otherwise it pauses ("paused at epoch E: predicted
+// final METRIC M +- S, a new trial / trial J is worth more per epoch"). A non-finite report at a
+// decision epoch stops the trial. Between decision epochs, and at the last epoch, trials go on.
+// Promote(idle false) returns the paused trial of highest value (lowest id on ties) when it is
+// worth at least a new trial; Promote(idle true) returns it while no trial has trained every
+// epoch or its probability of ending below the incumbent is at least kIdlePromotionProbability.
+// State: every trial's losses, paused and ended flags; rebuilt on resume by ReplayTrial.
+class CurveScheduler final : public Scheduler {
+ public:
+  static constexpr double kIdlePromotionProbability = 0.05;
+
+  // `decision_epochs`: ascending, below `epochs` (HyperbandRungs).
+  CurveScheduler(std::vector<int64_t> decision_epochs, int64_t epochs, Goal goal,
+                 std::string metric, int64_t startup_trials, std::optional<int64_t> run_cap);
+
+  SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective) override;
+  void OnTrialEnd(int64_t trial_id, TrialStatus status) override;
+  std::optional<int64_t> Promote(bool idle) override;
+  size_t paused_trials() const override;
+  void ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
+                   TrialStatus status) override;
+  std::string SaveState() const override;
+  Status RestoreState(const std::string& state) override;
+  std::string ConfigFingerprint() const override;
+
+  // The prediction of `trial_id`'s final loss from everything recorded now (for tests and
+  // messages); nullopt for a trial without a finite report.
+  std::optional<FinalPrediction> PredictFinal(int64_t trial_id) const;
+
+ private:
+  struct TrialCurve {
+    std::vector<double> losses;  // per epoch from 1; +infinity for a non-finite report
+    bool paused = false;
+    bool ended = false;
+  };
+  // What every option is worth now (see the class comment).
+  struct Valuation {
+    std::map<int64_t, double> continue_value;  // by trial with a finite report
+    std::map<int64_t, FinalPrediction> predictions;
+    double incumbent = 0.0;
+    double new_trial_value = 0.0;
+  };
+
+  static std::vector<double> FinitePrefix(const std::vector<double>& losses);
+  double Loss(double objective) const;
+  Valuation Value() const;
+  std::string Fingerprint() const;
+  std::string Describe(const FinalPrediction& prediction) const;
+
+  std::vector<int64_t> decision_epochs_;
+  int64_t epochs_;
+  Goal goal_;
+  std::string metric_;
+  int64_t startup_trials_;
+  std::optional<int64_t> run_cap_;
+  std::map<int64_t, TrialCurve> trials_;
+  bool no_new_trials_ = false;  // Promote(idle true) was called
+};
+
+}  // namespace hpo::sched_internal

@@ -1,0 +1,154 @@
+#include "curve_prediction.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "gaussian.hpp"
+
+namespace hpo {
+
+namespace {
+
+constexpr int64_t kMinExtrapolationPoints = 3;
+constexpr int64_t kMinReferences = 2;
+constexpr double kMinResidualVariance = 1e-8;
+constexpr double kExtrapolatedShare = 0.25;
+constexpr double kFallbackRelativeSpread = 0.05;
+constexpr double kFallbackMinSpread = 1e-3;
+
+using Shape = std::function<double(double)>;
+
+const std::array<Shape, 5>& Shapes() {
+  static const std::array<Shape, 5> shapes = {
+      [](double t) { return 1.0 / std::sqrt(t); }, [](double t) { return 1.0 / t; },
+      [](double t) { return 1.0 / (t * t); },      [](double t) { return std::exp(-t / 2.0); },
+      [](double t) { return std::exp(-t / 5.0); },
+  };
+  return shapes;
+}
+
+// One shape's least-squares fit of loss(t) = a + b phi(t), b >= 0, and its prediction at `final`.
+struct ShapeFit {
+  double prediction = 0.0;
+  double variance = 0.0;
+  double residual_sum = 0.0;
+};
+
+ShapeFit FitShape(const Shape& shape, const std::vector<double>& losses, double final_epoch) {
+  const auto n = static_cast<double>(losses.size());
+  double sum_x = 0.0, sum_y = 0.0, sum_xx = 0.0, sum_xy = 0.0;
+  for (size_t i = 0; i < losses.size(); ++i) {
+    const double x = shape(static_cast<double>(i + 1));
+    sum_x += x;
+    sum_y += losses[i];
+    sum_xx += x * x;
+    sum_xy += x * losses[i];
+  }
+  const double mean_x = sum_x / n;
+  const double mean_y = sum_y / n;
+  const double spread_xx = sum_xx - n * mean_x * mean_x;
+  double slope = spread_xx > 0.0 ? (sum_xy - n * mean_x * mean_y) / spread_xx : 0.0;
+  slope = std::max(slope, 0.0);
+  const double intercept = mean_y - slope * mean_x;
+  ShapeFit fit;
+  for (size_t i = 0; i < losses.size(); ++i) {
+    const double residual = losses[i] - (intercept + slope * shape(static_cast<double>(i + 1)));
+    fit.residual_sum += residual * residual;
+  }
+  const double x_final = shape(final_epoch);
+  fit.prediction = intercept + slope * x_final;
+  const double residual_variance = std::max(fit.residual_sum / (n - 2.0), kMinResidualVariance);
+  // The predictive variance of a new observation at x_final for simple linear regression.
+  const double leverage =
+      1.0 / n + (spread_xx > 0.0 ? (x_final - mean_x) * (x_final - mean_x) / spread_xx : 0.0);
+  fit.variance = residual_variance * (1.0 + leverage);
+  return fit;
+}
+
+// The shape-averaged extrapolation of `losses` to `final_epoch` (see the header).
+FinalPrediction Extrapolate(const std::vector<double>& losses, int64_t final_epoch) {
+  std::array<ShapeFit, 5> fits;
+  std::array<double, 5> log_weights{};
+  const auto n = static_cast<double>(losses.size());
+  for (size_t s = 0; s < fits.size(); ++s) {
+    fits[s] = FitShape(Shapes()[s], losses, static_cast<double>(final_epoch));
+    log_weights[s] = -0.5 * std::log(std::max(fits[s].residual_sum / n, 1e-300));
+  }
+  const double top = *std::max_element(log_weights.begin(), log_weights.end());
+  double total = 0.0, mean = 0.0;
+  std::array<double, 5> weights{};
+  for (size_t s = 0; s < fits.size(); ++s) {
+    weights[s] = std::exp(log_weights[s] - top);
+    total += weights[s];
+    mean += weights[s] * fits[s].prediction;
+  }
+  mean /= total;
+  const double extrapolated = kExtrapolatedShare * (mean - losses.back());
+  double variance = extrapolated * extrapolated;
+  for (size_t s = 0; s < fits.size(); ++s) {
+    const double offset = fits[s].prediction - mean;
+    variance += weights[s] / total * (fits[s].variance + offset * offset);
+  }
+  return {mean, variance};
+}
+
+}  // namespace
+
+CurvePredictor::CurvePredictor(int64_t final_epoch)
+    : final_epoch_(std::max<int64_t>(final_epoch, 1)),
+      gain_sum_(static_cast<size_t>(final_epoch_ - 1), 0.0),
+      gain_square_sum_(static_cast<size_t>(final_epoch_ - 1), 0.0) {}
+
+void CurvePredictor::AddReference(const std::vector<double>& losses) {
+  if (static_cast<int64_t>(losses.size()) < final_epoch_) return;
+  for (int64_t k = 0; k < final_epoch_; ++k) {
+    if (!std::isfinite(losses[static_cast<size_t>(k)])) return;
+  }
+  const double final_loss = losses[static_cast<size_t>(final_epoch_ - 1)];
+  for (size_t k = 0; k + 1 < static_cast<size_t>(final_epoch_); ++k) {
+    const double gain = final_loss - losses[k];
+    gain_sum_[k] += gain;
+    gain_square_sum_[k] += gain * gain;
+  }
+  ++references_;
+}
+
+FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses) const {
+  const auto k = static_cast<int64_t>(losses.size());
+  if (k >= final_epoch_) return {losses[static_cast<size_t>(final_epoch_ - 1)], 0.0};
+  const double last = losses.back();
+  bool have_estimate = false;
+  double precision_sum = 0.0;
+  double weighted_mean = 0.0;
+  auto add = [&](const FinalPrediction& estimate) {
+    const double precision = 1.0 / std::max(estimate.variance, kMinResidualVariance);
+    precision_sum += precision;
+    weighted_mean += precision * estimate.mean;
+    have_estimate = true;
+  };
+  if (k >= kMinExtrapolationPoints) add(Extrapolate(losses, final_epoch_));
+  if (references_ >= kMinReferences) {
+    const auto n = static_cast<double>(references_);
+    const size_t index = static_cast<size_t>(k - 1);
+    const double mean_gain = gain_sum_[index] / n;
+    const double gain_variance =
+        std::max((gain_square_sum_[index] - n * mean_gain * mean_gain) / (n - 1.0), 0.0);
+    add({last + mean_gain, std::max(gain_variance * (1.0 + 1.0 / n), kMinResidualVariance)});
+  }
+  if (!have_estimate) {
+    const double spread = std::max({std::abs(last - losses.front()),
+                                    kFallbackRelativeSpread * std::abs(last), kFallbackMinSpread});
+    return {last, spread * spread};
+  }
+  return {weighted_mean / precision_sum, 1.0 / precision_sum};
+}
+
+double ProbabilityOfImprovement(const FinalPrediction& prediction, double best) {
+  if (prediction.variance <= 0.0) return prediction.mean < best ? 1.0 : 0.0;
+  return NormalCdf((best - prediction.mean) / std::sqrt(prediction.variance));
+}
+
+}  // namespace hpo

@@ -1,0 +1,60 @@
+// Private to hpo_core: predicting a trial's final loss from its partial learning curve, for
+// `search.model: curves` (the GP searcher fits the predictions; the curve scheduler of
+// sched/curve_scheduler.cpp continues or pauses trials by them). Losses follow the metric's goal
+// (lower is better). Plain values, no MPI or torch; a const predictor is safe to share.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hpo {
+
+// A Gaussian belief about a trial's loss at the last epoch.
+struct FinalPrediction {
+  double mean = 0.0;
+  double variance = 0.0;
+};
+
+// Predicts the loss at `final_epoch` from the losses of epochs 1..k (k >= 1, all finite) with two
+// estimates, combined by their precisions (inverse variances) when both exist:
+//  * Extrapolation of the curve itself (k >= 3): for each of five shapes phi(t) (power laws
+//    t^-1/2, t^-1, t^-2 and saturating exponentials exp(-t/2), exp(-t/5)), least squares fits
+//    loss(t) = a + b phi(t) with b >= 0 (a constant when the curve rises); the prediction at
+//    final_epoch has the fit's predictive variance s^2 (1 + x (X'X)^-1 x'), s^2 the residual
+//    variance (at least kMinResidualVariance). The shapes are averaged with weights
+//    proportional to RSS^(-1/2) (their likelihoods' k-th roots: on a few epochs the shapes
+//    cannot be told apart, and the full likelihood gave one all the weight); the variance adds
+//    their spread about the average and (a quarter of the predicted change from the last
+//    loss)^2, since
+//    a shape that fits the epochs seen may still bend otherwise later.
+//  * The population (>= 2 reference curves, complete curves of other trials): the loss at k plus
+//    the references' mean gain from epoch k to final_epoch, with their gains' variance (times
+//    1 + 1/n for the estimated mean).
+// With neither (k < 3 and fewer than 2 references), the last loss with a standard deviation of
+// the larger of the change since epoch 1 and 5% of the last loss's magnitude (at least 1e-3).
+// At or past final_epoch the prediction is that epoch's loss with variance 0.
+class CurvePredictor {
+ public:
+  explicit CurvePredictor(int64_t final_epoch);
+
+  // A complete curve: at least final_epoch losses, all finite (others are ignored).
+  void AddReference(const std::vector<double>& losses);
+  int64_t references() const { return references_; }
+
+  FinalPrediction Predict(const std::vector<double>& losses) const;
+
+  int64_t final_epoch() const { return final_epoch_; }
+
+ private:
+  int64_t final_epoch_;
+  int64_t references_ = 0;
+  // Per epoch k = 1 .. final_epoch - 1: the sum and sum of squares of the references' gains
+  // loss(final_epoch) - loss(k).
+  std::vector<double> gain_sum_;
+  std::vector<double> gain_square_sum_;
+};
+
+// The probability that a loss drawn from `prediction` is below `best`.
+double ProbabilityOfImprovement(const FinalPrediction& prediction, double best);
+
+}  // namespace hpo

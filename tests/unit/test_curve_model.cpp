@@ -1,0 +1,306 @@
+// search.model curves: the final-value predictions on curves of known shape, the population
+// prior, the scheduler's acquisition (continue the trial predicted best, not the one ahead now),
+// its start-up, idle promotion, replay on resume and saved state, and the searcher's data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpo/config.hpp"
+#include "sched/curve_scheduler.hpp"
+#include "sched/scheduler.hpp"
+#include "search/curve_prediction.hpp"
+#include "search/searcher.hpp"
+#include "search/trial_history.hpp"
+
+namespace hpo {
+namespace {
+
+using sched_internal::CurveScheduler;
+
+constexpr int64_t kEpochs = 27;
+
+// losses(t) for t = 1 .. k of `shape`.
+template <typename Shape>
+std::vector<double> Curve(Shape shape, int64_t k) {
+  std::vector<double> losses;
+  for (int64_t t = 1; t <= k; ++t) losses.push_back(shape(static_cast<double>(t)));
+  return losses;
+}
+
+// The final loss lies within the prediction's two-sigma interval, which is informative.
+void ExpectWithinInterval(const FinalPrediction& prediction, double truth, double max_sigma) {
+  const double sigma = std::sqrt(prediction.variance);
+  EXPECT_LE(std::abs(prediction.mean - truth), 2.0 * sigma)
+      << "mean " << prediction.mean << " sigma " << sigma << " truth " << truth;
+  EXPECT_LT(sigma, max_sigma);
+}
+
+TEST(CurvePredictorTest, PowerLawOfAnExponentItDoesNotFitExactlyIsWithinItsInterval) {
+  const auto shape = [](double t) { return 0.2 + 0.8 * std::pow(t, -0.7); };
+  const CurvePredictor predictor(kEpochs);
+  for (int64_t k : {5, 9, 15}) {
+    SCOPED_TRACE(k);
+    ExpectWithinInterval(predictor.Predict(Curve(shape, k)), shape(kEpochs), 0.15);
+  }
+}
+
+TEST(CurvePredictorTest, ExponentialSaturationIsWithinItsInterval) {
+  const auto shape = [](double t) { return 0.1 + 0.9 * std::exp(-t / 3.0); };
+  const CurvePredictor predictor(kEpochs);
+  // Four epochs leave the shapes far apart; the interval narrows as the curve bends.
+  for (const auto& [k, max_sigma] :
+       std::vector<std::pair<int64_t, double>>{{4, 0.25}, {6, 0.2}, {9, 0.15}, {12, 0.1}}) {
+    SCOPED_TRACE(k);
+    ExpectWithinInterval(predictor.Predict(Curve(shape, k)), shape(kEpochs), max_sigma);
+  }
+}
+
+TEST(CurvePredictorTest, NoisyCurveIsWithinItsWiderInterval) {
+  // A power law with alternating noise of 0.01: the residuals widen the interval.
+  const auto shape = [](double t) {
+    return 0.3 + 0.5 / std::sqrt(t) + (static_cast<int64_t>(t) % 2 == 0 ? 0.01 : -0.01);
+  };
+  const CurvePredictor predictor(kEpochs);
+  const FinalPrediction noisy = predictor.Predict(Curve(shape, 9));
+  ExpectWithinInterval(noisy, 0.3 + 0.5 / std::sqrt(27.0), 0.1);
+  const FinalPrediction smooth =
+      predictor.Predict(Curve([](double t) { return 0.3 + 0.5 / std::sqrt(t); }, 9));
+  EXPECT_GT(noisy.variance, 4.0 * smooth.variance);
+}
+
+// Ahead now but flattening (A) against behind now and still falling steeply (B).
+const auto kFlattening = [](double t) { return 0.30 + 0.10 * std::exp(-t); };
+const auto kSteep = [](double t) { return 0.10 + 1.00 / t; };
+
+TEST(CurvePredictorTest, CrossingCurvesArePredictedToCross) {
+  const CurvePredictor predictor(kEpochs);
+  const std::vector<double> ahead = Curve(kFlattening, 4);
+  const std::vector<double> behind = Curve(kSteep, 4);
+  ASSERT_LT(ahead.back(), behind.back());
+  const FinalPrediction a = predictor.Predict(ahead);
+  const FinalPrediction b = predictor.Predict(behind);
+  EXPECT_LT(b.mean, a.mean);
+  ExpectWithinInterval(a, kFlattening(kEpochs), 0.05);
+  ExpectWithinInterval(b, kSteep(kEpochs), 0.1);
+}
+
+TEST(CurvePredictorTest, ShortCurvesTakeTheReferencesMeanGain) {
+  CurvePredictor predictor(3);
+  predictor.AddReference({1.0, 0.8, 0.5});      // gains from epoch 1: -0.5, from epoch 2: -0.3
+  predictor.AddReference({0.9, 0.6, 0.3});      // -0.6, -0.3
+  predictor.AddReference({0.7, std::nan("")});  // not complete: ignored
+  EXPECT_EQ(predictor.references(), 2);
+  const FinalPrediction one = predictor.Predict({0.8});
+  EXPECT_NEAR(one.mean, 0.8 - 0.55, 1e-12);
+  // Sample variance of (-0.5, -0.6) is 0.005, times 1 + 1/2.
+  EXPECT_NEAR(one.variance, 0.005 * 1.5, 1e-12);
+  const FinalPrediction done = predictor.Predict({0.8, 0.7, 0.65});
+  EXPECT_EQ(done.mean, 0.65);
+  EXPECT_EQ(done.variance, 0.0);
+}
+
+TEST(CurvePredictorTest, WithNothingToGoOnTheSpreadIsTheChangeSoFar) {
+  const CurvePredictor predictor(kEpochs);
+  const FinalPrediction two = predictor.Predict({0.9, 0.6});
+  EXPECT_EQ(two.mean, 0.6);
+  EXPECT_NEAR(two.variance, 0.3 * 0.3, 1e-12);
+  const FinalPrediction one = predictor.Predict({0.5});
+  EXPECT_NEAR(one.variance, 0.025 * 0.025, 1e-12);  // 5% of the last loss
+}
+
+TEST(CurvePredictorTest, ProbabilityOfImprovement) {
+  EXPECT_NEAR(ProbabilityOfImprovement({0.5, 0.01}, 0.5), 0.5, 1e-12);
+  EXPECT_GT(ProbabilityOfImprovement({0.4, 0.01}, 0.5), 0.8);
+  EXPECT_EQ(ProbabilityOfImprovement({0.4, 0.0}, 0.5), 1.0);
+  EXPECT_EQ(ProbabilityOfImprovement({0.6, 0.0}, 0.5), 0.0);
+}
+
+SweepConfig CurvesConfig(int64_t run_cap, int64_t startup_trials) {
+  SweepConfig config;
+  config.path = "curves.yaml";
+  config.sweep.method = SearchMethod::kBayes;
+  config.search.model = BayesModel::kCurves;
+  config.search.startup_trials = startup_trials;
+  config.sweep.run_cap = run_cap;
+  config.sweep.metric.name = "val_loss";
+  config.sweep.metric.goal = Goal::kMinimize;
+  config.execution.epochs = kEpochs;
+  config.sweep.early_terminate.enabled = true;
+  config.sweep.early_terminate.min_iter = 4;
+  config.sweep.early_terminate.eta = 3;  // decisions at epochs 4 and 12
+  return config;
+}
+
+std::unique_ptr<Scheduler> MakeCurves(int64_t run_cap, int64_t startup_trials) {
+  std::unique_ptr<Scheduler> scheduler;
+  const Status status = MakeScheduler(CurvesConfig(run_cap, startup_trials), &scheduler);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return scheduler;
+}
+
+// Reports `shape`'s epochs from..to; returns the last decision.
+template <typename Shape>
+SchedulerDecision Report(Scheduler* scheduler, int64_t trial_id, Shape shape, int64_t from,
+                         int64_t to) {
+  SchedulerDecision decision;
+  for (int64_t epoch = from; epoch <= to; ++epoch) {
+    decision = scheduler->OnEpoch(trial_id, epoch, shape(static_cast<double>(epoch)));
+    if (epoch < to) {
+      EXPECT_TRUE(decision.keep_going) << "epoch " << epoch;
+    }
+  }
+  return decision;
+}
+
+TEST(CurveSchedulerTest, ContinuesTheTrialPredictedBestNotTheOneAheadNow) {
+  // Two trials, run_cap 2: once both reported no new trial can start. The steep one reaches its
+  // decision epoch first and pauses (start-up: new trials first); the flattening one, ahead at
+  // epoch 4, pauses for it, and Promote names the steep one.
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(2, 2);
+  const SchedulerDecision steep = Report(scheduler.get(), 1, kSteep, 1, 4);
+  EXPECT_FALSE(steep.keep_going);
+  EXPECT_TRUE(steep.pause);
+  EXPECT_NE(steep.reason.find("a new trial is expected to gain more per epoch"), std::string::npos)
+      << steep.reason;
+  const SchedulerDecision flattening = Report(scheduler.get(), 0, kFlattening, 1, 4);
+  EXPECT_TRUE(flattening.pause);
+  const std::string prefix = "paused at epoch 4: predicted final val_loss ";
+  ASSERT_EQ(flattening.reason.rfind(prefix, 0), 0u) << flattening.reason;
+  const double predicted = std::stod(flattening.reason.substr(prefix.size()));
+  EXPECT_NEAR(predicted, kFlattening(kEpochs), 0.02) << flattening.reason;
+  EXPECT_NE(flattening.reason.find("paused trial 1 is expected to gain more"), std::string::npos)
+      << flattening.reason;
+  EXPECT_EQ(scheduler->paused_trials(), 2u);
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(1));
+  EXPECT_EQ(scheduler->paused_trials(), 1u);
+  // Trial 1 goes on past its second decision: the flattening one is worth less still.
+  EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 5, 12).keep_going);
+}
+
+TEST(CurveSchedulerTest, TheSameTrialsTheOtherWayRoundContinueTheSteepOne) {
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(2, 2);
+  EXPECT_TRUE(Report(scheduler.get(), 0, kFlattening, 1, 4).pause);
+  EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 1, 4).keep_going);
+  // A free group can start no new trial (run_cap 2): the paused one is better than idling.
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(0));
+}
+
+TEST(CurveSchedulerTest, StartUpTrialsPauseForNewOnesAndIdlePromotionTrainsTheBest) {
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(100, 3);
+  EXPECT_TRUE(Report(scheduler.get(), 0, kFlattening, 1, 4).pause);
+  EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 1, 4).pause);
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);  // 2 of 3 start-up trials
+  // Idle: nothing runs and nothing new starts, and no trial has trained every epoch. No new
+  // trial will start from now on, so trial 1 goes on at its next decision (epoch 12).
+  EXPECT_EQ(scheduler->Promote(/*idle=*/true), std::optional<int64_t>(1));
+  EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 5, kEpochs).keep_going);
+  scheduler->OnTrialEnd(1, TrialStatus::kCompleted);
+  // Trial 0 is predicted far above trial 1's final value: idle promotion leaves it paused.
+  EXPECT_EQ(scheduler->Promote(/*idle=*/true), std::nullopt);
+}
+
+TEST(CurveSchedulerTest, NotANumberAtADecisionEpochStops) {
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(10, 1);
+  Report(scheduler.get(), 0, kSteep, 1, 3);
+  const SchedulerDecision decision = scheduler->OnEpoch(0, 4, std::nan(""));
+  EXPECT_FALSE(decision.keep_going);
+  EXPECT_FALSE(decision.pause);
+  EXPECT_NE(decision.reason.find("not a number"), std::string::npos) << decision.reason;
+}
+
+TEST(CurveSchedulerTest, ReplayOnResumeRebuildsTheSameStateAndDecisions) {
+  std::unique_ptr<Scheduler> live = MakeCurves(4, 2);
+  std::map<int64_t, std::map<int64_t, double>> reports;
+  std::map<int64_t, TrialStatus> statuses;
+  const std::vector<double> scales = {1.0, 0.7, 1.3, 0.9};
+  for (int64_t id = 0; id < 4; ++id) {
+    statuses[id] = TrialStatus::kRunning;
+    for (int64_t epoch = 1; epoch <= 12; ++epoch) {
+      const double value = scales[static_cast<size_t>(id)] * kSteep(static_cast<double>(epoch));
+      reports[id][epoch] = value;
+      const SchedulerDecision decision = live->OnEpoch(id, epoch, value);
+      if (decision.pause) statuses[id] = TrialStatus::kPaused;
+      if (!decision.keep_going) break;
+    }
+  }
+  std::unique_ptr<Scheduler> replayed = MakeCurves(4, 2);
+  for (const auto& [id, trial_reports] : reports) {
+    replayed->ReplayTrial(id, trial_reports, statuses[id]);
+  }
+  EXPECT_EQ(replayed->SaveState(), live->SaveState());
+  EXPECT_GT(live->paused_trials(), 0u);
+  EXPECT_EQ(replayed->Promote(false), live->Promote(false));
+  EXPECT_EQ(replayed->Promote(true), live->Promote(true));
+}
+
+TEST(CurveSchedulerTest, SavedStateRoundTripsAndRejectsOthers) {
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(3, 2);
+  Report(scheduler.get(), 0, kSteep, 1, 4);
+  Report(scheduler.get(), 1, kFlattening, 1, 4);
+  const std::string state = scheduler->SaveState();
+  std::unique_ptr<Scheduler> restored = MakeCurves(3, 2);
+  ASSERT_TRUE(restored->RestoreState(state).ok());
+  EXPECT_EQ(restored->SaveState(), state);
+  EXPECT_EQ(restored->paused_trials(), scheduler->paused_trials());
+
+  std::unique_ptr<Scheduler> other = MakeCurves(3, 5);  // another startup_trials
+  EXPECT_EQ(other->RestoreState(state).code(), Status::Code::kBadInput);
+  EXPECT_EQ(restored->RestoreState(state.substr(0, state.size() - 3)).code(),
+            Status::Code::kBadInput);
+  EXPECT_EQ(restored->SaveState(), state);  // unchanged by the failed restore
+  EXPECT_NE(scheduler->ConfigFingerprint(), other->ConfigFingerprint());
+}
+
+TEST(CurveSchedulerTest, MakeSchedulerRefusesTheMedianRuleBesideIt) {
+  SweepConfig config = CurvesConfig(10, 2);
+  config.median_stopping.enabled = true;
+  std::unique_ptr<Scheduler> scheduler;
+  const Status status = MakeScheduler(config, &scheduler);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find("curves.yaml: median_stopping"), std::string::npos)
+      << status.message();
+  config.median_stopping.enabled = false;
+  config.sweep.early_terminate.enabled = false;
+  ASSERT_TRUE(MakeScheduler(config, &scheduler).ok());
+  EXPECT_EQ(scheduler, nullptr);  // without early_terminate every trial runs every epoch
+}
+
+TEST(CurveSearcherDataTest, EveryTrialThatReportedIsModelledAtItsPredictedFinal) {
+  ParameterSpec lr;
+  lr.name = "lr";
+  lr.distribution = Distribution::kUniform;
+  lr.min = 0.0;
+  lr.max = 1.0;
+  TrialHistory history({lr}, {DimensionOf(lr)}, Goal::kMaximize, 1,
+                       TrialHistory::DataRule::kPredictedFinals, 3);
+  const Assignment params = {{"lr", 0.5}};
+  for (int64_t id : {0, 1}) {  // two complete curves: accuracy gains 0.3 and 0.2 from epoch 1
+    history.RecordEpoch(id, params, 1, 0.5);
+    history.RecordEpoch(id, params, 2, 0.6);
+    history.RecordEpoch(id, params, 3, id == 0 ? 0.8 : 0.7);
+    history.RecordResult(id, params, TrialStatus::kCompleted, id == 0 ? 0.8 : 0.7);
+  }
+  history.RecordEpoch(2, params, 1, 0.6);  // running, one report
+  history.RecordSuggestion(3, params);     // running, no report: pending
+  history.RecordResult(4, params, TrialStatus::kFailed, std::nan(""));
+  std::vector<TrialHistory::DataPoint> observed, pending;
+  ASSERT_TRUE(history.CollectData(5, &observed, &pending));
+  ASSERT_EQ(observed.size(), 4u);
+  EXPECT_NEAR(observed[0].loss, -0.8, 1e-12);
+  EXPECT_NEAR(observed[1].loss, -0.7, 1e-12);
+  EXPECT_NEAR(observed[2].loss, -(0.6 + 0.25), 1e-12);  // epoch 1 plus the mean gain
+  EXPECT_EQ(observed[3].trial_id, 4);
+  EXPECT_TRUE(std::isinf(observed[3].loss));
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].trial_id, 3);
+}
+
+}  // namespace
+}  // namespace hpo
