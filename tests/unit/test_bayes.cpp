@@ -659,6 +659,28 @@ TEST(GaussianProcessTest, InterpolatesASmoothFunctionAndIsUnsureAwayFromData) {
   EXPECT_LT(process.hyperparameters().noise_variance, 1e-3);
 }
 
+TEST(GaussianProcessTest, AValueWithKnownNoisePullsTheFitLess) {
+  // A smooth line with one outlier at x = 0.5. With the outlier's known variance large, the
+  // posterior mean there stays near the line; without it, the fit follows the outlier more.
+  std::vector<double> xs, ys;
+  for (int i = 0; i <= 10; ++i) {
+    xs.push_back(i / 10.0);
+    ys.push_back(i == 5 ? 2.0 : xs.back());
+  }
+  const Eigen::MatrixXd points = Column(xs);
+  const Eigen::VectorXd values = Column(ys);
+  Eigen::VectorXd noise = Eigen::VectorXd::Zero(11);
+  noise(5) = 100.0;
+  const GaussianProcess plain(points, values, points, values, {false});
+  const GaussianProcess known(points, values, points, values, {false}, noise, noise);
+  const Eigen::MatrixXd query = Column({0.5});
+  Eigen::VectorXd plain_mean, known_mean, variance;
+  plain.Predict(query, &plain_mean, &variance);
+  known.Predict(query, &known_mean, &variance);
+  EXPECT_NEAR(known_mean(0), 0.5, 0.1);
+  EXPECT_GT(plain_mean(0), known_mean(0) + 0.3) << plain_mean(0) << " vs " << known_mean(0);
+}
+
 TEST(GaussianProcessTest, LearnsThatAnIrrelevantInputDoesNotMatter) {
   // y depends on input 0 and on the categorical input 2 (one category shifts y); input 1 is
   // irrelevant. The fitted inverse squared lengthscale of input 1 is far below those of 0 and 2.

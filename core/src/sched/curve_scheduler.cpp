@@ -75,7 +75,8 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
   } else {
     double sum = 0.0;
     for (const auto& entry : log_improvement) sum += std::exp(entry.second - top);
-    valuation.new_trial_value = top + std::log(sum / static_cast<double>(reported)) -
+    valuation.new_trial_value = top +
+                                std::log(kNewTrialShare * sum / static_cast<double>(reported)) -
                                 std::log(static_cast<double>(epochs_));
   }
   return valuation;

@@ -65,8 +65,8 @@ double Matern52SquaredDistanceDerivative(double squared_distance) {
 class NegativeLogPosterior {
  public:
   NegativeLogPosterior(const Eigen::MatrixXd& points, const Eigen::VectorXd& values,
-                       const std::vector<bool>& categorical)
-      : values_(values) {
+                       const Eigen::VectorXd& known_noise, const std::vector<bool>& categorical)
+      : values_(values), known_noise_(known_noise) {
     for (Eigen::Index column = 0; column < points.cols(); ++column) {
       squared_distances_.push_back(SquaredDistances(points, points, column, categorical[column]));
     }
@@ -83,6 +83,7 @@ class NegativeLogPosterior {
     const Eigen::MatrixXd correlation = scaled.unaryExpr(&Matern52);
     Eigen::MatrixXd covariance = signal * correlation;
     covariance.diagonal().array() += noise;
+    if (known_noise_.size() == n) covariance.diagonal() += known_noise_;
     const Eigen::LLT<Eigen::MatrixXd> cholesky(covariance);
     if (cholesky.info() != Eigen::Success) {
       gradient.setZero();
@@ -121,6 +122,7 @@ class NegativeLogPosterior {
 
  private:
   const Eigen::VectorXd& values_;
+  const Eigen::VectorXd& known_noise_;
   std::vector<Eigen::MatrixXd> squared_distances_;
   double best_objective_ = std::numeric_limits<double>::infinity();
   Eigen::VectorXd best_theta_;
@@ -128,6 +130,7 @@ class NegativeLogPosterior {
 
 GaussianProcess::Hyperparameters FitHyperparameters(const Eigen::MatrixXd& points,
                                                     const Eigen::VectorXd& values,
+                                                    const Eigen::VectorXd& known_noise,
                                                     const std::vector<bool>& categorical) {
   const Eigen::Index dims = points.cols();
   Eigen::VectorXd theta = Eigen::VectorXd::Zero(dims + 2);
@@ -141,7 +144,7 @@ GaussianProcess::Hyperparameters FitHyperparameters(const Eigen::MatrixXd& point
   lower(dims + 1) = std::log(kMinimumNoise);
   upper(dims + 1) = kLogNoiseUpper;
 
-  NegativeLogPosterior objective(points, values, categorical);
+  NegativeLogPosterior objective(points, values, known_noise, categorical);
   LBFGSpp::LBFGSBParam<double> options;
   options.max_iterations = kFitIterations;
   options.epsilon = 1e-5;
@@ -167,13 +170,17 @@ GaussianProcess::Hyperparameters FitHyperparameters(const Eigen::MatrixXd& point
 
 GaussianProcess::GaussianProcess(const Eigen::MatrixXd& fit_points,
                                  const Eigen::VectorXd& fit_values, const Eigen::MatrixXd& points,
-                                 const Eigen::VectorXd& values, std::vector<bool> categorical)
+                                 const Eigen::VectorXd& values, std::vector<bool> categorical,
+                                 const Eigen::VectorXd& fit_known_noise,
+                                 const Eigen::VectorXd& known_noise)
     : categorical_(std::move(categorical)), points_(points) {
   value_mean_ = fit_values.mean();
   const double variance = (fit_values.array() - value_mean_).square().mean();
   value_scale_ = variance > 1e-24 ? std::sqrt(variance) : 1.0;
   const Eigen::VectorXd fit_standardised = (fit_values.array() - value_mean_) / value_scale_;
-  hyperparameters_ = FitHyperparameters(fit_points, fit_standardised, categorical_);
+  const double scale_squared = value_scale_ * value_scale_;
+  const Eigen::VectorXd fit_noise = fit_known_noise / scale_squared;
+  hyperparameters_ = FitHyperparameters(fit_points, fit_standardised, fit_noise, categorical_);
 
   const Eigen::VectorXd standardised = (values.array() - value_mean_) / value_scale_;
   Eigen::MatrixXd covariance = hyperparameters_.signal_variance *
@@ -184,6 +191,9 @@ GaussianProcess::GaussianProcess(const Eigen::MatrixXd& fit_points,
   for (double jitter = 0.0;; jitter = jitter == 0.0 ? 1e-10 : jitter * 10.0) {
     Eigen::MatrixXd regularised = covariance;
     regularised.diagonal().array() += hyperparameters_.noise_variance + jitter;
+    if (known_noise.size() == regularised.rows()) {
+      regularised.diagonal() += known_noise / scale_squared;
+    }
     Eigen::LLT<Eigen::MatrixXd> cholesky(regularised);
     if (cholesky.info() == Eigen::Success || jitter > 1.0) {
       cholesky_lower_ = cholesky.matrixL();

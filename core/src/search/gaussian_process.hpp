@@ -33,10 +33,13 @@ class GaussianProcess {
   // Fits the hyperparameters on the rows of `fit_points` / `fit_values`, then conditions on
   // every row of `points` / `values` (which may add to the fitted rows, e.g. pending trials'
   // lies). Preconditions: same column count everywhere, `categorical` has one flag per column,
-  // at least one row in each set, every value finite.
+  // at least one row in each set, every value finite. `fit_known_noise` and `known_noise`, when
+  // not empty, hold one variance per row (in the values' units) that each value is known to
+  // carry beyond the fitted noise (e.g. a prediction's), added to the kernel's diagonal.
   GaussianProcess(const Eigen::MatrixXd& fit_points, const Eigen::VectorXd& fit_values,
                   const Eigen::MatrixXd& points, const Eigen::VectorXd& values,
-                  std::vector<bool> categorical);
+                  std::vector<bool> categorical, const Eigen::VectorXd& fit_known_noise = {},
+                  const Eigen::VectorXd& known_noise = {});
 
   const Hyperparameters& hyperparameters() const { return hyperparameters_; }
 

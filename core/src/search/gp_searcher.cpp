@@ -135,6 +135,7 @@ GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimen
 
   Eigen::MatrixXd points(static_cast<Eigen::Index>(rows.size()), space.size());
   Eigen::VectorXd values(points.rows());
+  Eigen::VectorXd known_noise = Eigen::VectorXd::Zero(points.rows());
   for (size_t r = 0; r < rows.size(); ++r) {
     const DataPoint& point = *rows[r];
     const Eigen::Index row = static_cast<Eigen::Index>(r);
@@ -145,6 +146,7 @@ GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimen
     }
     const bool modelled = r < observed_rows && losses.Modelled(point);
     values(row) = modelled ? point.loss : losses.worst;
+    if (modelled) known_noise(row) = point.variance;
   }
   const size_t stride = (observed_rows + kMaxFitPoints - 1) / kMaxFitPoints;
   std::vector<Eigen::Index> fit_rows;
@@ -152,7 +154,11 @@ GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimen
     fit_rows.push_back(static_cast<Eigen::Index>(r));
   const Eigen::MatrixXd fit_points = points(fit_rows, Eigen::all);
   const Eigen::VectorXd fit_values = values(fit_rows);
-  return GaussianProcess(fit_points, fit_values, points, values, space.categorical);
+  if (!losses.any_epoch)
+    return GaussianProcess(fit_points, fit_values, points, values, space.categorical);
+  const Eigen::VectorXd fit_noise = known_noise(fit_rows);
+  return GaussianProcess(fit_points, fit_values, points, values, space.categorical, fit_noise,
+                         known_noise);
 }
 
 // The first candidates, on the inputs' grids: scrambled Sobol' points, or uniform ones from `rng`

@@ -201,7 +201,9 @@ class TpeSearcher final : public ModelBasedSearcher {
 // Randomness: trial k's generators are seeded with DeriveSeed(seed, GP purpose, k); the same
 // observations, pending trials and seed give the same suggestion whatever the order of the calls.
 // With `search.model: curves` the data are TrialHistory's predicted finals instead: every trial
-// that reported an epoch is modelled at its predicted final loss (the fingerprint names curves).
+// that reported an epoch is modelled at its predicted final loss, with the prediction's variance
+// as known noise on its row, so a trial seen for one epoch pulls the model less than a finished
+// one (the fingerprint names curves).
 class GpSearcher final : public ModelBasedSearcher {
  public:
   // BadInput when search.startup_trials < 0.

@@ -135,7 +135,8 @@ bool TrialHistory::CollectPredictedFinals(int64_t trial_id, std::vector<DataPoin
     if (id == trial_id || !record.coordinates) continue;
     const std::vector<double> losses = CurveOf(record);
     if (!losses.empty()) {
-      observed->push_back({id, &*record.coordinates, 0, predictor.Predict(losses).mean});
+      const FinalPrediction prediction = predictor.Predict(losses);
+      observed->push_back({id, &*record.coordinates, 0, prediction.mean, prediction.variance});
     } else if (record.finished) {
       observed->push_back({id, &*record.coordinates, 0, Loss(record.objective)});
     } else {

@@ -48,6 +48,7 @@ class TrialHistory {
     const std::vector<double>* coordinates = nullptr;  // owned by the history
     int64_t epoch = 0;  // the epoch the loss is from (0 for final objectives)
     double loss = 0.0;
+    double variance = 0.0;  // the loss's own uncertainty (predicted finals), else 0
   };
 
   // Which of the rules above turns the records into data.
