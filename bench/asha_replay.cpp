@@ -34,15 +34,16 @@
 // promotion variant, rungs 1/3/9: min_iter 1, eta 3), hpo_bayes_stopping (method bayes, i.e.
 // multivariate TPE, + early_terminate hyperband: hpo's default for both), hpo_bayes_promotion,
 // hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler sobol: the Sobol
-// start-up). One sweep per seed (the config's seed replaced): MakeSearcher
-// and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch: ObserveEpoch, then
-// the scheduler's OnEpoch; a trial's end: Observe with its last value, then OnTrialEnd; a free
-// group takes a promoted trial, else a new suggestion, else, with nothing running, the idle
-// promotion), `workers` groups each training one epoch per time step; the sweep ends at the first
-// epoch reaching the target or when all of run-cap trials ended. Prints one line per seed: its
-// epochs trained by every group, reached 1|0, the trials started. Check: those epochs are every
-// epoch the trials trained, the target trial's curve first reaches the target at the epoch that
-// ended the sweep, and random search costs what its suggestions' curves say it must.
+// start-up), hpo_curves (search.model curves with early_terminate: the learning-curve model and
+// its scheduler, deciding at rungs 1/3/9). One sweep per seed (the config's seed replaced):
+// MakeSearcher and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch:
+// ObserveEpoch, then the scheduler's OnEpoch; a trial's end: Observe with its last value, then
+// OnTrialEnd; a free group takes a promoted trial, else a new suggestion, else, with nothing
+// running, the idle promotion), `workers` groups each training one epoch per time step; the sweep
+// ends at the first epoch reaching the target or when all of run-cap trials ended. Prints one line
+// per seed: its epochs trained by every group, reached 1|0, the trials started. Check: those epochs
+// are every epoch the trials trained, the target trial's curve first reaches the target at the
+// epoch that ended the sweep, and random search costs what its suggestions' curves say it must.
 // --nearest prints the row (0-based, in the CSV's order) of each configuration's nearest
 // recorded one, one `nearest=ROW` line each (tests/unit/check_peer_blackbox.py).
 #include <algorithm>

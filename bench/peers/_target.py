@@ -19,7 +19,8 @@ from the same reports: nothing a system decides depends on its target until the 
 
 The systems:
 - hpo_*: bench/asha_replay.cpp's --curves mode (hpo's MakeSearcher and MakeScheduler, 2 groups
-  training one epoch per time step); its own check.
+  training one epoch per time step); its own check. hpo_curves is search.model curves (the
+  learning-curve model) with early_terminate.
 - synetune_asha (ASHA, stopping), synetune_hyperband (SyncHyperband: synchronous Hyperband, every
   bracket, pausing and resuming trials), synetune_mobster (MOBSTER, stopping), synetune_dyhpo
   (DyHPO, rungs 1/3/9): syne-tune's Tuner on its simulator backend, 2 workers, 1 time unit per

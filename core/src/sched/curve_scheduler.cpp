@@ -37,35 +37,49 @@ double CurveScheduler::Loss(double objective) const {
   return goal_ == Goal::kMaximize ? -objective : objective;
 }
 
-std::vector<double> CurveScheduler::FinitePrefix(const std::vector<double>& losses) {
-  const auto end =
-      std::find_if(losses.begin(), losses.end(), [](double loss) { return !std::isfinite(loss); });
-  return std::vector<double>(losses.begin(), end);
+void CurveScheduler::Update(TrialCurve* trial) const {
+  const auto end = std::find_if(trial->losses.begin(), trial->losses.end(),
+                                [](double loss) { return !std::isfinite(loss); });
+  trial->finite.assign(trial->losses.begin(), end);
+  trial->extrapolation = CurvePredictor::Extrapolate(trial->finite, epochs_);
+}
+
+const CurveScheduler::Option* CurveScheduler::Valuation::Find(int64_t trial_id) const {
+  const auto found =
+      std::lower_bound(options.begin(), options.end(), trial_id,
+                       [](const Option& option, int64_t id) { return option.trial_id < id; });
+  return found != options.end() && found->trial_id == trial_id ? &*found : nullptr;
 }
 
 CurveScheduler::Valuation CurveScheduler::Value() const {
   Valuation valuation;
   CurvePredictor predictor(epochs_);
-  for (const auto& [id, trial] : trials_) predictor.AddReference(FinitePrefix(trial.losses));
+  for (const auto& [id, trial] : trials_) predictor.AddReference(trial.finite);
   valuation.incumbent = kInfinity;
+  valuation.options.reserve(trials_.size());
   for (const auto& [id, trial] : trials_) {
-    const std::vector<double> losses = FinitePrefix(trial.losses);
-    if (losses.empty()) continue;
-    const FinalPrediction prediction = predictor.Predict(losses);
-    valuation.predictions[id] = prediction;
-    valuation.incumbent = std::min(valuation.incumbent, prediction.mean);
+    if (trial.finite.empty()) continue;
+    Option option;
+    option.trial_id = id;
+    option.paused = trial.paused;
+    option.prediction = predictor.Predict(trial.finite, trial.extrapolation);
+    valuation.incumbent = std::min(valuation.incumbent, option.prediction.mean);
+    // The trained epochs go in here, and the log EI is added below.
+    option.continue_value = static_cast<double>(trial.finite.size());
+    valuation.options.push_back(option);
   }
   // log EI per trial, then the log of their mean by log-sum-exp (trials without a finite report
   // count as worth nothing).
   double top = -kInfinity;
-  std::map<int64_t, double> log_improvement;
-  for (const auto& [id, prediction] : valuation.predictions) {
-    const double value =
-        LogExpectedImprovement(prediction.mean, prediction.variance, valuation.incumbent);
-    log_improvement[id] = value;
+  std::vector<double> log_improvement;
+  log_improvement.reserve(valuation.options.size());
+  for (Option& option : valuation.options) {
+    const double value = LogExpectedImprovement(option.prediction.mean, option.prediction.variance,
+                                                valuation.incumbent);
+    log_improvement.push_back(value);
     top = std::max(top, value);
-    const auto trained = static_cast<double>(FinitePrefix(trials_.at(id).losses).size());
-    valuation.continue_value[id] = value - std::log(std::max(1.0, epochs_ - trained));
+    const double trained = option.continue_value;
+    option.continue_value = value - std::log(std::max(1.0, epochs_ - trained));
   }
   const auto reported = static_cast<int64_t>(trials_.size());
   if (no_new_trials_ || (run_cap_ && reported >= *run_cap_)) {
@@ -74,7 +88,7 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
     valuation.new_trial_value = kInfinity;
   } else {
     double sum = 0.0;
-    for (const auto& entry : log_improvement) sum += std::exp(entry.second - top);
+    for (double value : log_improvement) sum += std::exp(value - top);
     valuation.new_trial_value = top +
                                 std::log(kNewTrialShare * sum / static_cast<double>(reported)) -
                                 std::log(static_cast<double>(epochs_));
@@ -97,6 +111,7 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
       static_cast<size_t>(std::max<int64_t>(epoch, static_cast<int64_t>(trial.losses.size()))),
       kInfinity);
   trial.losses[static_cast<size_t>(epoch - 1)] = Loss(objective);
+  Update(&trial);
   if (epoch >= epochs_ ||
       !std::binary_search(decision_epochs_.begin(), decision_epochs_.end(), epoch)) {
     return {};
@@ -109,23 +124,21 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
     return decision;
   }
   const Valuation valuation = Value();
-  const double own = valuation.continue_value.at(trial_id);
+  const Option& own = *valuation.Find(trial_id);
   double best_other = valuation.new_trial_value;
   std::string rival = "a new trial";
-  for (const auto& [id, other] : trials_) {
-    if (!other.paused || id == trial_id) continue;
-    const auto value = valuation.continue_value.find(id);
-    if (value != valuation.continue_value.end() && value->second > best_other) {
-      best_other = value->second;
-      rival = "paused trial " + std::to_string(id);
+  for (const Option& other : valuation.options) {
+    if (other.paused && other.trial_id != trial_id && other.continue_value > best_other) {
+      best_other = other.continue_value;
+      rival = "paused trial " + std::to_string(other.trial_id);
     }
   }
-  if (own >= best_other) return decision;
+  if (own.continue_value >= best_other) return decision;
   decision.keep_going = false;
   decision.pause = true;
   trial.paused = true;
   decision.reason = "paused at epoch " + std::to_string(epoch) + ": predicted final " + metric_ +
-                    " " + Describe(valuation.predictions.at(trial_id)) + "; " + rival +
+                    " " + Describe(own.prediction) + "; " + rival +
                     " is expected to gain more per epoch";
   return decision;
 }
@@ -140,15 +153,25 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
   if (idle) no_new_trials_ = true;
   if (paused_trials() == 0) return std::nullopt;
   const Valuation valuation = Value();
+  // A paused trial without a finite report has no option: it is worth nothing, and goes on only
+  // when it is the only one paused.
   std::optional<int64_t> best;
   double best_value = -kInfinity;
-  for (const auto& [id, trial] : trials_) {
-    if (!trial.paused) continue;
-    const auto value = valuation.continue_value.find(id);
-    const double worth = value == valuation.continue_value.end() ? -kInfinity : value->second;
-    if (!best || worth > best_value) {
-      best = id;
-      best_value = worth;
+  const Option* best_option = nullptr;
+  for (const Option& option : valuation.options) {
+    if (option.paused && (!best_option || option.continue_value > best_value)) {
+      best_option = &option;
+      best_value = option.continue_value;
+    }
+  }
+  if (best_option) {
+    best = best_option->trial_id;
+  } else {
+    for (const auto& [id, trial] : trials_) {
+      if (trial.paused) {
+        best = id;
+        break;
+      }
     }
   }
   bool promote = false;
@@ -156,12 +179,11 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
     promote = best_value >= valuation.new_trial_value;
   } else {
     const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
-      return static_cast<int64_t>(FinitePrefix(entry.second.losses).size()) >= epochs_;
+      return static_cast<int64_t>(entry.second.finite.size()) >= epochs_;
     });
-    const auto prediction = valuation.predictions.find(*best);
-    promote = !any_complete || (prediction != valuation.predictions.end() &&
-                                ProbabilityOfImprovement(prediction->second, valuation.incumbent) >=
-                                    kIdlePromotionProbability);
+    promote = !any_complete || (best_option && ProbabilityOfImprovement(best_option->prediction,
+                                                                        valuation.incumbent) >=
+                                                   kIdlePromotionProbability);
   }
   if (!promote) return std::nullopt;
   trials_[*best].paused = false;
@@ -184,15 +206,16 @@ void CurveScheduler::ReplayTrial(int64_t trial_id, const std::map<int64_t, doubl
     }
     trial.losses[static_cast<size_t>(epoch - 1)] = Loss(objective);
   }
+  Update(&trial);
   trial.paused = status == TrialStatus::kPaused;
   trial.ended = IsFinished(status);
 }
 
 std::optional<FinalPrediction> CurveScheduler::PredictFinal(int64_t trial_id) const {
   const Valuation valuation = Value();
-  const auto found = valuation.predictions.find(trial_id);
-  if (found == valuation.predictions.end()) return std::nullopt;
-  return found->second;
+  const Option* found = valuation.Find(trial_id);
+  if (found == nullptr) return std::nullopt;
+  return found->prediction;
 }
 
 std::string CurveScheduler::Fingerprint() const {
@@ -245,6 +268,7 @@ Status CurveScheduler::RestoreState(const std::string& state) {
     trial.paused = (flags & 1) != 0;
     trial.ended = (flags & 2) != 0;
     trial.losses = reader.GetDoubles();
+    Update(&trial);
     if (!trials.emplace(id, std::move(trial)).second || flags > 3) {
       return Status::BadInput("saved scheduler state is truncated or corrupt");
     }

@@ -65,16 +65,28 @@ class CurveScheduler final : public Scheduler {
     std::vector<double> losses;  // per epoch from 1; +infinity for a non-finite report
     bool paused = false;
     bool ended = false;
+    // Derived from `losses` by Update: the finite losses up to the first non-finite one, and
+    // their extrapolation (CurvePredictor::Extrapolate), kept so that a decision over n trials
+    // costs O(n) and not n curve fits.
+    std::vector<double> finite;
+    std::optional<FinalPrediction> extrapolation;
+  };
+  // One trial with a finite report, as the valuation sees it.
+  struct Option {
+    int64_t trial_id = 0;
+    bool paused = false;
+    FinalPrediction prediction;
+    double continue_value = 0.0;  // log EI per epoch left (see the class comment)
   };
   // What every option is worth now (see the class comment).
   struct Valuation {
-    std::map<int64_t, double> continue_value;  // by trial with a finite report
-    std::map<int64_t, FinalPrediction> predictions;
+    std::vector<Option> options;  // by trial id
     double incumbent = 0.0;
     double new_trial_value = 0.0;
+    const Option* Find(int64_t trial_id) const;
   };
 
-  static std::vector<double> FinitePrefix(const std::vector<double>& losses);
+  void Update(TrialCurve* trial) const;
   double Loss(double objective) const;
   Valuation Value() const;
   std::string Fingerprint() const;

@@ -69,7 +69,7 @@ ShapeFit FitShape(const Shape& shape, const std::vector<double>& losses, double 
 }
 
 // The shape-averaged extrapolation of `losses` to `final_epoch` (see the header).
-FinalPrediction Extrapolate(const std::vector<double>& losses, int64_t final_epoch) {
+FinalPrediction AverageOfShapes(const std::vector<double>& losses, int64_t final_epoch) {
   std::array<ShapeFit, 5> fits;
   std::array<double, 5> log_weights{};
   const auto n = static_cast<double>(losses.size());
@@ -116,7 +116,19 @@ void CurvePredictor::AddReference(const std::vector<double>& losses) {
   ++references_;
 }
 
+std::optional<FinalPrediction> CurvePredictor::Extrapolate(const std::vector<double>& losses,
+                                                           int64_t final_epoch) {
+  const auto k = static_cast<int64_t>(losses.size());
+  if (k < kMinExtrapolationPoints || k >= final_epoch) return std::nullopt;
+  return AverageOfShapes(losses, final_epoch);
+}
+
 FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses) const {
+  return Predict(losses, Extrapolate(losses, final_epoch_));
+}
+
+FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses,
+                                        const std::optional<FinalPrediction>& extrapolation) const {
   const auto k = static_cast<int64_t>(losses.size());
   if (k >= final_epoch_) return {losses[static_cast<size_t>(final_epoch_ - 1)], 0.0};
   const double last = losses.back();
@@ -129,7 +141,7 @@ FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses) const
     weighted_mean += precision * estimate.mean;
     have_estimate = true;
   };
-  if (k >= kMinExtrapolationPoints) add(Extrapolate(losses, final_epoch_));
+  if (extrapolation) add(*extrapolation);
   if (references_ >= kMinReferences) {
     const auto n = static_cast<double>(references_);
     const size_t index = static_cast<size_t>(k - 1);

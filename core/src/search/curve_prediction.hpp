@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace hpo {
@@ -42,6 +43,15 @@ class CurvePredictor {
   int64_t references() const { return references_; }
 
   FinalPrediction Predict(const std::vector<double>& losses) const;
+  // The same, given Extrapolate(losses, final_epoch()) computed before (the costly part, which
+  // depends on the curve alone: callers that predict often keep it per curve).
+  FinalPrediction Predict(const std::vector<double>& losses,
+                          const std::optional<FinalPrediction>& extrapolation) const;
+
+  // The curve's own extrapolation to `final_epoch` (the first estimate above), or nullopt below
+  // 3 losses or at or past final_epoch.
+  static std::optional<FinalPrediction> Extrapolate(const std::vector<double>& losses,
+                                                    int64_t final_epoch);
 
   int64_t final_epoch() const { return final_epoch_; }
 

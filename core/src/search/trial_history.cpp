@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "common/bytes.hpp"
-#include "curve_prediction.hpp"
 
 namespace hpo {
 
@@ -65,6 +64,7 @@ void TrialHistory::RecordEpoch(int64_t trial_id, const Assignment& params, int64
   TrialRecord& record = records_[trial_id];
   if (record.params.empty()) SetParams(params, &record);
   record.epoch_objectives[epoch] = objective;
+  CacheCurve(&record);
 }
 
 double TrialHistory::Loss(double objective) const {
@@ -115,27 +115,27 @@ bool TrialHistory::CollectData(int64_t trial_id, std::vector<DataPoint>* observe
   return !observed->empty() && observed->size() >= static_cast<size_t>(startup_trials_);
 }
 
-std::vector<double> TrialHistory::CurveOf(const TrialRecord& record) const {
-  std::vector<double> losses;
-  for (const auto& entry : record.epoch_objectives) {
+void TrialHistory::CacheCurve(TrialRecord* record) const {
+  if (rule_ != DataRule::kPredictedFinals) return;
+  record->curve.clear();
+  for (const auto& entry : record->epoch_objectives) {
     const double loss = Loss(entry.second);
     if (!std::isfinite(loss)) break;
-    losses.push_back(loss);
+    record->curve.push_back(loss);
   }
-  return losses;
+  record->extrapolation = CurvePredictor::Extrapolate(record->curve, final_epoch_);
 }
 
 bool TrialHistory::CollectPredictedFinals(int64_t trial_id, std::vector<DataPoint>* observed,
                                           std::vector<DataPoint>* pending) const {
   CurvePredictor predictor(final_epoch_);
   for (const auto& [id, record] : records_) {
-    if (id != trial_id) predictor.AddReference(CurveOf(record));
+    if (id != trial_id) predictor.AddReference(record.curve);
   }
   for (const auto& [id, record] : records_) {
     if (id == trial_id || !record.coordinates) continue;
-    const std::vector<double> losses = CurveOf(record);
-    if (!losses.empty()) {
-      const FinalPrediction prediction = predictor.Predict(losses);
+    if (!record.curve.empty()) {
+      const FinalPrediction prediction = predictor.Predict(record.curve, record.extrapolation);
       observed->push_back({id, &*record.coordinates, 0, prediction.mean, prediction.variance});
     } else if (record.finished) {
       observed->push_back({id, &*record.coordinates, 0, Loss(record.objective)});
@@ -196,6 +196,7 @@ Status TrialHistory::Restore(const std::string& state, const std::string& tag,
       const int64_t epoch = reader.Get<int64_t>();
       record.epoch_objectives[epoch] = reader.Get<double>();
     }
+    CacheCurve(&record);
     well_formed = reader.ok() && status <= static_cast<uint8_t>(TrialStatus::kRunning) &&
                   records.emplace(id, std::move(record)).second;
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "curve_prediction.hpp"
 #include "hpo/config.hpp"
 #include "hpo/param.hpp"
 #include "hpo/status.hpp"
@@ -94,11 +95,16 @@ class TrialHistory {
     TrialStatus status = TrialStatus::kRunning;
     double objective = 0.0;
     std::map<int64_t, double> epoch_objectives;
+    // kPredictedFinals only, derived from epoch_objectives by CacheCurve: the losses up to the
+    // first non-finite one and their extrapolation, so that collecting the data costs O(n) and
+    // not n curve fits on the coordinator's message loop.
+    std::vector<double> curve;
+    std::optional<FinalPrediction> extrapolation;
   };
 
   void SetParams(const Assignment& params, TrialRecord* record) const;
-  // The losses of the record's reports in epoch order, up to the first non-finite one.
-  std::vector<double> CurveOf(const TrialRecord& record) const;
+  // Fills the record's curve and extrapolation (kPredictedFinals; a no-op otherwise).
+  void CacheCurve(TrialRecord* record) const;
   bool CollectPredictedFinals(int64_t trial_id, std::vector<DataPoint>* observed,
                               std::vector<DataPoint>* pending) const;
 
