@@ -871,7 +871,7 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "search:\n  model: forest\n",
-     "test.yaml:12: search.model: must be tpe, tpe_independent or gp, got 'forest'"},
+     "test.yaml:12: search.model: must be tpe, tpe_independent, gp or curves, got 'forest'"},
     {"SearchSobolWithGrid",
      "task: synthetic\nepochs: 3\nsweep:\n  method: grid\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
