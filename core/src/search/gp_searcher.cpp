@@ -123,8 +123,9 @@ FidelityLosses LossesAtFidelity(const std::vector<DataPoint>& observed, bool any
 }
 
 // The process fitted on (at most kMaxFitPoints, evenly strided) observed points and conditioned on
-// every point, observed then pending. Values: the fidelity's finite losses; the rest (pending
-// trials included) at the worst of those.
+// every point, observed then pending. Values: the fidelity's finite losses, each with its own
+// variance (predicted finals; 0 otherwise) as known noise; the rest (pending trials included) at
+// the worst of those.
 GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimension>& dimensions,
                            const std::vector<DataPoint>& observed,
                            const std::vector<DataPoint>& pending, const FidelityLosses& losses) {
@@ -154,8 +155,6 @@ GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimen
     fit_rows.push_back(static_cast<Eigen::Index>(r));
   const Eigen::MatrixXd fit_points = points(fit_rows, Eigen::all);
   const Eigen::VectorXd fit_values = values(fit_rows);
-  if (!losses.any_epoch)
-    return GaussianProcess(fit_points, fit_values, points, values, space.categorical);
   const Eigen::VectorXd fit_noise = known_noise(fit_rows);
   return GaussianProcess(fit_points, fit_values, points, values, space.categorical, fit_noise,
                          known_noise);

@@ -79,8 +79,9 @@ class Searcher {
 // a continuous range without `values` is a BadInput error (the config parser already rejects it).
 // Random: independent draws from each distribution, seeded from `seed`, or scrambled Sobol points
 // with search.sampler sobol. Bayes: multivariate TPE (search.model tpe, the default), independent
-// TPE (tpe_independent) or a Gaussian process with expected improvement (search.model gp), after
-// search.startup_trials random trials, with a constant liar for pending trials.
+// TPE (tpe_independent) or a Gaussian process with expected improvement (search.model gp; with
+// search.model curves fitted on each trial's final value predicted from its learning curve),
+// after search.startup_trials random trials, with a constant liar for pending trials.
 Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
 
 }  // namespace hpo
