@@ -16,10 +16,6 @@ namespace {
 constexpr char kCurveStateTag[] = "hpo.scheduler.curves.v1";
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-bool IsFinished(TrialStatus status) {
-  return status != TrialStatus::kRunning && status != TrialStatus::kPaused;
-}
-
 }  // namespace
 
 CurveScheduler::CurveScheduler(std::vector<int64_t> decision_epochs, int64_t epochs, Goal goal,
@@ -32,9 +28,11 @@ CurveScheduler::CurveScheduler(std::vector<int64_t> decision_epochs, int64_t epo
       startup_trials_(startup_trials),
       run_cap_(run_cap) {}
 
-double CurveScheduler::Loss(double objective) const {
-  if (std::isnan(objective)) return kInfinity;
-  return goal_ == Goal::kMaximize ? -objective : objective;
+void CurveScheduler::Record(int64_t epoch, double objective, TrialCurve* trial) const {
+  if (static_cast<int64_t>(trial->losses.size()) < epoch) {
+    trial->losses.resize(static_cast<size_t>(epoch), kInfinity);
+  }
+  trial->losses[static_cast<size_t>(epoch - 1)] = LossOf(goal_, objective);
 }
 
 void CurveScheduler::Update(TrialCurve* trial) const {
@@ -62,10 +60,9 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
     Option option;
     option.trial_id = id;
     option.paused = trial.paused;
+    option.trained = static_cast<int64_t>(trial.finite.size());
     option.prediction = predictor.Predict(trial.finite, trial.extrapolation);
     valuation.incumbent = std::min(valuation.incumbent, option.prediction.mean);
-    // The trained epochs go in here, and the log EI is added below.
-    option.continue_value = static_cast<double>(trial.finite.size());
     valuation.options.push_back(option);
   }
   // log EI per trial, then the log of their mean by log-sum-exp (trials without a finite report
@@ -78,8 +75,8 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
                                                 valuation.incumbent);
     log_improvement.push_back(value);
     top = std::max(top, value);
-    const double trained = option.continue_value;
-    option.continue_value = value - std::log(std::max(1.0, epochs_ - trained));
+    option.continue_value =
+        value - std::log(static_cast<double>(std::max<int64_t>(1, epochs_ - option.trained)));
   }
   const auto reported = static_cast<int64_t>(trials_.size());
   if (no_new_trials_ || (run_cap_ && reported >= *run_cap_)) {
@@ -107,17 +104,14 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
   TrialCurve& trial = trials_[trial_id];
   trial.paused = false;
   if (epoch < 1) return {};
-  trial.losses.resize(
-      static_cast<size_t>(std::max<int64_t>(epoch, static_cast<int64_t>(trial.losses.size()))),
-      kInfinity);
-  trial.losses[static_cast<size_t>(epoch - 1)] = Loss(objective);
+  Record(epoch, objective, &trial);
   Update(&trial);
   if (epoch >= epochs_ ||
       !std::binary_search(decision_epochs_.begin(), decision_epochs_.end(), epoch)) {
     return {};
   }
   SchedulerDecision decision;
-  if (!std::isfinite(Loss(objective))) {
+  if (!std::isfinite(trial.losses[static_cast<size_t>(epoch - 1)])) {
     decision.keep_going = false;
     decision.reason = "stopped at epoch " + std::to_string(epoch) + ": " + metric_ +
                       " is not a number, so its curve cannot be predicted";
@@ -144,9 +138,7 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
 }
 
 void CurveScheduler::OnTrialEnd(int64_t trial_id, TrialStatus /*status*/) {
-  TrialCurve& trial = trials_[trial_id];
-  trial.ended = true;
-  trial.paused = false;
+  trials_[trial_id].paused = false;
 }
 
 std::optional<int64_t> CurveScheduler::Promote(bool idle) {
@@ -200,15 +192,10 @@ void CurveScheduler::ReplayTrial(int64_t trial_id, const std::map<int64_t, doubl
   TrialCurve& trial = trials_[trial_id];
   trial.losses.clear();
   for (const auto& [epoch, objective] : reports) {
-    if (epoch < 1) continue;
-    if (static_cast<int64_t>(trial.losses.size()) < epoch) {
-      trial.losses.resize(static_cast<size_t>(epoch), kInfinity);
-    }
-    trial.losses[static_cast<size_t>(epoch - 1)] = Loss(objective);
+    if (epoch >= 1) Record(epoch, objective, &trial);
   }
   Update(&trial);
   trial.paused = status == TrialStatus::kPaused;
-  trial.ended = IsFinished(status);
 }
 
 std::optional<FinalPrediction> CurveScheduler::PredictFinal(int64_t trial_id) const {
@@ -241,7 +228,7 @@ std::string CurveScheduler::SaveState() const {
   writer.Put<uint64_t>(trials_.size());
   for (const auto& [id, trial] : trials_) {
     writer.Put<int64_t>(id);
-    writer.Put<uint8_t>((trial.paused ? 1 : 0) | (trial.ended ? 2 : 0));
+    writer.Put<uint8_t>(trial.paused ? 1 : 0);
     writer.PutDoubles(trial.losses);
   }
   return std::string(bytes.begin(), bytes.end());
@@ -265,11 +252,10 @@ Status CurveScheduler::RestoreState(const std::string& state) {
     const int64_t id = reader.Get<int64_t>();
     const uint8_t flags = reader.Get<uint8_t>();
     TrialCurve trial;
-    trial.paused = (flags & 1) != 0;
-    trial.ended = (flags & 2) != 0;
+    trial.paused = flags == 1;
     trial.losses = reader.GetDoubles();
     Update(&trial);
-    if (!trials.emplace(id, std::move(trial)).second || flags > 3) {
+    if (!trials.emplace(id, std::move(trial)).second || flags > 1) {
       return Status::BadInput("saved scheduler state is truncated or corrupt");
     }
   }

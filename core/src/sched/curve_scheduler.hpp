@@ -33,7 +33,7 @@ namespace hpo::sched_internal {
 // Promote(idle false) returns the paused trial of highest value (lowest id on ties) when it is
 // worth at least a new trial; Promote(idle true) returns it while no trial has trained every
 // epoch or its probability of ending below the incumbent is at least kIdlePromotionProbability.
-// State: every trial's losses, paused and ended flags; rebuilt on resume by ReplayTrial.
+// State: every trial's losses and whether it is paused; rebuilt on resume by ReplayTrial.
 class CurveScheduler final : public Scheduler {
  public:
   static constexpr double kIdlePromotionProbability = 0.05;
@@ -64,7 +64,6 @@ class CurveScheduler final : public Scheduler {
   struct TrialCurve {
     std::vector<double> losses;  // per epoch from 1; +infinity for a non-finite report
     bool paused = false;
-    bool ended = false;
     // Derived from `losses` by Update: the finite losses up to the first non-finite one, and
     // their extrapolation (CurvePredictor::Extrapolate), kept so that a decision over n trials
     // costs O(n) and not n curve fits.
@@ -75,6 +74,7 @@ class CurveScheduler final : public Scheduler {
   struct Option {
     int64_t trial_id = 0;
     bool paused = false;
+    int64_t trained = 0;  // epochs, up to the first non-finite report
     FinalPrediction prediction;
     double continue_value = 0.0;  // log EI per epoch left (see the class comment)
   };
@@ -86,8 +86,9 @@ class CurveScheduler final : public Scheduler {
     const Option* Find(int64_t trial_id) const;
   };
 
+  // Records the loss of `objective` at `epoch` (>= 1); the caller then calls Update.
+  void Record(int64_t epoch, double objective, TrialCurve* trial) const;
   void Update(TrialCurve* trial) const;
-  double Loss(double objective) const;
   Valuation Value() const;
   std::string Fingerprint() const;
   std::string Describe(const FinalPrediction& prediction) const;

@@ -158,6 +158,11 @@ FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses,
   return {weighted_mean / precision_sum, 1.0 / precision_sum};
 }
 
+double LossOf(Goal goal, double objective) {
+  if (std::isnan(objective)) return std::numeric_limits<double>::infinity();
+  return goal == Goal::kMaximize ? -objective : objective;
+}
+
 double ProbabilityOfImprovement(const FinalPrediction& prediction, double best) {
   if (prediction.variance <= 0.0) return prediction.mean < best ? 1.0 : 0.0;
   return NormalCdf((best - prediction.mean) / std::sqrt(prediction.variance));

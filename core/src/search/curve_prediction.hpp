@@ -8,7 +8,13 @@
 #include <optional>
 #include <vector>
 
+#include "hpo/config.hpp"
+
 namespace hpo {
+
+// The loss of an objective under the metric's goal (negated when maximising); NaN, a missing or
+// failed value, is +infinity.
+double LossOf(Goal goal, double objective);
 
 // A Gaussian belief about a trial's loss at the last epoch.
 struct FinalPrediction {

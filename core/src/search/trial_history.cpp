@@ -67,10 +67,7 @@ void TrialHistory::RecordEpoch(int64_t trial_id, const Assignment& params, int64
   CacheCurve(&record);
 }
 
-double TrialHistory::Loss(double objective) const {
-  if (std::isnan(objective)) return kWorstLoss;
-  return goal_ == Goal::kMaximize ? -objective : objective;
-}
+double TrialHistory::Loss(double objective) const { return LossOf(goal_, objective); }
 
 bool TrialHistory::CollectData(int64_t trial_id, std::vector<DataPoint>* observed,
                                std::vector<DataPoint>* pending) const {
