@@ -287,6 +287,43 @@ class Studies(BadInputCase):
         self.check(self.sweep(self.config, "--resume"), 2,
                    [self.study, "searcher_fingerprint is damaged"])
 
+    def write_warm(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_warm_start_from_a_study_of_another_metric(self):
+        config = self.write_warm("loss.yaml", edit("goal: maximize", "goal: minimize",
+                                                   edit("name: val_accuracy", "name: val_loss"))
+                                 + "warm_start: [%s]\n" % self.output)
+        self.check(["sweep", "--config", config, "--output", os.path.join(self.dir, "warm")], 2,
+                   [config + ":22: warm_start: " + self.study + ": its metric is val_accuracy "
+                    "(maximize), this sweep's val_loss (minimize)"])
+
+    def test_warm_start_from_a_file_that_is_not_a_study_or_its_own_study(self):
+        config = self.write_warm("notes.yaml", BASE + "warm_start: {dir}/a-file\n".format(
+            dir=self.dir))
+        self.check(["sweep", "--config", config, "--output", os.path.join(self.dir, "warm")], 2,
+                   [config + ":22: warm_start: {dir}/a-file: ", "not an HDF5"])
+        own = self.write_warm("own.yaml", BASE + "warm_start: %s\n" % self.output)
+        self.check(self.sweep(own, "--resume"), 2,
+                   ["is this sweep's own study; continue it with --resume instead"])
+
+    def test_resume_after_the_warm_start_study_changed(self):
+        warm_config = self.write_warm("warm.yaml", BASE + "warm_start: %s\n" % self.output)
+        warm = os.path.join(self.dir, "warm")
+        rc, log = self.hpo(["sweep", "--config", warm_config, "--output", warm])
+        self.assertEqual(rc, 0, log)
+        self.assertIn("warm start: 2 of 2 trials of " + self.study, log)
+        more = self.write_warm("more.yaml", edit("run_cap: 2", "run_cap: 3"))
+        rc, log = self.hpo(self.sweep(more, "--resume"))
+        self.assertEqual(rc, 0, log)
+        self.check(["sweep", "--config", warm_config, "--output", warm, "--resume"], 2,
+                   [warm, "the warm_start studies changed since this study began (then: " +
+                    self.study + ": 2 trials, 2 used; now: " + self.study +
+                    ": 3 trials, 3 used)"])
+
     def test_resume_of_an_hdf5_file_without_study_tables(self):
         with h5py.File(self.study, "w") as f:
             f.create_dataset("something", data=[1, 2, 3])

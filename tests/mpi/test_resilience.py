@@ -29,6 +29,7 @@ HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the
 
 PROMOTION_CONFIG = os.path.join(HERE, "configs", "synthetic_promotion.yaml")
 CURVES_CONFIG = os.path.join(HERE, "configs", "synthetic_curves.yaml")
+WARM_START_CONFIG = os.path.join(HERE, "configs", "synthetic_warm_start.yaml")
 
 
 def command(np_count, output, extra=(), config=CONFIG, program=None):
@@ -371,6 +372,53 @@ class Curves(Promotion):
                                      r"[0-9.e-]+ \+- [0-9.e-]+; (a new trial|paused trial \d+) "
                                      r"is expected to gain more per epoch")
         self.assertIn(b"completed", {row["status"] for row in trials.values()})
+
+
+class WarmStart(ResilienceCase):
+    """A sweep seeded with an earlier study's trials (warm_start) killed and resumed."""
+
+    def write_config(self, name, text):
+        path = self.out(name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_kill_9_then_resume_loses_no_trial_and_keeps_the_warm_start(self):
+        with open(WARM_START_CONFIG) as f:
+            text = f.read()
+        earlier = self.out("earlier")
+        earlier_config = self.write_config(
+            "earlier.yaml", text.replace("warm_start: WARM_START_STUDY\n", "")
+            .replace("run_cap: 8", "run_cap: 4"))
+        rc, log = run(2, earlier, config=earlier_config)
+        self.assertEqual(rc, 0, log)
+        self.assertEqual(finished_trials(os.path.join(earlier, "study.h5")), 4, log)
+
+        config = self.write_config("warm.yaml", text.replace("WARM_START_STUDY", earlier))
+        output = self.out("warm")
+        study = os.path.join(output, "study.h5")
+        job = self.start(2, output, config=config)
+        wait_for(lambda: finished_trials(study) >= 2, job)
+        kill_session(job)
+        before, _ = read_trials(study)
+        recorded = os.path.join(earlier, "study.h5") + ": 4 trials, 4 used"
+        with h5py.File(study, "r") as f:
+            value = study_attributes(f)["warm_start"]
+        self.assertEqual(value.decode() if isinstance(value, bytes) else str(value), recorded)
+
+        rc, log = run(2, output, ["--resume"], config=config)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("warm start: 4 of 4 trials of " + os.path.join(earlier, "study.h5") +
+                      "; they seed the search and early stopping", log)
+        after, curves = read_trials(study)
+        self.assertEqual(sorted(after), list(range(8)), log)
+        for trial_id, row in before.items():
+            self.assertEqual(row.tobytes(), after[trial_id].tobytes(), trial_id)
+        for trial_id, epochs in curves.items():
+            self.assertEqual(epochs, sorted(set(epochs)), (trial_id, log))
+            self.assertEqual(len(epochs), int(after[trial_id]["epochs"]), (trial_id, log))
+        self.assertLessEqual({row["status"] for row in after.values()},
+                             {b"completed", b"stopped"}, log)
 
 
 def main():

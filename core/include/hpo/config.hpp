@@ -257,6 +257,15 @@ struct TaskOptions {
   Status CheckSection(const std::string& section, const std::vector<std::string>& accepted) const;
 };
 
+// Key `warm_start:` beside `sweep:` (a path or a list of them): earlier studies whose trials seed
+// this sweep's searcher and, where their epochs are this sweep's, its early stopping, as
+// SageMaker's warm start does (coord/warm_start.hpp says which trials count and how).
+struct WarmStartStudy {
+  // As written, relative to the working directory as `output` is; a folder means its study.h5.
+  std::string path;
+  int line = 0;  // 1-based line of the entry in the config file
+};
+
 struct SweepConfig {
   std::string path;  // as given; used in messages
   std::string text;  // the file's exact text, stored in the study file
@@ -267,6 +276,7 @@ struct SweepConfig {
   BudgetSpec budget;
   CheckpointSpec checkpoint;
   DdpSpec ddp;
+  std::vector<WarmStartStudy> warm_start;
   CommandSpec command;       // command sweeps only
   TaskOptions task_options;  // the task's own keys (TaskDescription::option_keys)
   // The metrics of one epoch (step), in EpochMetrics::values order: what the task reports

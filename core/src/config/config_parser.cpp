@@ -279,6 +279,9 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* ddp = top.Find("ddp")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseDdp(errors, *ddp, &config->ddp));
   }
+  if (const Field* warm_start = top.Find("warm_start")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParseWarmStart(errors, *warm_start, &config->warm_start));
+  }
   return config_internal::ParseBudget(errors, top, &config->budget);
 }
 
@@ -426,6 +429,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "trial_retries",
                                     "checkpoint",
                                     "ddp",
+                                    "warm_start",
                                     "run_cap",
                                     "metrics",
                                     "metric_definitions",

@@ -372,7 +372,9 @@ Status TranslateSageMakerTuningJob(const config_internal::ErrorFormatter& errors
   }
   if (root["WarmStartConfig"]) {
     return reader.Fail(root["WarmStartConfig"], "WarmStartConfig",
-                       "a warm start from earlier tuning jobs has no hpo equivalent yet");
+                       "a warm start from earlier tuning jobs named as SageMaker names them has "
+                       "no hpo equivalent; write an hpo config with `warm_start:` naming their "
+                       "study files (docs/config.md, Warm start)");
   }
   HPO_RETURN_IF_ERROR(reader.Keys(
       root, "",

@@ -225,6 +225,38 @@ Status ParseBudget(const ErrorFormatter& errors, const MappingFields& top, Budge
   return Status::Ok();
 }
 
+Status ParseWarmStart(const ErrorFormatter& errors, const Field& field,
+                      std::vector<WarmStartStudy>* studies) {
+  std::vector<Field> entries;
+  if (field.value.IsSequence()) {
+    if (field.value.size() == 0) return errors.At(field, "must name at least one study");
+    for (size_t i = 0; i < field.value.size(); ++i) {
+      const YAML::Node entry = field.value[i];
+      const int line = LineOf(entry);
+      entries.push_back({field.key, field.path + "[" + std::to_string(i) + "]",
+                         line > 0 ? line : field.line, entry});
+    }
+  } else {
+    entries.push_back(field);
+  }
+  std::vector<WarmStartStudy> parsed;
+  for (const Field& entry : entries) {
+    WarmStartStudy study;
+    study.line = entry.line;
+    HPO_RETURN_IF_ERROR(ReadString(errors, entry, &study.path));
+    if (study.path.empty()) return errors.At(entry, "must be a study file or an output folder");
+    for (const WarmStartStudy& earlier : parsed) {
+      if (earlier.path == study.path) {
+        return errors.At(entry, "names " + study.path + " twice (also at line " +
+                                    std::to_string(earlier.line) + ")");
+      }
+    }
+    parsed.push_back(study);
+  }
+  *studies = std::move(parsed);
+  return Status::Ok();
+}
+
 Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, CheckpointSpec* spec) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));

@@ -46,6 +46,11 @@ Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, Checkpo
 // `ddp:` {bucket_mb > 0, first_bucket_mb > 0, overlap: true|false}.
 Status ParseDdp(const ErrorFormatter& errors, const Field& field, DdpSpec* spec);
 
+// `warm_start:` (a non-empty path, or a list of distinct ones). Nothing is read here: the studies
+// are opened when the sweep starts (LoadWarmStart).
+Status ParseWarmStart(const ErrorFormatter& errors, const Field& field,
+                      std::vector<WarmStartStudy>* studies);
+
 // The keys beside `sweep:` that only command sweeps take.
 inline constexpr std::initializer_list<const char*> kCommandKeys = {
     "metrics",         "metric_definitions", "interpreter",

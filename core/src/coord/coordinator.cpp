@@ -162,6 +162,17 @@ Coordinator::Coordinator(const SweepConfig& config, int num_groups, CoordinatorD
   if (std::optional<int64_t> space = deps_.searcher->SpaceSize()) {
     planned_trials_ = std::min(planned_trials_, *space);
   }
+  int64_t prior_id = -1;
+  for (const PriorTrial& prior : deps_.warm_start.trials) {
+    for (const auto& [epoch, objective] : prior.reports) {
+      deps_.searcher->ObserveEpoch(prior_id, prior.params, epoch, objective);
+    }
+    deps_.searcher->Observe(prior_id, prior.params, prior.status, prior.objective);
+    if (deps_.scheduler && prior.same_epochs) {
+      deps_.scheduler->ReplayTrial(prior_id, prior.reports, prior.status);
+    }
+    --prior_id;
+  }
 }
 
 Status Coordinator::Handle(int group, const ControlMessage& message,
@@ -217,6 +228,15 @@ Status Coordinator::Restore(const StudyContents& study) {
             "strict, median rule min_trials and start_step, goal): its scheduler_fingerprint "
             "differs from this sweep's");
       }
+    }
+  }
+  if (const auto found = study.extra_attributes.find("warm_start");
+      found != study.extra_attributes.end()) {
+    const std::string* then = std::get_if<std::string>(&found->second);
+    if (then == nullptr || *then != deps_.warm_start.fingerprint) {
+      return Status::BadInput("the warm_start studies changed since this study began (then: " +
+                              (then ? *then : std::string("damaged")) +
+                              "; now: " + deps_.warm_start.fingerprint + ")");
     }
   }
   HPO_RETURN_IF_ERROR(ReadRunningTrials(study, &unfinished_, &reports_));
@@ -719,6 +739,9 @@ std::map<std::string, StudyAttribute> Coordinator::SweepStateAttributes() const 
   attributes["searcher_fingerprint"] = HexEncode(deps_.searcher->ConfigFingerprint());
   if (deps_.scheduler) {
     attributes["scheduler_fingerprint"] = HexEncode(deps_.scheduler->ConfigFingerprint());
+  }
+  if (!deps_.warm_start.fingerprint.empty()) {
+    attributes["warm_start"] = deps_.warm_start.fingerprint;
   }
   attributes["running_trials"] = HexEncode(EncodeTrials(unfinished_, reports_));
   // A paused trial's row does not hold its attempt; those paused after a retry are kept here, so

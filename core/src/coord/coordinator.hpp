@@ -7,7 +7,9 @@
 // with the sweep's state, which is small and bounded: searcher_fingerprint and
 // scheduler_fingerprint (the search and early stopping settings, so that a resume with others is
 // refused), running_trials (the trials dispatched and not finished, with the epochs they
-// reported) and paused_retries (paused trials that had been retried: their seeds). The searcher's
+// reported), paused_retries (paused trials that had been retried: their seeds) and, with a warm
+// start, warm_start (what the earlier studies held, whose trials the searcher and scheduler
+// observe first, as trials -1, -2, ...: see CoordinatorDeps). The searcher's
 // and scheduler's state is not saved: Restore rebuilds it by replaying the study's trials in file
 // order (each trial's curve through ObserveEpoch and Scheduler::ReplayTrial, then Observe; a paused
 // trial as pending) and then the running trials (ObservePending, their reports), which gives the
@@ -54,6 +56,7 @@
 #include <vector>
 
 #include "coord/control_message.hpp"
+#include "coord/warm_start.hpp"
 #include "hpo/config.hpp"
 #include "hpo/status.hpp"
 #include "sched/scheduler.hpp"
@@ -86,6 +89,11 @@ struct CoordinatorDeps {
   // Called after each publish of the study, on the coordinator's thread (e.g. to refresh a live
   // report from the study just published); may be empty.
   std::function<void()> after_publish;
+  // Earlier studies' trials (warm start): the searcher and, where their epochs match, the
+  // scheduler observe them when the coordinator is made, as trials -1, -2, ..., before a resume's
+  // replay. Their fingerprint is published with the sweep's state (attribute warm_start), and
+  // Restore refuses a study whose recorded fingerprint differs.
+  WarmStart warm_start;
 };
 
 class Coordinator {

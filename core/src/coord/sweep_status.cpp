@@ -42,7 +42,8 @@ bool Better(const std::string& goal, double a, double b) {
 Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status) {
   SweepStatus read;
   std::error_code error;
-  read.study_path = fs::is_directory(path, error) ? (fs::path(path) / "study.h5").string() : path;
+  read.study_path =
+      fs::is_directory(path, error) ? (fs::path(path) / kStudyFileName).string() : path;
   read.running = HeldByAWriter(read.study_path);
   StudyContents study;
   HPO_RETURN_IF_ERROR(ReadStudy(read.study_path, &study));

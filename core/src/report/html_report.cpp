@@ -25,13 +25,13 @@ using report_internal::AxisScale;
 using report_internal::BestTrialId;
 using report_internal::BuildAxes;
 using report_internal::FindExtra;
-using report_internal::Goal;
 using report_internal::JsonNumber;
 using report_internal::JsonString;
 using report_internal::JsonValue;
 using report_internal::kBestTrialAttribute;
 using report_internal::kTestMetricPrefix;
 using report_internal::Leaderboard;
+using report_internal::MetricGoal;
 using report_internal::StatusCounts;
 using report_internal::TestMetrics;
 using report_internal::TestMetricsJson;
@@ -123,7 +123,7 @@ std::string StudyJson(const StudyContents& study, const TaskCatalog& catalog,
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::optional<int64_t> best = BestTrialId(study, board);
   std::string out = "{\"metric\": " + JsonString(study.attributes.metric_name) +
-                    ", \"goal\": " + JsonString(Goal(study)) +
+                    ", \"goal\": " + JsonString(MetricGoal(study)) +
                     ", \"best_trial_id\": " + (best.has_value() ? std::to_string(*best) : "null") +
                     ",\n\"params\": [";
   for (size_t i = 0; i < study.layout.params.size(); ++i) {
@@ -177,7 +177,7 @@ std::string Summary(const StudyContents& study) {
   const StudyAttributes& attributes = study.attributes;
   const std::vector<const TrialResult*> board = Leaderboard(study);
   std::string out = "<p class=\"summary\">Metric <b>" + HtmlText(attributes.metric_name) +
-                    "</b> (" + HtmlText(Goal(study)) + "), " + HtmlText(StatusCounts(study)) +
+                    "</b> (" + HtmlText(MetricGoal(study)) + "), " + HtmlText(StatusCounts(study)) +
                     ".</p>\n";
   if (const std::optional<int64_t> best = BestTrialId(study, board)) {
     out += "<p class=\"summary\">Best trial: <b>" + std::to_string(*best) + "</b>";
@@ -505,15 +505,16 @@ std::string FormatComparisonHtml(const std::vector<NamedStudy>& studies,
       "<th>trials</th><th>best " +
       metric + "</th><th>epochs in all</th><th>epochs to the best</th></tr>\n";
   std::string json = "{\"metric\": " + JsonString(first.attributes.metric_name) +
-                     ", \"goal\": " + JsonString(report_internal::Goal(first)) + ", \"studies\": [";
+                     ", \"goal\": " + JsonString(report_internal::MetricGoal(first)) +
+                     ", \"studies\": [";
   for (size_t s = 0; s < studies.size(); ++s) {
     const StudyContents& study = *studies[s].study;
     if (study.attributes.metric_name != first.attributes.metric_name ||
-        report_internal::Goal(study) != report_internal::Goal(first)) {
+        report_internal::MetricGoal(study) != report_internal::MetricGoal(first)) {
       notes += "<p class=\"warning\">" + HtmlText(studies[s].name) + " tunes " +
                HtmlText(study.attributes.metric_name) + " (" +
-               HtmlText(report_internal::Goal(study)) + "), not " + metric + " (" +
-               HtmlText(report_internal::Goal(first)) +
+               HtmlText(report_internal::MetricGoal(study)) + "), not " + metric + " (" +
+               HtmlText(report_internal::MetricGoal(first)) +
                "): its trials are drawn by their own objective.</p>\n";
     }
     const std::vector<const TrialResult*> board = Leaderboard(study);
@@ -536,7 +537,7 @@ std::string FormatComparisonHtml(const std::vector<NamedStudy>& studies,
     json += std::string(s == 0 ? "\n" : ",\n") + "{\"name\": " + JsonString(studies[s].name) +
             ", \"method\": " + JsonString(MethodWords(study, catalog)) +
             ", \"metric\": " + JsonString(study.attributes.metric_name) +
-            ", \"goal\": " + JsonString(report_internal::Goal(study)) + ", \"trials\": [";
+            ", \"goal\": " + JsonString(report_internal::MetricGoal(study)) + ", \"trials\": [";
     for (size_t i = 0; i < study.trials.size(); ++i) {
       json += (i == 0 ? "" : ",\n  ") + ComparisonTrialJson(study.trials[i], i);
     }

@@ -16,11 +16,11 @@ namespace {
 using report_internal::AttributeText;
 using report_internal::BestTrialId;
 using report_internal::FindExtra;
-using report_internal::Goal;
 using report_internal::JsonNumber;
 using report_internal::JsonString;
 using report_internal::JsonValue;
 using report_internal::kBestTrialAttribute;
+using report_internal::MetricGoal;
 using report_internal::TestMetrics;
 
 // A task's table as text: a title line, then the matrix with its labels as row and column heads
@@ -123,7 +123,8 @@ std::vector<bool> SameInEveryTrial(const StudyContents& study) {
 std::string FormatTable(const StudyContents& study, const ReportOptions& options) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::string& metric = study.attributes.metric_name;
-  std::string out = "Study: " + metric + " (" + Goal(study) + "), " + StatusCounts(study) + "\n";
+  std::string out =
+      "Study: " + metric + " (" + MetricGoal(study) + "), " + StatusCounts(study) + "\n";
   const std::optional<int64_t> best = BestTrialId(study, board);
   if (best.has_value()) {
     out += "Best trial: " + std::to_string(*best);
@@ -254,7 +255,7 @@ std::string FormatJson(const StudyContents& study, const ReportOptions& options)
   const std::optional<int64_t> best = BestTrialId(study, board);
   std::string out = "{\n";
   out += "  \"metric\": " + JsonString(study.attributes.metric_name) + ",\n";
-  out += "  \"goal\": " + JsonString(Goal(study)) + ",\n";
+  out += "  \"goal\": " + JsonString(MetricGoal(study)) + ",\n";
   out += "  \"best_trial_id\": " + (best.has_value() ? std::to_string(*best) : "null") + ",\n";
   out += "  \"test_metrics\": " + report_internal::TestMetricsJson(study) + ",\n";
   out += "  \"test_tables\": " + report_internal::TestTablesJson(study) + ",\n";

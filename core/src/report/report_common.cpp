@@ -17,7 +17,7 @@ bool Maximize(const StudyContents& study) { return study.attributes.metric_goal 
 
 }  // namespace
 
-std::string Goal(const StudyContents& study) {
+std::string MetricGoal(const StudyContents& study) {
   return study.attributes.metric_goal.empty() ? "minimize" : study.attributes.metric_goal;
 }
 

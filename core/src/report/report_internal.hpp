@@ -24,7 +24,7 @@ extern const char kReportCss[];
 extern const char kReportJs[];
 
 // "maximize" or "minimize" (a study without a goal attribute minimizes).
-std::string Goal(const StudyContents& study);
+std::string MetricGoal(const StudyContents& study);
 
 // All trials, best first by the study's goal (ties by trial id), then those without an objective
 // by trial id.

@@ -39,7 +39,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kStudyFileName = "study.h5";
 // Kept current while the sweep runs (LiveReport), reloading itself this often.
 constexpr const char* kLiveReportFileName = "report.html";
 constexpr double kLiveReportSeconds = 5.0;
@@ -150,13 +149,16 @@ Status Coordinate(const SweepConfig& config, std::unique_ptr<StudyWriter> study,
   return session->coordinator().Restore(*root_study->resumed).WithContext(root_study->path);
 }
 
-// Rank 0, before any rank loads its data: the searcher and scheduler and, with --resume, the
-// study in the output folder and its coordinator. Sets `finished` when that study has nothing
-// left to run and its best trial recorded.
-Status OpenSweep(const SweepConfig& config, const SweepOptions& options, RootStudy* root_study,
-                 SweepSession* session, bool* finished) {
+// Rank 0, before any rank loads its data: the searcher and scheduler, the warm-start studies'
+// trials and, with --resume, the study in the output folder and its coordinator. Sets `finished`
+// when that study has nothing left to run and its best trial recorded.
+Status OpenSweep(const SweepConfig& config, const TaskCatalog& catalog, const SweepOptions& options,
+                 RootStudy* root_study, SweepSession* session, bool* finished) {
   HPO_RETURN_IF_ERROR(MakeSearcher(config, &root_study->deps.searcher));
   HPO_RETURN_IF_ERROR(MakeScheduler(config, &root_study->deps.scheduler));
+  HPO_RETURN_IF_ERROR(
+      LoadWarmStart(config, catalog, root_study->path, &root_study->deps.warm_start));
+  for (const std::string& line : root_study->deps.warm_start.summary) std::cout << line << "\n";
   std::unique_ptr<StudyWriter> study;
   HPO_RETURN_IF_ERROR(OpenResumedStudy(config, options, &study, &root_study->resumed));
   if (!root_study->resumed) return Status::Ok();
@@ -512,7 +514,10 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   RootStudy root_study(config, registry.catalog());
   bool finished_before = false;
   Status status;
-  if (root) status = OpenSweep(config, options, &root_study, &session, &finished_before);
+  if (root) {
+    status =
+        OpenSweep(config, registry.catalog(), options, &root_study, &session, &finished_before);
+  }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
   // A finished study, resumed, ends here: no rank loads its data (a restart costs seconds).
   if (!BroadcastString(world, finished_before ? "finished" : "").empty()) {

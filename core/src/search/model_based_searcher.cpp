@@ -50,7 +50,8 @@ std::optional<Assignment> ModelBasedSearcher::Suggest(int64_t trial_id) {
 Searcher::SuggestionComputation ModelBasedSearcher::StartSuggestion(int64_t trial_id) {
   std::vector<DataPoint> observed;
   std::vector<DataPoint> pending;
-  if (trial_id < 0 || trial_id < startup_trials_ ||
+  // An earlier study's trials (warm start) stand in for as many start-up trials.
+  if (trial_id < 0 || trial_id < startup_trials_ - history_.prior_trials() ||
       !history_.CollectData(trial_id, &observed, &pending)) {
     return {};
   }

@@ -188,4 +188,24 @@ ValueInterval SupportOf(const ParameterSpec& spec) {
   return ValueInterval{-kInfinity, kInfinity, true, true};
 }
 
+std::optional<ParamValue> ValueInSpace(const ParameterSpec& spec, const ParamValue& value) {
+  const double number = ParamAsDouble(value);
+  if (spec.distribution == Distribution::kConstant ||
+      spec.distribution == Distribution::kCategorical ||
+      spec.distribution == Distribution::kCategoricalWithProbabilities) {
+    for (const ParamValue& choice : spec.values) {
+      if (choice == value || (!std::isnan(number) && ParamAsDouble(choice) == number)) {
+        return choice;
+      }
+    }
+    return std::nullopt;
+  }
+  if (std::isnan(number) || !SupportOf(spec).Contains(ValueInterval{number, number})) {
+    return std::nullopt;
+  }
+  if (spec.type != ParamType::kInt) return ParamValue(number);
+  if (number != std::round(number)) return std::nullopt;
+  return ParamValue(static_cast<int64_t>(number));
+}
+
 }  // namespace hpo

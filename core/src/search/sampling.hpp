@@ -3,6 +3,7 @@
 // caller owns the generator.
 #pragma once
 
+#include <optional>
 #include <random>
 
 #include "hpo/config.hpp"
@@ -37,5 +38,10 @@ struct ValueInterval {
 // check a distribution against a hyperparameter's valid range. Unbounded distributions reach
 // -inf/+inf (open ends). Precondition: spec.type is kInt or kFloat.
 ValueInterval SupportOf(const ParameterSpec& spec);
+
+// `value` as a value of `spec`'s type when `spec` could have drawn it: one of its `values` (a
+// number equal to one of them counts), or a number within SupportOf(spec), integral for an
+// integer parameter (q grids are not checked); nullopt otherwise (a string for a number, outside).
+std::optional<ParamValue> ValueInSpace(const ParameterSpec& spec, const ParamValue& value);
 
 }  // namespace hpo

@@ -43,6 +43,9 @@ class Searcher {
   }
 
   // Tells the searcher how a trial it suggested ended. `objective` is NaN for failed trials.
+  // A negative `trial_id` is a trial of an earlier study (warm start), observed (with its epochs
+  // first) before any suggestion and before a resume's replay: model-based searchers fit on it
+  // and count it towards their start-up trials; the others ignore it.
   virtual void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                        double objective) = 0;
 

@@ -68,7 +68,8 @@ class RandomSearcher final : public Searcher {
 };
 
 // The shared frame of method bayes's model-based searchers (TPE, GP):
-//  * Start-up: while k < search.startup_trials, while TrialHistory has too little data to fit, or
+//  * Start-up: while k < search.startup_trials minus the earlier studies' trials observed (warm
+//    start: negative ids), while TrialHistory has too little data to fit, or
 //    when the model has no suggestion, trial k is StartupDesign's trial k for the same seed
 //    (space_filling.hpp): random search's trial k, or with `search.sampler: sobol` a scrambled
 //    Sobol' sequence over the numeric parameters and balanced draws of each categorical's values.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -65,6 +66,10 @@ void TrialHistory::RecordEpoch(int64_t trial_id, const Assignment& params, int64
   if (record.params.empty()) SetParams(params, &record);
   record.epoch_objectives[epoch] = objective;
   CacheCurve(&record);
+}
+
+int64_t TrialHistory::prior_trials() const {
+  return std::distance(records_.begin(), records_.lower_bound(0));
 }
 
 double TrialHistory::Loss(double objective) const { return LossOf(goal_, objective); }

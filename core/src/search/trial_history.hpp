@@ -71,6 +71,9 @@ class TrialHistory {
                     double objective);
   void RecordEpoch(int64_t trial_id, const Assignment& params, int64_t epoch, double objective);
 
+  // How many records are of an earlier study's trials (negative ids: warm start).
+  int64_t prior_trials() const;
+
   // The loss of an objective under the metric's goal; NaN (failed) is +infinity.
   double Loss(double objective) const;
 

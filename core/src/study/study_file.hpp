@@ -13,7 +13,8 @@
 //   root attributes (fixed-length strings or scalars): config, metric_name, metric_goal,
 //            world_size, start_time, version, and any extra attribute set later (e.g.
 //            best_trial_id, the task's test_* metrics, and the sweep's state for resume:
-//            searcher_fingerprint, scheduler_fingerprint, running_trials).
+//            searcher_fingerprint, scheduler_fingerprint, running_trials, and warm_start: the
+//            warm-start studies' paths and trial counts).
 //   /published, /state  the appendable layout's commit records and state slots: while a study is
 //            written (or after a crash) /trials and /curves have rows past the published counts
 //            (fill rows: trial_id -1, empty status), and the attributes published since the
@@ -38,6 +39,9 @@
 #include "hpo/trial.hpp"
 
 namespace hpo {
+
+// The study's file name in a sweep's output folder.
+inline constexpr const char* kStudyFileName = "study.h5";
 
 // One hyperparameter column of /trials.
 struct StudyParamColumn {
