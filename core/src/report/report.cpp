@@ -16,7 +16,6 @@ namespace {
 using report_internal::AttributeText;
 using report_internal::BestTrialId;
 using report_internal::FindExtra;
-using report_internal::Goal;
 using report_internal::JsonNumber;
 using report_internal::JsonString;
 using report_internal::JsonValue;
@@ -69,6 +68,7 @@ const TrialResult* FindTrial(const StudyContents& study, int64_t trial_id) {
   return nullptr;
 }
 
+// The parameter's value as text; empty when the trial lacks it (a conditional parameter).
 std::string ParamText(const TrialResult& trial, const std::string& name, bool exact) {
   const ParamValue* value = FindParam(trial.params, name);
   if (value == nullptr) return "";
@@ -123,7 +123,8 @@ std::vector<bool> SameInEveryTrial(const StudyContents& study) {
 std::string FormatTable(const StudyContents& study, const ReportOptions& options) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::string& metric = study.attributes.metric_name;
-  std::string out = "Study: " + metric + " (" + Goal(study) + "), " + StatusCounts(study) + "\n";
+  std::string out =
+      "Study: " + metric + " (" + report_internal::Goal(study) + "), " + StatusCounts(study) + "\n";
   const std::optional<int64_t> best = BestTrialId(study, board);
   if (best.has_value()) {
     out += "Best trial: " + std::to_string(*best);
@@ -175,7 +176,9 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
                                     TrialStatusName(trial.status), TableObjective(trial.objective)};
     for (size_t c = 0; c < study.layout.params.size(); ++c) {
-      if (!fixed[c]) row.push_back(ParamText(trial, study.layout.params[c].name, /*exact=*/false));
+      if (fixed[c]) continue;
+      const std::string text = ParamText(trial, study.layout.params[c].name, /*exact=*/false);
+      row.push_back(text.empty() ? "-" : text);  // "-": absent (a conditional parameter)
     }
     row.push_back(std::to_string(trial.epochs));
     row.push_back(FormatFixed(trial.duration_s, 1));
@@ -254,7 +257,7 @@ std::string FormatJson(const StudyContents& study, const ReportOptions& options)
   const std::optional<int64_t> best = BestTrialId(study, board);
   std::string out = "{\n";
   out += "  \"metric\": " + JsonString(study.attributes.metric_name) + ",\n";
-  out += "  \"goal\": " + JsonString(Goal(study)) + ",\n";
+  out += "  \"goal\": " + JsonString(report_internal::Goal(study)) + ",\n";
   out += "  \"best_trial_id\": " + (best.has_value() ? std::to_string(*best) : "null") + ",\n";
   out += "  \"test_metrics\": " + report_internal::TestMetricsJson(study) + ",\n";
   out += "  \"test_tables\": " + report_internal::TestTablesJson(study) + ",\n";
