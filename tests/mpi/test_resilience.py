@@ -30,6 +30,7 @@ HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the
 PROMOTION_CONFIG = os.path.join(HERE, "configs", "synthetic_promotion.yaml")
 CURVES_CONFIG = os.path.join(HERE, "configs", "synthetic_curves.yaml")
 WARM_START_CONFIG = os.path.join(HERE, "configs", "synthetic_warm_start.yaml")
+CONDITIONAL_CONFIG = os.path.join(HERE, "configs", "synthetic_conditional.yaml")
 
 
 def command(np_count, output, extra=(), config=CONFIG, program=None):
@@ -419,6 +420,59 @@ class WarmStart(ResilienceCase):
             self.assertEqual(len(epochs), int(after[trial_id]["epochs"]), (trial_id, log))
         self.assertLessEqual({row["status"] for row in after.values()},
                              {b"completed", b"stopped"}, log)
+
+
+class Conditional(ResilienceCase):
+    def assert_momentum_only_with_sgd(self, trials):
+        """momentum is NaN (absent) exactly in the trials that are not sgd."""
+        for trial_id, row in trials.items():
+            sgd = row["optimizer"] == b"sgd"
+            self.assertEqual(not np.isnan(row["momentum"]), sgd, (trial_id, row))
+            if sgd:
+                self.assertTrue(0.5 <= row["momentum"] <= 0.95, (trial_id, row))
+
+    def test_kill_9_then_resume_keeps_absent_parameters_absent(self):
+        for attempt in range(3):
+            output = self.out("killed-%d" % attempt)
+            study = os.path.join(output, "study.h5")
+            job = self.start(4, output, config=CONDITIONAL_CONFIG)
+            wait_for(lambda: finished_trials(study) >= 2, job)
+            kill_session(job)
+            before, _ = read_trials(study)
+            if len(before) < 6:
+                break
+        self.assertLess(len(before), 6, "every attempt was killed after the last trial")
+
+        rc, log = run(4, output, ["--resume"], config=CONDITIONAL_CONFIG)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("resuming the study: %d trials finished" % len(before), log)
+        after, _ = read_trials(study)
+        self.assertEqual(sorted(after), list(range(6)))  # no trial lost, none run twice
+        for trial_id, row in before.items():
+            self.assertEqual(row.tobytes(), after[trial_id].tobytes())
+        self.assert_momentum_only_with_sgd(after)
+        optimizers = {row["optimizer"] for row in after.values()}
+        self.assertEqual(optimizers, {b"sgd", b"adam"}, "the seed should give both branches")
+
+        # The uninterrupted sweep suggests the same trials: the resumed searcher saw the same
+        # assignments (absent parameters absent, not 0).
+        rc, log = run(4, self.out("whole"), config=CONDITIONAL_CONFIG)
+        self.assertEqual(rc, 0, log)
+        whole, _ = read_trials(os.path.join(self.out("whole"), "study.h5"))
+        for trial_id, row in whole.items():
+            for name in ["lr", "optimizer", "width", "status"]:
+                self.assertEqual(row[name], after[trial_id][name], (trial_id, name))
+            self.assertEqual(np.isnan(row["momentum"]), np.isnan(after[trial_id]["momentum"]))
+
+        report = subprocess.run([HPO, "report", study, "--format", "csv"], capture_output=True,
+                                text=True)
+        self.assertEqual(report.returncode, 0, report.stderr)
+        header = report.stdout.splitlines()[0].split(",")
+        momentum = header.index("momentum")
+        for line in report.stdout.splitlines()[1:]:
+            fields = line.split(",")
+            self.assertEqual(fields[momentum] == "", fields[header.index("optimizer")] != "sgd",
+                             line)
 
 
 def main():

@@ -48,6 +48,17 @@ const char* DistributionName(Distribution distribution);
 // log_normal and q_log_normal.
 bool IsLogScale(Distribution distribution);
 
+// Key `conditions:` beside `sweep:` (hpo's own: W&B has nested parameters but no conditions).
+// A parameter with a condition exists in a trial only when its `parent` (a categorical parameter
+// of the sweep) exists there and holds one of `values`; conditions chain into a tree (no cycles).
+// An absent parameter is left out of the trial's assignment, its program's arguments and its
+// study row (docs/config.md, "Conditional parameters").
+struct ParameterCondition {
+  std::string parent;
+  std::vector<ParamValue> values;  // a subset of the parent's values, of the parent's type
+  int line = 0;                    // 1-based line of the condition's key in the config file
+};
+
 // One swept hyperparameter. Which fields are meaningful depends on `distribution`.
 struct ParameterSpec {
   std::string name;
@@ -66,6 +77,7 @@ struct ParameterSpec {
   // command trial's program receives them as Python's True and False, as from W&B's agent.
   bool boolean = false;
   int line = 0;  // 1-based line of the parameter's key in the config file
+  std::optional<ParameterCondition> condition;  // from `conditions:`; none: always present
 };
 
 enum class SearchMethod { kGrid, kRandom, kBayes };
@@ -303,7 +315,8 @@ class TaskCatalog;
 // "sweep.parameters.lr.min") and its line: "FILE:LINE: KEY: what is wrong". Returns BadInput on any
 // problem: malformed YAML, unknown keys, wrong types, min > max, log ranges with min <= 0, grid
 // search over a continuous range, a hyperparameter the task does not know or whose range it cannot
-// take, a metric the task does not report.
+// take, a metric the task does not report, a condition on or naming a parameter the sweep does not
+// have, a parent that is not categorical or a value it does not take, a cycle of conditions.
 // Tasks come from BuiltinTaskCatalog().
 Status ParseConfig(const std::string& text, const std::string& path, SweepConfig* config);
 

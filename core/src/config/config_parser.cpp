@@ -1,5 +1,6 @@
 // ParseConfig and LoadConfigFile: the config's top level, its execution keys and its `sweep:`
-// section. Parameters are parsed by parameter_parser.cpp and checked by parameter_checks.cpp;
+// section. Parameters are parsed by parameter_parser.cpp and checked by parameter_checks.cpp,
+// their conditions by condition_parser.cpp;
 // early termination, search options, median stopping and budgets by section_parsers.cpp.
 #include "hpo/config.hpp"
 
@@ -15,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/file_io.hpp"
+#include "condition_parser.hpp"
 #include "hpo/task_catalog.hpp"
 #include "katib_experiment.hpp"
 #include "parameter_parser.hpp"
@@ -424,6 +426,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "search",
                                     "median_stopping",
                                     "asha",
+                                    "conditions",
                                     "time_budget_s",
                                     "max_failed_trials",
                                     "trial_retries",
@@ -463,6 +466,10 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
   HPO_RETURN_IF_ERROR(ParseExecution(errors, top, &parsed->execution));
   HPO_RETURN_IF_ERROR(
       ParseSweep(errors, sweep, top.Find("run_cap"), parsed->execution, task, &parsed->sweep));
+  if (const Field* conditions = top.Find("conditions")) {
+    HPO_RETURN_IF_ERROR(
+        config_internal::ParseConditions(errors, *conditions, &parsed->sweep.parameters));
+  }
   if (parsed->execution.task == kCommandTaskName && on_this_machine) {
     const std::string folder = std::filesystem::path(errors.file()).parent_path().string();
     HPO_RETURN_IF_ERROR(config_internal::ParseCommand(errors, sweep, &top, folder,

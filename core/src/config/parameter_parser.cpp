@@ -1,9 +1,12 @@
 // Parsing one W&B sweep parameter. Which keys a distribution takes, and which it requires, follow
 // the W&B sweep JSON schema (wandb/sweeps src/sweeps/config/schema.json: every parameter kind has
-// additionalProperties false), and min < max as wandb/sweeps' validate_min_max demands.
+// additionalProperties false), and min < max as wandb/sweeps' validate_min_max demands. Values
+// never take the study file's marks of an absent parameter (study_file.hpp): an empty string,
+// or -2^63 for integers.
 #include "parameter_parser.hpp"
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -158,12 +161,18 @@ Status TypeValues(const ErrorFormatter& errors, const std::vector<Field>& value_
       if (!ParseIntegerScalar(text, &integer)) {
         return errors.At(field, "'" + text + "' is out of range for a 64-bit integer");
       }
+      if (integer == std::numeric_limits<int64_t>::min()) {
+        return errors.At(field, "'" + text + "' is the study file's mark of an absent parameter");
+      }
       values->emplace_back(integer);
     } else if (*type == ParamType::kFloat) {
       double number = 0.0;
       HPO_RETURN_IF_ERROR(ReadFiniteNumber(errors, field, &number));
       values->emplace_back(number);
     } else {
+      if (text.empty()) {
+        return errors.At(field, "must not be empty (the study file marks an absent parameter so)");
+      }
       values->emplace_back(text);
     }
   }
@@ -209,6 +218,11 @@ Status ReadLimits(const ErrorFormatter& errors, const ParsedParameter& parsed,
   if (distribution == Distribution::kIntUniform) {
     if (!min_is_integer) return errors.At(*parsed.min, "must be an integer for int_uniform");
     if (!max_is_integer) return errors.At(*parsed.max, "must be an integer for int_uniform");
+    if (spec->min <= static_cast<double>(std::numeric_limits<int64_t>::min())) {
+      return errors.At(*parsed.min,
+                       "must be above -2^63 (the study file's mark of an absent "
+                       "parameter)");
+    }
   }
   if (spec->min >= spec->max) {
     return errors.At(*parsed.min, "must be less than max (min " + FormatNumber(spec->min) +

@@ -69,6 +69,7 @@ const TrialResult* FindTrial(const StudyContents& study, int64_t trial_id) {
   return nullptr;
 }
 
+// The parameter's value as text; empty when the trial lacks it (a conditional parameter).
 std::string ParamText(const TrialResult& trial, const std::string& name, bool exact) {
   const ParamValue* value = FindParam(trial.params, name);
   if (value == nullptr) return "";
@@ -176,7 +177,9 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
                                     TrialStatusName(trial.status), TableObjective(trial.objective)};
     for (size_t c = 0; c < study.layout.params.size(); ++c) {
-      if (!fixed[c]) row.push_back(ParamText(trial, study.layout.params[c].name, /*exact=*/false));
+      if (fixed[c]) continue;
+      const std::string text = ParamText(trial, study.layout.params[c].name, /*exact=*/false);
+      row.push_back(text.empty() ? "-" : text);  // "-": absent (a conditional parameter)
     }
     row.push_back(std::to_string(trial.epochs));
     row.push_back(FormatFixed(trial.duration_s, 1));

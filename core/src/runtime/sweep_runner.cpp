@@ -83,6 +83,7 @@ StudyLayout MakeStudyLayout(const SweepConfig& config) {
     StudyParamColumn column;
     column.name = spec.name;
     column.type = spec.type;
+    column.conditional = spec.condition.has_value();
     if (spec.type == ParamType::kString) {
       size_t longest = 1;
       for (const ParamValue& value : spec.values) {

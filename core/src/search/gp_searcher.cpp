@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/seeding.hpp"
+#include "conditions.hpp"
 #include "gaussian.hpp"
 #include "gaussian_process.hpp"
 #include "parzen_estimator.hpp"
@@ -28,6 +29,10 @@ constexpr int kLocalCentres = 4;
 constexpr int kPerturbationsPerCentre = 64;
 constexpr double kFirstPerturbationSigma = 0.1;
 constexpr double kCategoryChangeProbability = 0.2;
+// The model input of an absent (inactive) parameter: one unit below the unit cube, so that an
+// absent numeric input is at least 1 from every present value and an absent categorical one is a
+// category of its own (distance 1 to every value).
+constexpr double kAbsentInput = -1.0;
 
 // The model inputs: the parameters that are not fixed, how each is scaled and snapped.
 struct InputSpace {
@@ -65,6 +70,48 @@ struct InputSpace {
       return std::min(std::floor(u * categories[input]), categories[input] - 1);
     if (grid_steps[input] > 0.0) return std::round(u * grid_steps[input]) / grid_steps[input];
     return u;
+  }
+};
+
+// The assignment of `chosen`, the model inputs of a candidate: every parameter, the fixed ones at
+// their one value.
+Assignment ToAssignment(const std::vector<ParameterSpec>& parameters,
+                        const std::vector<ModelDimension>& dimensions, const InputSpace& space,
+                        const Eigen::VectorXd& chosen) {
+  Assignment assignment;
+  Eigen::Index input = 0;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    double coordinate = 0.0;
+    if (dimensions[i].kind != ModelDimension::Kind::kFixed) {
+      coordinate = space.Unscale(dimensions[i], input, chosen(input));
+      ++input;
+    }
+    assignment.push_back(
+        {parameters[i].name, DecodeValue(parameters[i], dimensions[i], coordinate)});
+  }
+  return assignment;
+}
+
+// With conditions, what a candidate's inputs become before it is scored: the inputs of the
+// parameters that are absent for its values kAbsentInput, the others snapped onto their grids (an
+// input that was absent in the candidate it was perturbed from becomes present at the cube's
+// edge), so that candidates look like the data the process was fitted on.
+struct Absence {
+  const std::vector<ParameterSpec>& parameters;
+  const std::vector<ModelDimension>& dimensions;
+  bool conditional = false;
+
+  void Impute(const InputSpace& space, Eigen::MatrixXd* candidates) const {
+    if (!conditional) return;
+    for (Eigen::Index row = 0; row < candidates->rows(); ++row) {
+      const Eigen::VectorXd inputs = candidates->row(row).transpose();
+      const std::vector<bool> active =
+          ActiveParameters(parameters, ToAssignment(parameters, dimensions, space, inputs));
+      for (Eigen::Index input = 0; input < space.size(); ++input) {
+        double& value = (*candidates)(row, input);
+        value = active[space.parameter_index[input]] ? space.Snap(input, value) : kAbsentInput;
+      }
+    }
   }
 };
 
@@ -142,8 +189,10 @@ GaussianProcess FitProcess(const InputSpace& space, const std::vector<ModelDimen
     const Eigen::Index row = static_cast<Eigen::Index>(r);
     for (Eigen::Index input = 0; input < space.size(); ++input) {
       const size_t parameter = space.parameter_index[input];
-      points(row, input) =
-          space.Scale(dimensions[parameter], input, (*point.coordinates)[parameter]);
+      const double coordinate = (*point.coordinates)[parameter];
+      points(row, input) = std::isnan(coordinate)
+                               ? kAbsentInput
+                               : space.Scale(dimensions[parameter], input, coordinate);
     }
     const bool modelled = r < observed_rows && losses.Modelled(point);
     values(row) = modelled ? point.loss : losses.worst;
@@ -214,35 +263,18 @@ Eigen::MatrixXd Perturbations(const InputSpace& space, const Eigen::MatrixXd& ca
 // among the first candidates, then over kLocalRounds rounds of perturbations around the best ones,
 // each round's steps half the last's.
 Eigen::VectorXd BestCandidate(const GaussianProcess& process, const InputSpace& space,
-                              uint64_t trial_seed, double best) {
+                              const Absence& absence, uint64_t trial_seed, double best) {
   std::mt19937_64 rng(trial_seed);
   Eigen::MatrixXd candidates = FirstCandidates(space, trial_seed, rng);
+  absence.Impute(space, &candidates);
   Eigen::VectorXd scores = Acquisition(process, candidates, best);
   double sigma = kFirstPerturbationSigma;
   for (int round = 0; round < kLocalRounds; ++round, sigma *= 0.5) {
     candidates = Perturbations(space, candidates, TopRows(scores, kLocalCentres), sigma, rng);
+    absence.Impute(space, &candidates);
     scores = Acquisition(process, candidates, best);
   }
   return candidates.row(TopRows(scores, 1).front()).transpose();
-}
-
-// The assignment of `chosen`, the model inputs of a candidate: every parameter, the fixed ones at
-// their one value.
-Assignment ToAssignment(const std::vector<ParameterSpec>& parameters,
-                        const std::vector<ModelDimension>& dimensions, const InputSpace& space,
-                        const Eigen::VectorXd& chosen) {
-  Assignment assignment;
-  Eigen::Index input = 0;
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    double coordinate = 0.0;
-    if (dimensions[i].kind != ModelDimension::Kind::kFixed) {
-      coordinate = space.Unscale(dimensions[i], input, chosen(input));
-      ++input;
-    }
-    assignment.push_back(
-        {parameters[i].name, DecodeValue(parameters[i], dimensions[i], coordinate)});
-  }
-  return assignment;
 }
 
 }  // namespace
@@ -271,7 +303,8 @@ std::optional<Assignment> GpSearcher::ModelSuggestion(int64_t trial_id,
   if (!std::isfinite(losses.worst)) return std::nullopt;
   const GaussianProcess process = FitProcess(space, dimensions, observed, pending, losses);
   const uint64_t trial_seed = DeriveSeed(seed(), kGpPurpose, static_cast<uint64_t>(trial_id));
-  const Eigen::VectorXd chosen = BestCandidate(process, space, trial_seed, losses.best);
+  const Absence absence{history().parameters(), dimensions, HasConditions(history().parameters())};
+  const Eigen::VectorXd chosen = BestCandidate(process, space, absence, trial_seed, losses.best);
   return ToAssignment(history().parameters(), dimensions, space, chosen);
 }
 

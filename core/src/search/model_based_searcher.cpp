@@ -2,6 +2,7 @@
 #include <string>
 #include <utility>
 
+#include "conditions.hpp"
 #include "searchers.hpp"
 
 namespace hpo {
@@ -39,7 +40,7 @@ std::string ModelBasedSearcher::Fingerprint() const {
   for (const ParameterSpec& parameter : history_.parameters()) {
     fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
   }
-  return fingerprint;
+  return fingerprint + ConditionsFingerprint(history_.parameters());
 }
 
 std::optional<Assignment> ModelBasedSearcher::Suggest(int64_t trial_id) {
@@ -81,6 +82,7 @@ std::optional<Assignment> ModelBasedSearcher::FinishSuggestion(int64_t trial_id,
   if (trial_id < 0) return std::nullopt;
   std::optional<Assignment> params = std::move(computed);
   if (!params) params = startup_design_.TrialAt(trial_id);
+  params = DropInactive(history_.parameters(), std::move(*params));
   history_.RecordSuggestion(trial_id, *params);
   return params;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/seeding.hpp"
+#include "conditions.hpp"
 #include "search/sampling.hpp"
 
 namespace hpo {
@@ -19,12 +20,14 @@ std::optional<Assignment> RandomSearcher::Suggest(int64_t trial_id) {
   for (const ParameterSpec& parameter : parameters_) {
     assignment.push_back(NamedValue{parameter.name, SampleParameter(parameter, rng)});
   }
-  return assignment;
+  return DropInactive(parameters_, std::move(assignment));
 }
 
 void RandomSearcher::Observe(int64_t, const Assignment&, TrialStatus, double) {}
 
-std::string RandomSearcher::SaveState() const { return "random/v1/" + std::to_string(seed_); }
+std::string RandomSearcher::SaveState() const {
+  return "random/v1/" + std::to_string(seed_) + ConditionsFingerprint(parameters_);
+}
 
 Status RandomSearcher::RestoreState(const std::string& state) {
   if (state != SaveState()) {

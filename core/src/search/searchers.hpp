@@ -22,11 +22,15 @@ namespace hpo {
 // order the ids arrive in. Constants contribute one value, categoricals their `values`,
 // int_uniform ranges every integer from min to max. SpaceSize is the product (saturating at
 // INT64_MAX); Suggest returns nullopt for ids at or past it. The sweep's run_cap is not applied
-// here: the coordinator stops at min(run_cap, SpaceSize).
+// here: the coordinator stops at min(run_cap, SpaceSize). With `conditions:` the product runs
+// over the active branches only (an absent parameter takes no values, so no two points differ
+// only in absent parameters), parents first (ParentsFirstOrder; config order where valid), and
+// its points, at most 2^20, are listed when the searcher is made; SpaceSize counts them.
 class GridSearcher final : public Searcher {
  public:
   // BadInput "FILE:LINE: sweep.parameters.NAME: ..." when a parameter is not enumerable (e.g. a
-  // uniform range; the config parser already rejects those).
+  // uniform range; the config parser already rejects those), or "FILE: ..." when a grid over
+  // conditional parameters has more than 2^20 points.
   static Status Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
 
   std::optional<Assignment> Suggest(int64_t trial_id) override;
@@ -38,18 +42,21 @@ class GridSearcher final : public Searcher {
   Status RestoreState(const std::string& state) override;
 
  private:
-  explicit GridSearcher(std::vector<ParameterSpec> parameters);
+  GridSearcher(std::vector<ParameterSpec> parameters, std::vector<Assignment> conditional_points);
 
   std::vector<ParameterSpec> parameters_;
-  std::vector<int64_t> value_counts_;  // per parameter
+  std::vector<Assignment> conditional_points_;  // with conditions: every point, in trial order
+  std::vector<int64_t> value_counts_;           // per parameter
   int64_t space_size_ = 1;
 };
 
 // Draws every parameter independently from its distribution. Trial k's values come from a
 // generator seeded with DeriveSeed(seed, kSamplingPurpose, k) (seeding.hpp, SplitMix64), drawing
 // the parameters in config order, so
-// trial k is the same whatever order Suggest is called in and however often. Unbounded:
-// SpaceSize is nullopt and the coordinator applies run_cap.
+// trial k is the same whatever order Suggest is called in and however often. With `conditions:`
+// every parameter is drawn and the inactive ones are dropped (DropInactive, conditions.hpp), so
+// the draws of the others do not depend on the conditions. Unbounded: SpaceSize is nullopt and the
+// coordinator applies run_cap.
 class RandomSearcher final : public Searcher {
  public:
   RandomSearcher(std::vector<ParameterSpec> parameters, uint64_t seed);
@@ -77,11 +84,14 @@ class RandomSearcher final : public Searcher {
 //    (trial_history.hpp): final objectives, or with early termination (BOHB-style) the reports at
 //    the highest epoch enough trials reached, and the pending trials for its constant liar.
 // StartSuggestion copies the model's data (so the computation reads nothing the searcher changes
-// later) and returns ModelSuggestion on the copy; start-up trials compute nothing.
+// later) and returns ModelSuggestion on the copy; start-up trials compute nothing. Both the
+// start-up's and the model's suggestions give every parameter a value; FinishSuggestion drops
+// those that are inactive for it (conditions.hpp), and TrialHistory codes an absent parameter as a
+// NaN coordinate.
 // SaveState holds TrialHistory's records (params, status, objective, per-epoch objectives;
 // pending ones too) after a tag and a fingerprint of the model, the start-up and the parameters
-// ("bayes/MODEL[+sobol] name:distribution ..."); RestoreState rejects a state from another model or
-// config or not written by SaveState.
+// ("bayes/MODEL[+sobol] name:distribution ...", then ConditionsFingerprint); RestoreState rejects
+// a state from another model or config or not written by SaveState.
 class ModelBasedSearcher : public Searcher {
  public:
   std::optional<Assignment> Suggest(int64_t trial_id) final;
@@ -158,6 +168,14 @@ class ModelBasedSearcher : public Searcher {
 //    first on ties) is decoded into the trial's values. Parameters that interact (a valley
 //    across two of them) are followed where the independent model spreads its draws over the
 //    cross product of the marginals.
+//  * Conditions (`conditions:`): Optuna's `group=True` decomposition, with the groups known from
+//    the config: parameters present in the same trials form a group (ConditionGroups; the
+//    unconditional ones one group). Each group is split and modelled on its own, on the data
+//    points where it is present (l(x) and g(x) of `momentum` only see the trials that had
+//    `optimizer: sgd`), jointly within the group (tpe) or per parameter (tpe_independent); the
+//    groups are drawn in turn from one generator and the inactive parameters then dropped. A
+//    group present in no data point yet is drawn from its prior. Without conditions there is
+//    one group and the model is the one above.
 // Randomness: trial k's generator is seeded with DeriveSeed(seed, TPE purpose, k), and the data
 // are ordered by trial id, so the same observations, pending trials and seed give the same
 // suggestion whatever the order of the calls.
@@ -173,11 +191,22 @@ class TpeSearcher final : public ModelBasedSearcher {
   explicit TpeSearcher(const SweepConfig& config);
   static bool MultivariateOf(const SweepConfig& config);
 
+  // One condition group's l(x) and g(x) (see Split above), by trial id.
+  struct GroupSplit {
+    std::vector<DataPoint> good;
+    std::vector<const std::vector<double>*> good_points;
+    std::vector<const std::vector<double>*> bad_points;
+    std::vector<bool> bad_pending;  // per g(x) point: a pending trial (constant liar)
+  };
+  static GroupSplit SplitGroup(const std::vector<DataPoint>& observed,
+                               const std::vector<DataPoint>& pending, bool multivariate);
+
   std::optional<Assignment> ModelSuggestion(int64_t trial_id, std::vector<DataPoint> observed,
                                             std::vector<DataPoint> pending) const override;
 
   int64_t candidates_;
   bool multivariate_;
+  std::vector<size_t> groups_;  // per parameter, its ConditionGroups group
 };
 
 // Gaussian-process Bayesian optimisation for `method: bayes` with `search.model: gp`: a GP with a
@@ -186,7 +215,11 @@ class TpeSearcher final : public ModelBasedSearcher {
 // (tens to a few hundred); its cost grows with the cube of the trials, so TPE stays the default.
 // Start-up, data and saved state as ModelBasedSearcher says. The model's suggestion for trial k:
 //  * Inputs: one per parameter that is not fixed: numeric coordinates (model_space.hpp) scaled
-//    to [0, 1], categoricals as their index (distance 0 or 1).
+//    to [0, 1], categoricals as their index (distance 0 or 1). A parameter absent from a trial
+//    (`conditions:`) takes the fixed input -1 there: a numeric input at least 1 from every present
+//    value, a categorical one a category of its own, so the kernel sees the tree (absent and
+//    present differ; two trials without it agree on it). Candidates get the same imputation from
+//    their own parents' values before they are scored.
 //  * Values: a data point's loss when it is from the fidelity (the highest epoch among them;
 //    every point without early termination) and finite, else (stopped before the fidelity,
 //    failed) the worst such loss; no suggestion (random search's trial) when there is none.
@@ -224,10 +257,11 @@ class GpSearcher final : public ModelBasedSearcher {
 // of a scrambled Sobol' sequence (sobol.hpp; the scramble is seeded from the sweep seed), one
 // sequence dimension per parameter in config order, except constants (fixed) and beta/q_beta,
 // which have no simple inverse CDF and are drawn by SampleParameter from a generator seeded with
-// DeriveSeed(seed, kSamplingPurpose, k). A coordinate u in (0, 1) becomes a value by
-// ParameterQuantile (space_filling.hpp), the distribution's inverse CDF. Trial k depends only on
-// (seed, k). Unbounded: SpaceSize is nullopt. SaveState is a tag, the seed and the parameters'
-// names and distributions, checked on restore.
+// DeriveSeed(seed, kSamplingPurpose, k). With `conditions:` every parameter keeps its dimension
+// and the inactive ones are dropped from the point (DropInactive), so the sequence is unchanged. A
+// coordinate u in (0, 1) becomes a value by ParameterQuantile (space_filling.hpp), the
+// distribution's inverse CDF. Trial k depends only on (seed, k). Unbounded: SpaceSize is nullopt.
+// SaveState is a tag, the seed and the parameters' names and distributions, checked on restore.
 class SobolSearcher final : public Searcher {
  public:
   // BadInput naming the limit when more than ScrambledSobolSequence::kMaxDimensions parameters

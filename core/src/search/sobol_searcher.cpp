@@ -5,6 +5,7 @@
 
 #include "common/bytes.hpp"
 #include "common/seeding.hpp"
+#include "conditions.hpp"
 #include "search/sampling.hpp"
 #include "searchers.hpp"
 #include "space_filling.hpp"
@@ -25,7 +26,7 @@ std::string Fingerprint(const std::vector<ParameterSpec>& parameters) {
   for (const ParameterSpec& parameter : parameters) {
     fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
   }
-  return fingerprint;
+  return fingerprint + ConditionsFingerprint(parameters);
 }
 
 }  // namespace
@@ -59,7 +60,9 @@ std::optional<Assignment> SobolSearcher::Suggest(int64_t trial_id) {
                                               : SampleParameter(parameter, rng);
     assignment.push_back(NamedValue{parameter.name, std::move(value)});
   }
-  return assignment;
+  // Every parameter keeps its sequence dimension, active or not, so the points of the sequence
+  // (and its balance over the active parameters) are those of the sweep without conditions.
+  return DropInactive(parameters_, std::move(assignment));
 }
 
 void SobolSearcher::Observe(int64_t, const Assignment&, TrialStatus, double) {}

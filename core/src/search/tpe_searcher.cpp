@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/seeding.hpp"
+#include "conditions.hpp"
 #include "parzen_estimator.hpp"
 #include "searchers.hpp"
 
@@ -122,7 +123,61 @@ std::vector<double> BestJointCandidate(const std::vector<ModelDimension>& dimens
   return std::vector<double>(first, first + static_cast<std::ptrdiff_t>(width));
 }
 
+// The data points where parameter `index` is present (every one without conditions).
+std::vector<DataPointRef> ActiveAt(const std::vector<DataPointRef>& points, size_t index) {
+  std::vector<DataPointRef> active;
+  active.reserve(points.size());
+  for (const DataPointRef& point : points) {
+    if (!std::isnan((*point.coordinates)[index])) active.push_back(point);
+  }
+  return active;
+}
+
 }  // namespace
+
+// The split of one condition group's data points (`observed` and `pending` by trial id): l(x)'s
+// points, the best GoodGroupSize of `observed` by rank, and g(x)'s, the rest and the pending trials
+// merged in id order.
+TpeSearcher::GroupSplit TpeSearcher::SplitGroup(const std::vector<DataPoint>& observed,
+                                                const std::vector<DataPoint>& pending,
+                                                bool multivariate) {
+  const auto by_id = [](const DataPoint& a, const DataPoint& b) { return a.trial_id < b.trial_id; };
+  // The best good_count by rank (only those are ordered: O(n log good_count)).
+  const size_t good_count = GoodGroupSize(observed, multivariate);
+  GroupSplit split;
+  split.good = observed;
+  std::partial_sort(split.good.begin(),
+                    split.good.begin() + static_cast<std::ptrdiff_t>(good_count), split.good.end(),
+                    [](const DataPoint& a, const DataPoint& b) {
+                      if (a.epoch != b.epoch) return a.epoch > b.epoch;
+                      if (a.loss != b.loss) return a.loss < b.loss;
+                      return a.trial_id < b.trial_id;
+                    });
+  split.good.resize(good_count);
+  std::sort(split.good.begin(), split.good.end(), by_id);
+  std::vector<DataPoint> rest;
+  rest.reserve(observed.size() - good_count);
+  size_t next_good = 0;
+  for (const DataPoint& point : observed) {
+    if (next_good < split.good.size() && split.good[next_good].trial_id == point.trial_id) {
+      ++next_good;
+    } else {
+      rest.push_back(point);
+    }
+  }
+  std::vector<DataPoint> bad(rest.size() + pending.size());
+  std::merge(rest.begin(), rest.end(), pending.begin(), pending.end(), bad.begin(), by_id);
+  for (const DataPoint& point : split.good) split.good_points.push_back(point.coordinates);
+  for (const DataPoint& point : bad) split.bad_points.push_back(point.coordinates);
+  split.bad_pending.resize(bad.size());
+  size_t next_pending = 0;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    split.bad_pending[i] =
+        next_pending < pending.size() && pending[next_pending].trial_id == bad[i].trial_id;
+    if (split.bad_pending[i]) ++next_pending;
+  }
+  return split;
+}
 
 Status TpeSearcher::Create(const SweepConfig& config, std::unique_ptr<Searcher>* searcher) {
   if (config.search.candidates < 1) {
@@ -160,7 +215,8 @@ TpeSearcher::TpeSearcher(const SweepConfig& config)
     : ModelBasedSearcher(config, kTpeStateTag, MultivariateOf(config) ? "tpe" : "tpe_independent",
                          "TPE"),
       candidates_(config.search.candidates),
-      multivariate_(MultivariateOf(config)) {}
+      multivariate_(MultivariateOf(config)),
+      groups_(ConditionGroups(config.sweep.parameters)) {}
 
 bool TpeSearcher::MultivariateOf(const SweepConfig& config) {
   return config.search.model != BayesModel::kTpeIndependent;
@@ -177,67 +233,52 @@ std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
   if (!std::is_sorted(pending.begin(), pending.end(), by_id)) {
     std::sort(pending.begin(), pending.end(), by_id);
   }
-  // The best good_count by rank (only those are ordered: O(n log good_count)).
-  const size_t good_count = GoodGroupSize(observed, multivariate_);
-  std::vector<DataPoint> good = observed;
-  std::partial_sort(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good_count),
-                    good.end(), [](const DataPoint& a, const DataPoint& b) {
-                      if (a.epoch != b.epoch) return a.epoch > b.epoch;
-                      if (a.loss != b.loss) return a.loss < b.loss;
-                      return a.trial_id < b.trial_id;
-                    });
-  good.resize(good_count);
-  std::sort(good.begin(), good.end(), by_id);
-  // The rest and the pending trials, merged in id order.
-  std::vector<DataPoint> rest;
-  rest.reserve(observed.size() - good_count);
-  size_t next_good = 0;
-  for (const DataPoint& point : observed) {
-    if (next_good < good.size() && good[next_good].trial_id == point.trial_id) {
-      ++next_good;
-    } else {
-      rest.push_back(point);
-    }
+  const std::vector<ParameterSpec>& parameters = history().parameters();
+  const std::vector<ModelDimension>& dimensions = history().dimensions();
+  // One split per condition group, on the trials where the group is present (all of them
+  // without conditions: one group).
+  std::vector<GroupSplit> splits;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (groups_[i] < splits.size()) continue;
+    splits.push_back(SplitGroup(ActiveAt(observed, i), ActiveAt(pending, i), multivariate_));
   }
-  std::vector<DataPoint> bad(rest.size() + pending.size());
-  std::merge(rest.begin(), rest.end(), pending.begin(), pending.end(), bad.begin(), by_id);
-  std::vector<const std::vector<double>*> good_points;
-  std::vector<const std::vector<double>*> bad_points;
-  for (const DataPoint& point : good) good_points.push_back(point.coordinates);
-  for (const DataPoint& point : bad) bad_points.push_back(point.coordinates);
 
   std::mt19937_64 rng(DeriveSeed(seed(), kTpePurpose, static_cast<uint64_t>(trial_id)));
-  const std::vector<ParameterSpec>& parameters = history().parameters();
-  Assignment assignment;
+  std::vector<double> chosen(parameters.size(), 0.0);
   if (multivariate_) {
-    std::vector<bool> bad_pending(bad.size());
-    size_t next_pending = 0;
-    for (size_t i = 0; i < bad.size(); ++i) {
-      bad_pending[i] =
-          next_pending < pending.size() && pending[next_pending].trial_id == bad[i].trial_id;
-      if (bad_pending[i]) ++next_pending;
+    for (size_t group = 0; group < splits.size(); ++group) {
+      // The group's own dimensions; the others fixed, so that the estimators ignore them.
+      std::vector<ModelDimension> group_dimensions(dimensions.size());
+      for (size_t i = 0; i < dimensions.size(); ++i) {
+        if (groups_[i] == group) group_dimensions[i] = dimensions[i];
+      }
+      const GroupSplit& split = splits[group];
+      const std::vector<double> point =
+          BestJointCandidate(group_dimensions, split.good, split.good_points, split.bad_points,
+                             split.bad_pending, candidates_, rng);
+      for (size_t i = 0; i < dimensions.size(); ++i) {
+        if (groups_[i] == group) chosen[i] = point[i];
+      }
     }
-    const std::vector<double> chosen = BestJointCandidate(
-        history().dimensions(), good, good_points, bad_points, bad_pending, candidates_, rng);
+  } else {
     for (size_t i = 0; i < parameters.size(); ++i) {
-      assignment.push_back(
-          {parameters[i].name, DecodeValue(parameters[i], history().dimensions()[i], chosen[i])});
+      const ModelDimension& dimension = dimensions[i];
+      const GroupSplit& split = splits[groups_[i]];
+      if (dimension.kind == ModelDimension::Kind::kNumeric) {
+        const NumericParzenEstimator good_model(dimension, CoordinatesAt(split.good_points, i));
+        const NumericParzenEstimator bad_model(dimension, CoordinatesAt(split.bad_points, i));
+        chosen[i] = BestCandidate(good_model, bad_model, candidates_, rng);
+      } else if (dimension.kind == ModelDimension::Kind::kCategorical) {
+        const CategoricalParzenEstimator good_model(dimension, CoordinatesAt(split.good_points, i));
+        const CategoricalParzenEstimator bad_model(dimension, CoordinatesAt(split.bad_points, i));
+        chosen[i] = BestCandidate(good_model, bad_model, candidates_, rng);
+      }
     }
-    return assignment;
   }
+  Assignment assignment;
   for (size_t i = 0; i < parameters.size(); ++i) {
-    const ModelDimension& dimension = history().dimensions()[i];
-    double coordinate = 0.0;
-    if (dimension.kind == ModelDimension::Kind::kNumeric) {
-      const NumericParzenEstimator good_model(dimension, CoordinatesAt(good_points, i));
-      const NumericParzenEstimator bad_model(dimension, CoordinatesAt(bad_points, i));
-      coordinate = BestCandidate(good_model, bad_model, candidates_, rng);
-    } else if (dimension.kind == ModelDimension::Kind::kCategorical) {
-      const CategoricalParzenEstimator good_model(dimension, CoordinatesAt(good_points, i));
-      const CategoricalParzenEstimator bad_model(dimension, CoordinatesAt(bad_points, i));
-      coordinate = BestCandidate(good_model, bad_model, candidates_, rng);
-    }
-    assignment.push_back({parameters[i].name, DecodeValue(parameters[i], dimension, coordinate)});
+    assignment.push_back(
+        {parameters[i].name, DecodeValue(parameters[i], dimensions[i], chosen[i])});
   }
   return assignment;
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/bytes.hpp"
+#include "conditions.hpp"
 
 namespace hpo {
 
@@ -32,8 +33,13 @@ TrialHistory::TrialHistory(std::vector<ParameterSpec> parameters,
 
 void TrialHistory::SetParams(const Assignment& params, TrialRecord* record) const {
   record->params = params;
+  const std::vector<bool> active = ActiveParameters(parameters_, params);
   std::vector<double> coordinates;
   for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (!active[i]) {
+      coordinates.push_back(kAbsentCoordinate);
+      continue;
+    }
     const ParamValue* value = FindParam(params, parameters_[i].name);
     std::optional<double> coordinate;
     if (value) coordinate = EncodeValue(parameters_[i], dimensions_[i], *value);

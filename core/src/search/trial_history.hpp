@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,9 +38,13 @@ namespace hpo {
 //    or that finished without reports, counts with its final objective's loss (failed: worst).
 //    Unfinished trials without reports are pending.
 // Losses follow the metric's goal (the objective, or its negation when maximising); failed
-// trials (NaN) have an infinite loss. Trials whose params do not fit the space are left out.
+// trials (NaN) have an infinite loss. A parameter inactive in a trial (conditions.hpp) has the
+// coordinate kAbsentCoordinate (NaN) there; trials whose params do not fit the space (an active
+// parameter missing or out of its values) are left out.
 class TrialHistory {
  public:
+  static constexpr double kAbsentCoordinate = std::numeric_limits<double>::quiet_NaN();
+
   // The rank epoch of failed trials that did not report the fidelity: behind every other trial.
   static constexpr int64_t kFailedEpoch = -1;
 

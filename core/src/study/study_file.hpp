@@ -4,7 +4,10 @@
 //            row of a trial_id is its state; ReadStudy returns only that one): trial_id (int64),
 //            status (fixed-length string), objective (float64), one field per hyperparameter named
 //            as in the config (int64 | float64 | fixed-length string), epochs (int64),
-//            duration_s (float64), group (int64), message (fixed-length string).
+//            duration_s (float64), group (int64), message (fixed-length string). A parameter
+//            absent from a trial (`conditions:`) holds its column's absent mark: NaN (float64),
+//            INT64_MIN (int64) or the empty string, values no parameter takes (the config parser
+//            refuses them), so pandas reads absent floats as NaN.
 //   /curves  1-D chunked compound dataset: trial_id (int64), epoch (int64), one float64 field per
 //            reported metric.
 //   /test_NAME  2-D float64 datasets a task reports about the best model on the test split (e.g.
@@ -48,6 +51,10 @@ struct StudyParamColumn {
   std::string name;
   ParamType type = ParamType::kFloat;
   size_t string_width = 0;  // kString only: bytes of the fixed-length field, including NUL
+  // Whether a trial may lack the parameter (it has a condition): the writer then stores the
+  // column's absent mark. Not stored in the file (ReadStudy reads every mark as absent, and
+  // leaves this false); StudyWriter::Open does not compare it.
+  bool conditional = false;
 };
 
 struct StudyLayout {
@@ -89,8 +96,9 @@ class StudyWriter {
   virtual ~StudyWriter() = default;
 
   // Adds one finished trial to the study in memory; the next Publish writes it. Its params must
-  // hold every column of the layout with the column's type, and each curve entry one value per
-  // metric name; otherwise Failure, and nothing is staged.
+  // hold every column of the layout that is not conditional with the column's type (a
+  // conditional column it lacks gets the absent mark), and each curve entry one value per metric
+  // name; otherwise Failure, and nothing is staged.
   virtual Status Stage(const TrialResult& result) = 0;
 
   // Sets (creating or replacing) the given root attributes, then publishes the study: every trial
@@ -140,7 +148,8 @@ struct StudyContents {
 };
 
 // Reads a study file. A missing file, a file that is not HDF5, or one without the layout above is
-// BadInput naming the path and what is missing.
+// BadInput naming the path and what is missing. A field holding its column's absent mark is left
+// out of its trial's params.
 Status ReadStudy(const std::string& path, StudyContents* contents);
 
 }  // namespace hpo

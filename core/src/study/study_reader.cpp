@@ -255,6 +255,7 @@ Status DecodeTrial(const TrialsColumns& columns, const std::vector<StudyParamCol
         value = schema.GetString(row, index);
         break;
     }
+    if (study_internal::IsAbsentParam(value)) continue;
     trial->params.push_back(NamedValue{params[p].name, std::move(value)});
   }
   const size_t tail = columns.tail;

@@ -1,9 +1,12 @@
 #include "study_schema.hpp"
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <variant>
 
 namespace hpo::study_internal {
 
@@ -171,6 +174,28 @@ std::string ParamNameOfColumn(const std::string& column) {
     return column.substr(prefix.size());
   }
   return column;
+}
+
+void PutAbsentParam(const RowSchema& schema, ParamType type, size_t index, char* row) {
+  switch (type) {
+    case ParamType::kInt:
+      schema.PutInt64(row, index, std::numeric_limits<int64_t>::min());
+      return;
+    case ParamType::kFloat:
+      schema.PutFloat64(row, index, std::numeric_limits<double>::quiet_NaN());
+      return;
+    case ParamType::kString:
+      schema.PutString(row, index, "");
+      return;
+  }
+}
+
+bool IsAbsentParam(const ParamValue& value) {
+  if (const auto* integer = std::get_if<int64_t>(&value)) {
+    return *integer == std::numeric_limits<int64_t>::min();
+  }
+  if (const auto* number = std::get_if<double>(&value)) return std::isnan(*number);
+  return std::get<std::string>(value).empty();
 }
 
 RowSchema TrialsSchema(const StudyLayout& layout) {

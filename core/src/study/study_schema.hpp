@@ -156,6 +156,11 @@ class RowSchema {
   size_t row_size_ = 0;
 };
 
+// The absent mark of a parameter column (study_file.hpp): NaN, INT64_MIN or the empty string.
+void PutAbsentParam(const RowSchema& schema, ParamType type, size_t index, char* row);
+// Whether `value`, read from a parameter column, is its absent mark.
+bool IsAbsentParam(const ParamValue& value);
+
 // A fixed-length string type of `width` bytes (NUL-terminated).
 Status MakeStringType(size_t width, bool ascii, DatatypeHandle* type);
 

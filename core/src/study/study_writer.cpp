@@ -872,6 +872,10 @@ class Hdf5StudyWriter final : public StudyWriter {
       const StudyParamColumn& column = layout_.params[p];
       const size_t index = study_internal::kTrialsLeadingFields + p;
       const ParamValue* value = FindParam(result.params, column.name);
+      if (value == nullptr && column.conditional) {
+        study_internal::PutAbsentParam(trials_schema_, column.type, index, row);
+        continue;
+      }
       if (value == nullptr) {
         return Status::Failure(trial + ": hyperparameter '" + column.name + "' is missing");
       }
