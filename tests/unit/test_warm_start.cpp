@@ -179,6 +179,34 @@ TEST(MapPriorTrialTest, FailedTrialsAndTrialsOutsideTheSpaceAreLeftOutWithTheRea
   EXPECT_EQ(why, "without width");
 }
 
+TEST(MapPriorTrialTest, ParametersTheConditionsLeaveOutAreDroppedAndTheOthersRequired) {
+  // momentum exists only with sgd: an adam trial's momentum is dropped, an adam trial without
+  // one is in the space, an sgd trial without one is not.
+  const SweepConfig config = Parse(
+      "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 5\n"
+      "  metric: {name: val_accuracy, goal: maximize}\n  parameters:\n"
+      "    lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}\n"
+      "    optimizer: {values: [sgd, adam]}\n"
+      "    momentum: {min: 0.5, max: 0.95}\n"
+      "conditions:\n  momentum: {optimizer: [sgd]}\n");
+  const auto trial = [](const std::string& optimizer, std::optional<double> momentum) {
+    TrialResult result = Trial(0, 0.01, 16, 3);
+    result.params = {{"lr", 0.01}, {"optimizer", optimizer}};
+    if (momentum) result.params.push_back({"momentum", *momentum});
+    return result;
+  };
+  PriorTrial prior;
+  std::string why;
+  ASSERT_TRUE(MapPriorTrial(config, trial("adam", 0.9), 2, true, &prior, &why)) << why;
+  EXPECT_EQ(Text(prior.params), "lr=0.01 optimizer=adam ");
+  ASSERT_TRUE(MapPriorTrial(config, trial("adam", std::nullopt), 2, true, &prior, &why)) << why;
+  EXPECT_EQ(Text(prior.params), "lr=0.01 optimizer=adam ");
+  ASSERT_TRUE(MapPriorTrial(config, trial("sgd", 0.9), 2, true, &prior, &why)) << why;
+  EXPECT_EQ(Text(prior.params), "lr=0.01 optimizer=sgd momentum=0.9 ");
+  EXPECT_FALSE(MapPriorTrial(config, trial("sgd", std::nullopt), 2, true, &prior, &why));
+  EXPECT_EQ(why, "without momentum");
+}
+
 class LoadWarmStartTest : public testing::Test {
  protected:
   void SetUp() override {

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "search/conditions.hpp"
 #include "search/sampling.hpp"
 
 namespace hpo {
@@ -60,15 +61,15 @@ bool MapPriorTrial(const SweepConfig& config, const TrialResult& trial, size_t m
     *why = "without a value";
     return false;
   }
+  const std::vector<ParameterSpec>& parameters = config.sweep.parameters;
   PriorTrial mapped;
-  for (const ParameterSpec& spec : config.sweep.parameters) {
+  for (const ParameterSpec& spec : parameters) {
     const ParamValue* value = FindParam(trial.params, spec.name);
     if (value == nullptr) {
-      if (spec.distribution != Distribution::kConstant) {
-        *why = "without " + spec.name;
-        return false;
+      // A conditional parameter may be absent; whether it must be present is known below.
+      if (spec.distribution == Distribution::kConstant) {
+        mapped.params.push_back({spec.name, spec.values.front()});
       }
-      mapped.params.push_back({spec.name, spec.values.front()});
       continue;
     }
     std::optional<ParamValue> in_space = ValueInSpace(spec, *value);
@@ -77,6 +78,15 @@ bool MapPriorTrial(const SweepConfig& config, const TrialResult& trial, size_t m
       return false;
     }
     mapped.params.push_back({spec.name, std::move(*in_space)});
+  }
+  // Parameters this sweep's conditions leave out are dropped; every other one must be there.
+  mapped.params = DropInactive(parameters, std::move(mapped.params));
+  const std::vector<bool> active = ActiveParameters(parameters, mapped.params);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (active[i] && FindParam(mapped.params, parameters[i].name) == nullptr) {
+      *why = "without " + parameters[i].name;
+      return false;
+    }
   }
   mapped.status =
       trial.status == TrialStatus::kCompleted ? TrialStatus::kCompleted : TrialStatus::kStopped;

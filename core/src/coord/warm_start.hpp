@@ -42,9 +42,11 @@ struct WarmStart {
 };
 
 // A trial of `study` in the space of `config`: its parameters mapped by name (a parameter the
-// study lacks takes a constant's value; one it has that the config lacks is dropped), each value
-// within the config's distribution. False, with `why`, when it failed, has no finite objective or
-// does not lie in the space. `metric_index` is the sweep metric's column of the study's curves.
+// study lacks takes a constant's value; one it has that the config lacks, or that the config's
+// conditions leave out for this trial, is dropped), each value within the config's distribution
+// and every parameter active for it present. False, with `why`, when it failed, has no finite
+// objective or does not lie in the space. `metric_index` is the sweep metric's column of the
+// study's curves.
 bool MapPriorTrial(const SweepConfig& config, const TrialResult& trial, size_t metric_index,
                    bool same_epochs, PriorTrial* prior, std::string* why);
 
