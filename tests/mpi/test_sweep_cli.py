@@ -125,6 +125,9 @@ class EndToEnd(SweepTestCase):
         rc, table, err = hpo(["report", study, "--top", "3"])
         self.assertEqual(rc, 0, err)
         self.assertIn("lr", table)
+        rc, table_of_folder, err = hpo(["report", output, "--top", "3"])  # the output folder
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(table_of_folder, table)
         # The HTML page embeds every trial with its curve of the sweep metric, as in the study.
         page_path = os.path.join(self.tmp, "report.html")
         rc, table_too, err = hpo(["report", study, "--html", page_path])

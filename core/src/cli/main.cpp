@@ -189,10 +189,11 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
   std::string html_path;
   int top_k = 10;
   po::options_description options(
-      "usage: hpo report STUDY.h5 [STUDY2.h5 ...] [--top K] [--format table|csv|json]\n"
+      "usage: hpo report STUDY [STUDY2 ...] [--top K] [--format table|csv|json]\n"
       "                  [--html FILE]\n\n"
       "Prints the leaderboard of a study (best first by the sweep metric's goal) and the best\n"
-      "trial's test accuracy. --html also writes the study as one self-contained web page\n"
+      "trial's test accuracy; STUDY is a study file or a sweep's output folder. --html also\n"
+      "writes the study as one self-contained web page\n"
       "(history, hyperparameter importance, slices, contour, timeline, parallel coordinates,\n"
       "learning curves, sortable table; no network needed to view) and stores the importance\n"
       "(fANOVA) in the study as its param_importance attribute. With several studies, --html\n"
@@ -230,7 +231,7 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
   }
   std::vector<hpo::StudyContents> studies(study_paths.size());
   for (size_t i = 0; i < study_paths.size(); ++i) {
-    hpo::Status read = hpo::ReadStudy(study_paths[i], &studies[i]);
+    hpo::Status read = hpo::ReadStudy(hpo::StudyPathOf(study_paths[i]), &studies[i]);
     if (!read.ok()) return ExitWith(read, true);
   }
   if (!html_path.empty()) {

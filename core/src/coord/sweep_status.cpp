@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -20,8 +19,6 @@
 namespace hpo {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 // Whether another process holds STUDY.h5.lock (a sweep writing the study). The test takes a
 // shared lock without waiting and drops it at once.
@@ -41,9 +38,7 @@ bool Better(const std::string& goal, double a, double b) {
 
 Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status) {
   SweepStatus read;
-  std::error_code error;
-  read.study_path =
-      fs::is_directory(path, error) ? (fs::path(path) / kStudyFileName).string() : path;
+  read.study_path = StudyPathOf(path);
   read.running = HeldByAWriter(read.study_path);
   StudyContents study;
   HPO_RETURN_IF_ERROR(ReadStudy(read.study_path, &study));

@@ -22,12 +22,6 @@ Status WarmStartEntryError(const SweepConfig& config, const WarmStartStudy& entr
   return Status::BadInput(config.path + ":" + std::to_string(entry.line) + ": warm_start: " + what);
 }
 
-std::string WarmStartStudyPath(const WarmStartStudy& entry) {
-  std::error_code error;
-  return fs::is_directory(entry.path, error) ? (fs::path(entry.path) / kStudyFileName).string()
-                                             : entry.path;
-}
-
 bool IsSameFile(const std::string& a, const std::string& b) {
   std::error_code error;
   return fs::exists(b, error) && fs::equivalent(a, b, error);
@@ -105,7 +99,7 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
                      const std::string& own_study, WarmStart* warm_start) {
   WarmStart loaded;
   for (const WarmStartStudy& entry : config.warm_start) {
-    const std::string path = WarmStartStudyPath(entry);
+    const std::string path = StudyPathOf(entry.path);
     if (IsSameFile(path, own_study)) {
       return WarmStartEntryError(
           config, entry, path + " is this sweep's own study; continue it with --resume instead");

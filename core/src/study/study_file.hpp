@@ -147,6 +147,9 @@ struct StudyContents {
   std::vector<MetricTable> tables;  // /test_* datasets, by name (name without "test_")
 };
 
+// `path` itself, or `path`/study.h5 when `path` is a folder (a sweep's output folder).
+std::string StudyPathOf(const std::string& path);
+
 // Reads a study file. A missing file, a file that is not HDF5, or one without the layout above is
 // BadInput naming the path and what is missing. A field holding its column's absent mark is left
 // out of its trial's params.

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <filesystem>
 
 #include <algorithm>
 #include <cerrno>
@@ -550,6 +551,13 @@ Status ReadOpenStudy(hid_t file, StudyContents* contents, bool* torn) {
 }
 
 }  // namespace
+
+std::string StudyPathOf(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::is_directory(path, error)
+             ? (std::filesystem::path(path) / kStudyFileName).string()
+             : path;
+}
 
 Status ReadStudy(const std::string& path, StudyContents* contents) {
   struct stat info;
