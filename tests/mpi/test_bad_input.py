@@ -168,6 +168,12 @@ class BadInputCase(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
     def hpo(self, args, np_count=1, env=None, program=None):
         command = ["mpirun", "--oversubscribe", "-np", str(np_count), program or HPO] + args
         done = run_in_own_session(command, 120, env=dict(os.environ, **MPI_ENV, **(env or {})))
@@ -210,12 +216,6 @@ class ConfigsDataAndCommandLines(BadInputCase):
                 self.check(["sweep", "--config", config, "--output",
                             os.path.join(self.dir, "out")] + extra, 2, pieces)
                 os.remove(config)
-
-    def write(self, name, text):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
 
     def test_truncated_and_garbled_data_files(self):
         data = os.path.join(self.dir, "data")
@@ -291,14 +291,8 @@ class Studies(BadInputCase):
         self.check(self.sweep(self.config, "--resume"), 2,
                    [self.study, "searcher_fingerprint is damaged"])
 
-    def write_warm(self, name, text):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
     def test_warm_start_from_a_study_of_another_metric(self):
-        config = self.write_warm("loss.yaml", edit("goal: maximize", "goal: minimize",
+        config = self.write("loss.yaml", edit("goal: maximize", "goal: minimize",
                                                    edit("name: val_accuracy", "name: val_loss"))
                                  + "warm_start: [%s]\n" % self.output)
         self.check(["sweep", "--config", config, "--output", os.path.join(self.dir, "warm")], 2,
@@ -306,21 +300,21 @@ class Studies(BadInputCase):
                     "(maximize), this sweep's val_loss (minimize)"])
 
     def test_warm_start_from_a_file_that_is_not_a_study_or_its_own_study(self):
-        config = self.write_warm("notes.yaml", BASE + "warm_start: {dir}/a-file\n".format(
+        config = self.write("notes.yaml", BASE + "warm_start: {dir}/a-file\n".format(
             dir=self.dir))
         self.check(["sweep", "--config", config, "--output", os.path.join(self.dir, "warm")], 2,
                    [config + ":22: warm_start: {dir}/a-file: ", "not an HDF5"])
-        own = self.write_warm("own.yaml", BASE + "warm_start: %s\n" % self.output)
+        own = self.write("own.yaml", BASE + "warm_start: %s\n" % self.output)
         self.check(self.sweep(own, "--resume"), 2,
                    ["is this sweep's own study; continue it with --resume instead"])
 
     def test_resume_after_the_warm_start_study_changed(self):
-        warm_config = self.write_warm("warm.yaml", BASE + "warm_start: %s\n" % self.output)
+        warm_config = self.write("warm.yaml", BASE + "warm_start: %s\n" % self.output)
         warm = os.path.join(self.dir, "warm")
         rc, log = self.hpo(["sweep", "--config", warm_config, "--output", warm])
         self.assertEqual(rc, 0, log)
         self.assertIn("warm start: 2 of 2 trials of " + self.study, log)
-        more = self.write_warm("more.yaml", edit("run_cap: 2", "run_cap: 3"))
+        more = self.write("more.yaml", edit("run_cap: 2", "run_cap: 3"))
         rc, log = self.hpo(self.sweep(more, "--resume"))
         self.assertEqual(rc, 0, log)
         self.check(["sweep", "--config", warm_config, "--output", warm, "--resume"], 2,

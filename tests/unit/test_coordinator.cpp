@@ -1037,6 +1037,11 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   EXPECT_EQ(rows_of_1[2]->curve.front().epoch, 4);
   EXPECT_EQ(coordinator.trials_finished(), 1);
   EXPECT_EQ(coordinator.trials_paused(), 3u);
+  // Trial 1's last line: 1 of 4 finished and the 3 others paused, so no time is left to run.
+  const std::string progress = progress_.str();
+  const std::string last_line = progress.substr(progress.rfind("trial 1 |"));
+  EXPECT_NE(last_line.find("1/4 done | elapsed"), std::string::npos) << last_line;
+  EXPECT_EQ(last_line.find(" left"), std::string::npos) << last_line;
   EXPECT_EQ(artifacts_.checkpoints_discarded, std::vector<int64_t>{1});
   ASSERT_TRUE(coordinator.best_trial().has_value());
   EXPECT_EQ(coordinator.best_trial()->trial_id, 1);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "common/duration_text.hpp"
 #include "coord/sweep_status.hpp"
 #include "hpo/task_catalog.hpp"
 #include "study/study_file.hpp"
@@ -76,7 +77,8 @@ TEST_F(SweepStatusTest, AStoppedSweepCountsItsTrialsAndSaysHowToGoOn) {
   EXPECT_EQ(status.paused, 1);
   ASSERT_TRUE(status.best.has_value());  // the best completed trial, not the stopped one
   EXPECT_EQ(status.best->trial_id, 1);
-  EXPECT_DOUBLE_EQ(status.mean_duration_s, 2.0);
+  EXPECT_DOUBLE_EQ(status.mean_duration_s, 1.8);  // 9 s of the 5 trials that ran, paused one too
+  EXPECT_FALSE(status.ended);
   EXPECT_EQ(status.groups, 2);
   const std::string text = FormatSweepStatus(status);
   EXPECT_NE(text.find("no sweep is running it"), std::string::npos) << text;
@@ -87,6 +89,29 @@ TEST_F(SweepStatusTest, AStoppedSweepCountsItsTrialsAndSaysHowToGoOn) {
   EXPECT_NE(text.find("state: not running, 6 trials left (resume it with hpo sweep --resume)"),
             std::string::npos)
       << text;
+}
+
+TEST(SweepStatusTextTest, TheTimeLeftCountsNeitherFinishedNorPausedTrials) {
+  // ASHA's promotion variant or the curve model: 4 finished, 3 paused, 10 planned. The 3 trials
+  // left (running or to start) take the 1.5 s per trial that ran, on 2 groups: 2.25 s.
+  SweepStatus status;
+  status.running = true;
+  status.planned = 10;
+  status.completed = 4;
+  status.paused = 3;
+  status.mean_duration_s = 1.5;
+  status.groups = 2;
+  EXPECT_NE(FormatSweepStatus(status).find("state: running, ~" + FormatDuration(2.25) +
+                                           " left (3 trials at " + FormatDuration(1.5) +
+                                           " each on 2 groups)"),
+            std::string::npos)
+      << FormatSweepStatus(status);
+  // Once the sweep ended, trials left paused at a rung do not make it look unfinished.
+  status.running = false;
+  status.ended = true;
+  EXPECT_NE(FormatSweepStatus(status).find("state: finished (3 left paused at a rung)"),
+            std::string::npos)
+      << FormatSweepStatus(status);
 }
 
 TEST_F(SweepStatusTest, APathWithoutAStudyIsBadInput) {

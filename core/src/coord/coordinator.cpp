@@ -795,11 +795,14 @@ void Coordinator::PrintProgress(const TrialResult& result) const {
     line << " | best " << FormatObjective(best_->objective) << " (trial " << best_->trial_id << ')';
   }
   const double elapsed = deps_.clock() - start_time_;
-  const int64_t left = std::max<int64_t>(0, planned_trials_ - trials_finished_);
+  // Paused trials have had their run so far: the time left is that of the trials neither
+  // finished nor paused, at the rate of those that ran.
+  const int64_t ran = trials_finished_ + static_cast<int64_t>(paused_.size());
+  const int64_t left = std::max<int64_t>(0, planned_trials_ - ran);
   line << " | " << trials_finished_ << '/' << planned_trials_ << " done | elapsed "
        << FormatDuration(elapsed);
-  if (left > 0) {
-    line << ", ~" << FormatDuration(elapsed / static_cast<double>(trials_finished_) * left)
+  if (left > 0 && ran > 0) {
+    line << ", ~" << FormatDuration(elapsed / static_cast<double>(ran) * static_cast<double>(left))
          << " left";
   }
   *deps_.progress << line.str() << std::endl;

@@ -62,14 +62,18 @@ Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, Swee
         break;
       case TrialStatus::kPaused:
         ++read.paused;
-        continue;
+        break;
       case TrialStatus::kRunning:
         continue;
     }
     total_duration += trial.duration_s;
   }
-  const int64_t finished = read.completed + read.stopped + read.failed;
-  if (finished > 0) read.mean_duration_s = total_duration / static_cast<double>(finished);
+  for (const auto& [id, spans] : study.earlier_spans) {
+    for (const RunSpan& span : spans) total_duration += span.duration_s;
+  }
+  const int64_t started = read.completed + read.stopped + read.failed + read.paused;
+  if (started > 0) read.mean_duration_s = total_duration / static_cast<double>(started);
+  read.ended = study.extra_attributes.count("best_trial_id") != 0;
   std::map<int64_t, TrialSpec> running;
   std::map<int64_t, std::map<int64_t, double>> reports;
   HPO_RETURN_IF_ERROR(
@@ -138,15 +142,19 @@ std::string FormatSweepStatus(const SweepStatus& status) {
     out << "best: none yet\n";
   }
   if (!status.running) {
-    if (status.planned && finished >= *status.planned) {
-      out << "state: finished\n";
+    if (status.ended || (status.planned && finished >= *status.planned)) {
+      out << "state: finished";
+      if (status.paused > 0) out << " (" << status.paused << " left paused at a rung)";
+      out << "\n";
     } else {
       out << "state: not running";
       if (status.planned) out << ", " << *status.planned - finished << " trials left";
       out << " (resume it with hpo sweep --resume)\n";
     }
-  } else if (status.planned && status.groups > 0 && finished > 0) {
-    const int64_t left = std::max<int64_t>(0, *status.planned - finished);
+  } else if (status.planned && status.groups > 0 && finished + status.paused > 0) {
+    // Paused trials have had their run so far; the cost per trial is what the trials that ran
+    // took on average, pauses and promotions included, so early stopping's savings count.
+    const int64_t left = std::max<int64_t>(0, *status.planned - finished - status.paused);
     out << "state: running, ~"
         << FormatDuration(static_cast<double>(left) * status.mean_duration_s /
                           static_cast<double>(status.groups))

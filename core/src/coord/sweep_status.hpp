@@ -32,8 +32,11 @@ struct SweepStatus {
   };
   std::vector<InFlight> in_flight;
   std::optional<TrialResult> best;  // of the completed trials with a finite objective
-  double mean_duration_s = 0.0;     // of the finished trials
-  int64_t groups = 0;               // trials the sweep runs at once (0: unknown)
+  // Group time per trial that ran: every finished or paused trial's spans (a paused and promoted
+  // trial's earlier runs too) over their number.
+  double mean_duration_s = 0.0;
+  bool ended = false;  // the sweep ended (its best trial is recorded), trials left paused or not
+  int64_t groups = 0;  // trials the sweep runs at once (0: unknown)
 };
 
 // Reads the status of the study at `path` (an output folder holding study.h5, or the study file).
@@ -42,7 +45,8 @@ Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, Swee
 
 // The status as a few lines of text: the study and whether a sweep runs it, the trials finished
 // of those planned by status, the trials in flight, the best so far, and (while running) the
-// expected time left: the trials left x their mean duration / the groups.
+// expected time left: the trials neither finished nor paused x the time per trial that ran /
+// the groups.
 std::string FormatSweepStatus(const SweepStatus& status);
 
 }  // namespace hpo
