@@ -894,6 +894,13 @@ const BadConfig kBadConfigs[] = {
      "median_stopping:\n  start_step: 3\n",
      "test.yaml:12: median_stopping.start_step: must be < epochs (start_step 3, epochs 3): the "
      "rule never stops a trial at its last epoch"},
+    {"MedianStoppingBesideTheCurveModel",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  early_terminate: {type: hyperband, min_iter: 1}\n"
+     "  parameters:\n    lr:\n      values: [0.1]\nsearch: {model: curves}\n"
+     "median_stopping: {min_trials: 2}\n",
+     "test.yaml:13: median_stopping: search.model curves decides which trials go on from its "
+     "predictions; remove median_stopping or choose another model"},
     {"MedianStoppingMinTrialsZero",
      "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"

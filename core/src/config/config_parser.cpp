@@ -274,6 +274,12 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* median_stopping = top.Find("median_stopping")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseMedianStopping(
         errors, *median_stopping, config->execution.epochs, &config->median_stopping));
+    if (config->sweep.early_terminate.enabled && config->sweep.method == SearchMethod::kBayes &&
+        config->search.model == BayesModel::kCurves) {
+      return errors.At(*median_stopping,
+                       "search.model curves decides which trials go on from its predictions; "
+                       "remove median_stopping or choose another model");
+    }
   }
   if (const Field* checkpoint = top.Find("checkpoint")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseCheckpoint(errors, *checkpoint, &config->checkpoint));
