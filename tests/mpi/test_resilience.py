@@ -30,6 +30,7 @@ HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the
 PROMOTION_CONFIG = os.path.join(HERE, "configs", "synthetic_promotion.yaml")
 CURVES_CONFIG = os.path.join(HERE, "configs", "synthetic_curves.yaml")
 WARM_START_CONFIG = os.path.join(HERE, "configs", "synthetic_warm_start.yaml")
+OBJECTIVES_CONFIG = os.path.join(HERE, "configs", "synthetic_objectives.yaml")
 
 
 def command(np_count, output, extra=(), config=CONFIG, program=None):
@@ -419,6 +420,42 @@ class WarmStart(ResilienceCase):
             self.assertEqual(len(epochs), int(after[trial_id]["epochs"]), (trial_id, log))
         self.assertLessEqual({row["status"] for row in after.values()},
                              {b"completed", b"stopped"}, log)
+
+
+class Objectives(ResilienceCase):
+    """A sweep of two objectives (bayes: ParEGO) killed with kill -9 and resumed."""
+
+    def test_kill_9_then_resume_loses_no_trial_and_keeps_every_objective(self):
+        output = self.out("killed")
+        study = os.path.join(output, "study.h5")
+        job = self.start(2, output, config=OBJECTIVES_CONFIG)
+        wait_for(lambda: finished_trials(study) >= 2, job)
+        kill_session(job)
+        before, _ = read_trials(study)
+        self.assertLess(len(before), 6, "the sweep finished before the kill")
+
+        rc, log = run(2, output, ["--resume"], config=OBJECTIVES_CONFIG)
+        self.assertEqual(rc, 0, log)
+        after, _ = read_trials(study)
+        self.assertEqual(sorted(after), list(range(6)), log)
+        for trial_id, row in before.items():  # the rows before the kill, byte for byte
+            self.assertEqual(row.tobytes(), after[trial_id].tobytes(), trial_id)
+        with h5py.File(study, "r") as f:
+            names = f["trials"].dtype.names
+            goals = study_attributes(f)["objective_goals"]
+            last = {}
+            for row in published_rows(f, "curves"):
+                last[int(row["trial_id"])] = float(row["val_accuracy"])
+        self.assertEqual(names[:4], ("trial_id", "status", "objective", "objective:val_accuracy"))
+        self.assertEqual(goals.decode() if isinstance(goals, bytes) else str(goals), "maximize")
+        for trial_id, row in after.items():  # every objective of the last epoch, resumed or not
+            self.assertEqual(row["status"], b"completed", (trial_id, log))
+            self.assertAlmostEqual(float(row["objective:val_accuracy"]), last[trial_id], places=9)
+            self.assertTrue(np.isfinite(row["objective"]), trial_id)
+
+        report = subprocess.run([HPO, "report", study, "--format", "json"], capture_output=True,
+                                text=True, check=True).stdout
+        self.assertIn('"pareto_front": [', report)
 
 
 def main():
