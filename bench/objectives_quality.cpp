@@ -3,7 +3,7 @@
 // is x2..x6 = 0, f2 = 1 - sqrt(f1)). Each system runs BUDGET sequential trials per seed through
 // MakeSearcher from a SweepConfig struct with two objectives, as the coordinator drives it
 // (Suggest, then ObserveObjectives); the figure is the hypervolume of the trials' objectives
-// below the reference point (1.1, 11) (the front's own hypervolume there is 10.77).
+// below the reference point (1.1, 11) (the front's own hypervolume there is 11.77).
 //   hpo_bench_objectives_quality [SEEDS [BUDGET [SYSTEMS]]]   (default 10 seeds, 100 trials,
 //                                                              hpo_bayes,hpo_gp,hpo_random)
 // Systems: hpo_bayes (method bayes, TPE on ParEGO's scalarisation), hpo_gp (the GP on it),
