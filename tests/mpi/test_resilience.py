@@ -31,6 +31,7 @@ PROMOTION_CONFIG = os.path.join(HERE, "configs", "synthetic_promotion.yaml")
 CURVES_CONFIG = os.path.join(HERE, "configs", "synthetic_curves.yaml")
 WARM_START_CONFIG = os.path.join(HERE, "configs", "synthetic_warm_start.yaml")
 CONDITIONAL_CONFIG = os.path.join(HERE, "configs", "synthetic_conditional.yaml")
+OBJECTIVES_CONFIG = os.path.join(HERE, "configs", "synthetic_objectives.yaml")
 
 
 def command(np_count, output, extra=(), config=CONFIG, program=None):
@@ -473,6 +474,47 @@ class Conditional(ResilienceCase):
             fields = line.split(",")
             self.assertEqual(fields[momentum] == "", fields[header.index("optimizer")] != "sgd",
                              line)
+
+
+class Objectives(ResilienceCase):
+    """A sweep of two objectives (bayes: ParEGO) killed with kill -9 and resumed."""
+
+    def test_kill_9_then_resume_loses_no_trial_and_keeps_every_objective(self):
+        # The trials take about a second each: on a quiet machine the last ones may finish
+        # between the check and the kill; then start again.
+        for attempt in range(3):
+            output = self.out("killed-%d" % attempt)
+            study = os.path.join(output, "study.h5")
+            job = self.start(2, output, config=OBJECTIVES_CONFIG)
+            wait_for(lambda: finished_trials(study) >= 1, job)
+            kill_session(job)
+            before, _ = read_trials(study)
+            if len(before) < 8:
+                break
+        self.assertLess(len(before), 8, "every attempt was killed after the last trial")
+
+        rc, log = run(2, output, ["--resume"], config=OBJECTIVES_CONFIG)
+        self.assertEqual(rc, 0, log)
+        after, _ = read_trials(study)
+        self.assertEqual(sorted(after), list(range(8)), log)
+        for trial_id, row in before.items():  # the rows before the kill, byte for byte
+            self.assertEqual(row.tobytes(), after[trial_id].tobytes(), trial_id)
+        with h5py.File(study, "r") as f:
+            names = f["trials"].dtype.names
+            goals = study_attributes(f)["objective_goals"]
+            last = {}
+            for row in published_rows(f, "curves"):
+                last[int(row["trial_id"])] = float(row["val_accuracy"])
+        self.assertEqual(names[:4], ("trial_id", "status", "objective", "objective:val_accuracy"))
+        self.assertEqual(goals.decode() if isinstance(goals, bytes) else str(goals), "maximize")
+        for trial_id, row in after.items():  # every objective of the last epoch, resumed or not
+            self.assertEqual(row["status"], b"completed", (trial_id, log))
+            self.assertAlmostEqual(float(row["objective:val_accuracy"]), last[trial_id], places=9)
+            self.assertTrue(np.isfinite(row["objective"]), trial_id)
+
+        report = subprocess.run([HPO, "report", study, "--format", "json"], capture_output=True,
+                                text=True, check=True).stdout
+        self.assertIn('"pareto_front": [', report)
 
 
 def main():

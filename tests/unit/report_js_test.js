@@ -261,3 +261,11 @@ report.renderComparison({metric: "loss", goal: "minimize", studies: [
 assert.strictEqual(Number(elements.comparison.getAttribute("data-drawn")), 3 + 2 + 2);
 
 console.log("report.js: all checks passed");
+
+// Several objectives: the front of val_loss (minimize) against val_accuracy (maximize), by x.
+// (0.3, 0.7), (0.4, 0.9) and (0.5, 0.95) trade off; (0.6, 0.6) is dominated; NaN is never on it.
+assert.deepStrictEqual(
+    report.paretoFront([[0.5, 0.95], [0.3, 0.7], [0.4, 0.9], [0.6, 0.6], [NaN, 1.0]],
+                       ["minimize", "maximize"]),
+    [1, 2, 0]);
+console.log("report.js: paretoFront checks passed");

@@ -278,8 +278,8 @@ TEST(CurveSearcherDataTest, EveryTrialThatReportedIsModelledAtItsPredictedFinal)
   lr.distribution = Distribution::kUniform;
   lr.min = 0.0;
   lr.max = 1.0;
-  TrialHistory history({lr}, {DimensionOf(lr)}, Goal::kMaximize, 1,
-                       TrialHistory::DataRule::kPredictedFinals, 3);
+  TrialHistory history({lr}, {DimensionOf(lr)}, {Goal::kMaximize}, 1,
+                       TrialHistory::DataRule::kPredictedFinals, 3, /*seed=*/0);
   const Assignment params = {{"lr", 0.5}};
   for (int64_t id : {0, 1}) {  // two complete curves: accuracy gains 0.3 and 0.2 from epoch 1
     history.RecordEpoch(id, params, 1, 0.5);

@@ -118,7 +118,15 @@ struct HyperbandSpec {
 // The `sweep:` section.
 struct SweepSpec {
   SearchMethod method = SearchMethod::kRandom;
+  // The primary objective: `metric` as a mapping, or the first entry of `metric` as a list.
+  // Early stopping, `target`, the best trial (test-set evaluation, kept weights) and every
+  // single-objective part of hpo use this one.
   MetricSpec metric;
+  // Every objective, primary first: `metric` as a list of {name, goal} (distinct metrics the
+  // task reports; only the first may have a `target`), or just `metric` when it is a mapping.
+  // With more than one, the study records each trial's value of every one, `method: bayes`
+  // searches for their Pareto front (ParEGO, see searchers.hpp) and the report lists the front.
+  std::vector<MetricSpec> objectives;
   std::vector<ParameterSpec> parameters;  // in file order
   std::optional<int64_t> run_cap;         // required for random and bayes search
   HyperbandSpec early_terminate;

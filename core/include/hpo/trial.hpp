@@ -43,6 +43,10 @@ struct TrialResult {
   TrialStatus status = TrialStatus::kRunning;
   // The sweep metric of the last epoch trained; NaN when the trial produced none.
   double objective = std::numeric_limits<double>::quiet_NaN();
+  // Several objectives (SweepSpec::objectives): the further ones' values (objectives[1], ...) of
+  // the last epoch trained, as `objective` is the primary's; NaN where the trial produced none.
+  // Empty for a sweep of one objective. Set by the coordinator from the curve.
+  std::vector<double> further_objectives;
   Assignment params;
   int64_t epochs = 0;  // epochs trained
   double duration_s = 0.0;

@@ -54,7 +54,7 @@ Status ReadStringList(const ErrorFormatter& errors, const Field& field,
 }
 
 Status ParseMetricDefinitions(const ErrorFormatter& errors, const Field& field,
-                              const std::string& metric_name,
+                              const std::vector<MetricSpec>& objectives,
                               const std::vector<std::string>& metrics,
                               std::vector<MetricRegex>* definitions) {
   if (!field.value.IsSequence() || field.value.size() == 0) {
@@ -88,10 +88,16 @@ Status ParseMetricDefinitions(const ErrorFormatter& errors, const Field& field,
     HPO_RETURN_IF_ERROR(ReadString(errors, *regex, &definition.regex));
     const bool step_key =
         definition.name == "epoch" || definition.name == "step" || definition.name == "_step";
-    if (!step_key && definition.name != metric_name &&
+    std::string objective_names;
+    bool objective = false;
+    for (const MetricSpec& spec : objectives) {
+      objective = objective || spec.name == definition.name;
+      objective_names += (objective_names.empty() ? "" : "', '") + spec.name;
+    }
+    if (!step_key && !objective &&
         std::find(metrics.begin(), metrics.end(), definition.name) == metrics.end()) {
       return errors.At(*name, "'" + definition.name + "' is neither the sweep metric '" +
-                                  metric_name + "', listed in `metrics:`, nor a step key " +
+                                  objective_names + "', listed in `metrics:`, nor a step key " +
                                   "(epoch, step, _step), so it would never be recorded");
     }
     const Status checked = CheckMetricDefinitions({{definition.name, definition.regex}});
@@ -151,7 +157,7 @@ bool UsesProgram(const std::vector<std::string>& command) {
 
 Status ParseCommand(const ErrorFormatter& errors, const MappingFields& sweep,
                     const MappingFields* top, const std::string& config_dir,
-                    const std::string& metric_name, CommandSpec* spec) {
+                    const std::vector<MetricSpec>& objectives, CommandSpec* spec) {
   const Field* command = sweep.Find("command");
   const Field* program = sweep.Find("program");
   if (command != nullptr) {
@@ -189,7 +195,7 @@ Status ParseCommand(const ErrorFormatter& errors, const MappingFields& sweep,
       HPO_RETURN_IF_ERROR(ReadStringList(errors, *metrics, &spec->metrics));
     }
     if (const Field* definitions = top->Find("metric_definitions")) {
-      HPO_RETURN_IF_ERROR(ParseMetricDefinitions(errors, *definitions, metric_name, spec->metrics,
+      HPO_RETURN_IF_ERROR(ParseMetricDefinitions(errors, *definitions, objectives, spec->metrics,
                                                  &spec->metric_definitions));
     }
     if (const Field* timeout = top->Find("trial_timeout_s")) {

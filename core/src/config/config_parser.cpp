@@ -191,6 +191,42 @@ Status ParseMetric(const ErrorFormatter& errors, const Field& field, const TaskD
   return Status::Ok();
 }
 
+// `metric`: one mapping (the only objective), or a list of them (several objectives, the first
+// the primary one): distinct metrics, a `target` on the first only.
+Status ParseObjectives(const ErrorFormatter& errors, const Field& field,
+                       const TaskDescription& task, std::vector<MetricSpec>* objectives) {
+  objectives->clear();
+  if (!field.value.IsSequence()) {
+    MetricSpec metric;
+    HPO_RETURN_IF_ERROR(ParseMetric(errors, field, task, &metric));
+    objectives->push_back(std::move(metric));
+    return Status::Ok();
+  }
+  if (field.value.size() == 0) {
+    return errors.At(field, "must be a {name, goal} mapping or a non-empty list of them");
+  }
+  for (size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node item = field.value[i];
+    const std::string index = "[" + std::to_string(i) + "]";
+    const Field entry{field.key + index, field.path + index, config_internal::LineOf(item), item};
+    MetricSpec metric;
+    HPO_RETURN_IF_ERROR(ParseMetric(errors, entry, task, &metric));
+    for (const MetricSpec& earlier : *objectives) {
+      if (earlier.name == metric.name) {
+        return errors.At(entry, "metric '" + metric.name + "' is listed twice");
+      }
+    }
+    if (i > 0 && metric.target) {
+      return errors.At(entry,
+                       "a target ends the sweep on the primary objective (the first "
+                       "entry) only; drop it from '" +
+                           metric.name + "'");
+    }
+    objectives->push_back(std::move(metric));
+  }
+  return Status::Ok();
+}
+
 Status ParseParameters(const ErrorFormatter& errors, const Field& field, SearchMethod method,
                        const TaskDescription& task, std::vector<ParameterSpec>* parameters) {
   MappingFields fields;
@@ -253,11 +289,32 @@ Status ParseSweep(const ErrorFormatter& errors, const MappingFields& fields,
 
   const Field* metric = fields.Find("metric");
   if (metric == nullptr) return fields.Missing("metric", "the study ranks trials by it");
-  HPO_RETURN_IF_ERROR(ParseMetric(errors, *metric, task, &sweep->metric));
+  HPO_RETURN_IF_ERROR(ParseObjectives(errors, *metric, task, &sweep->objectives));
+  sweep->metric = sweep->objectives.front();
 
   const Field* parameters = fields.Find("parameters");
   if (parameters == nullptr) return fields.Missing("parameters");
   return ParseParameters(errors, *parameters, sweep->method, task, &sweep->parameters);
+}
+
+// What several objectives cannot be combined with: the curve model (it predicts one metric's
+// final value) and a warm start (earlier studies record one objective).
+Status CheckSeveralObjectives(const ErrorFormatter& errors, const MappingFields& top,
+                              const SweepConfig& config) {
+  if (config.sweep.objectives.size() < 2) return Status::Ok();
+  if (config.sweep.method == SearchMethod::kBayes && config.search.model == BayesModel::kCurves) {
+    MappingFields search;
+    HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *top.Find("search"), &search));
+    return errors.At(*search.Find("model"),
+                     "curves predicts one metric's final value and cannot search several "
+                     "objectives; use tpe or gp, or a single sweep.metric");
+  }
+  if (const Field* warm_start = top.Find("warm_start")) {
+    return errors.At(*warm_start,
+                     "a warm start seeds a sweep of one objective; sweep.metric lists " +
+                         std::to_string(config.sweep.objectives.size()));
+  }
+  return Status::Ok();
 }
 
 // The keys beside `sweep:` that steer search and early stopping; checked after the sweep, as they
@@ -290,6 +347,7 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* warm_start = top.Find("warm_start")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseWarmStart(errors, *warm_start, &config->warm_start));
   }
+  HPO_RETURN_IF_ERROR(CheckSeveralObjectives(errors, top, *config));
   return config_internal::ParseBudget(errors, top, &config->budget);
 }
 
@@ -479,7 +537,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
   if (parsed->execution.task == kCommandTaskName && on_this_machine) {
     const std::string folder = std::filesystem::path(errors.file()).parent_path().string();
     HPO_RETURN_IF_ERROR(config_internal::ParseCommand(errors, sweep, &top, folder,
-                                                      parsed->sweep.metric.name, &parsed->command));
+                                                      parsed->sweep.objectives, &parsed->command));
   }
   return ParseSearchAndStopping(errors, top, parsed);
 }
@@ -515,7 +573,7 @@ Status ParseBare(const ErrorFormatter& errors, const MappingFields& sweep,
   HPO_RETURN_IF_ERROR(ParseSweep(errors, sweep, bare.run_cap ? &cap_field : nullptr,
                                  parsed->execution, task, &parsed->sweep));
   const std::string folder = std::filesystem::path(errors.file()).parent_path().string();
-  return config_internal::ParseCommand(errors, sweep, nullptr, folder, parsed->sweep.metric.name,
+  return config_internal::ParseCommand(errors, sweep, nullptr, folder, parsed->sweep.objectives,
                                        &parsed->command);
 }
 
@@ -577,15 +635,17 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
   }
   const TaskDescription& task = *catalog.Find(parsed.execution.task);
   parsed.metric_names = task.MetricNames(parsed);
-  if (std::find(parsed.metric_names.begin(), parsed.metric_names.end(), parsed.sweep.metric.name) ==
-      parsed.metric_names.end()) {
+  for (const MetricSpec& objective : parsed.sweep.objectives) {
+    if (std::find(parsed.metric_names.begin(), parsed.metric_names.end(), objective.name) !=
+        parsed.metric_names.end()) {
+      continue;
+    }
     std::string reported;
     for (const std::string& name : parsed.metric_names) {
       reported += (reported.empty() ? "" : ", ") + name;
     }
-    return Status::BadInput(path + ": sweep.metric.name: unknown metric '" +
-                            parsed.sweep.metric.name + "'; task " + task.name() +
-                            " with this config reports " + reported);
+    return Status::BadInput(path + ": sweep.metric.name: unknown metric '" + objective.name +
+                            "'; task " + task.name() + " with this config reports " + reported);
   }
   HPO_RETURN_IF_ERROR(task.CheckOptions(parsed));
   *config = std::move(parsed);

@@ -59,10 +59,10 @@ inline constexpr std::initializer_list<const char*> kCommandKeys = {
 // A command sweep's program and how to read it: W&B's `program` and `command` from the sweep
 // section (`program` resolved against `config_dir`; the command's macros checked, and whatever
 // it starts first checked to exist) and kCommandKeys from `top` (null for a bare W&B file, which
-// has none). `metric_name` is the sweep metric: a metric definition must name it or one of
-// `metrics`.
+// has none). `objectives` are the sweep's objectives: a metric definition must name one of them
+// or one of `metrics`.
 Status ParseCommand(const ErrorFormatter& errors, const MappingFields& sweep,
                     const MappingFields* top, const std::string& config_dir,
-                    const std::string& metric_name, CommandSpec* spec);
+                    const std::vector<MetricSpec>& objectives, CommandSpec* spec);
 
 }  // namespace hpo::config_internal

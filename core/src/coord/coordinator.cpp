@@ -158,6 +158,11 @@ Coordinator::Coordinator(const SweepConfig& config, int num_groups, CoordinatorD
   const std::vector<std::string>& metrics = config.metric_names;
   const auto found = std::find(metrics.begin(), metrics.end(), config.sweep.metric.name);
   objective_index_ = static_cast<size_t>(found - metrics.begin());
+  for (size_t j = 1; j < config.sweep.objectives.size(); ++j) {
+    const std::string& name = config.sweep.objectives[j].name;
+    further_indices_.push_back(
+        static_cast<size_t>(std::find(metrics.begin(), metrics.end(), name) - metrics.begin()));
+  }
   planned_trials_ = config.sweep.run_cap.value_or(INT64_MAX);
   if (std::optional<int64_t> space = deps_.searcher->SpaceSize()) {
     planned_trials_ = std::min(planned_trials_, *space);
@@ -300,7 +305,8 @@ void Coordinator::Replay(const StudyContents& study) {
     if (trial.status == TrialStatus::kPaused) {
       deps_.searcher->ObservePending(trial.trial_id, trial.params);
     } else {
-      deps_.searcher->Observe(trial.trial_id, trial.params, trial.status, trial.objective);
+      deps_.searcher->ObserveObjectives(trial.trial_id, trial.params, trial.status,
+                                        AllObjectives(trial));
     }
     if (deps_.scheduler) deps_.scheduler->ReplayTrial(trial.trial_id, reports, trial.status);
   }
@@ -573,6 +579,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     result.objective = result.curve.back().values[objective_index_];
   }
   FailWithoutFiniteObjective(&result);
+  TakeFurtherObjectives(&result);
   if (result.status == TrialStatus::kFailed && attempts > 0) {
     result.message += " (after " + std::to_string(attempts) + " retries)";
   }
@@ -581,7 +588,8 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     if (result.status == TrialStatus::kStopped) result.message = stop_reason->second;
     stop_reasons_.erase(stop_reason);
   }
-  deps_.searcher->Observe(result.trial_id, result.params, result.status, result.objective);
+  deps_.searcher->ObserveObjectives(result.trial_id, result.params, result.status,
+                                    AllObjectives(result));
   if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
   HPO_RETURN_IF_ERROR(StageRow(result));
   const std::optional<TrialResult> previous_best = best_;
@@ -605,6 +613,7 @@ Status Coordinator::Pause(const TrialSpec& spec, TrialResult row) {
   if (!row.curve.empty() && objective_index_ < row.curve.back().values.size()) {
     row.objective = row.curve.back().values[objective_index_];
   }
+  TakeFurtherObjectives(&row);
   const int64_t trial_id = spec.trial_id;
   paused_[trial_id] = spec;
   unfinished_.erase(trial_id);
@@ -707,6 +716,28 @@ void Coordinator::FailWithoutFiniteObjective(TrialResult* result) const {
   }
   result->status = TrialStatus::kFailed;
   result->objective = std::numeric_limits<double>::quiet_NaN();
+}
+
+void Coordinator::TakeFurtherObjectives(TrialResult* result) const {
+  result->further_objectives.assign(further_indices_.size(),
+                                    std::numeric_limits<double>::quiet_NaN());
+  if (result->status == TrialStatus::kFailed || result->curve.empty()) return;
+  const std::vector<double>& values = result->curve.back().values;
+  for (size_t j = 0; j < further_indices_.size(); ++j) {
+    if (further_indices_[j] < values.size()) {
+      result->further_objectives[j] = values[further_indices_[j]];
+    }
+  }
+}
+
+std::vector<double> Coordinator::AllObjectives(const TrialResult& result) const {
+  std::vector<double> objectives = {result.objective};
+  for (size_t j = 0; j < further_indices_.size(); ++j) {
+    objectives.push_back(j < result.further_objectives.size()
+                             ? result.further_objectives[j]
+                             : std::numeric_limits<double>::quiet_NaN());
+  }
+  return objectives;
 }
 
 void Coordinator::Count(const TrialResult& result) {

@@ -170,7 +170,8 @@ class Coordinator {
   // Finished trials staged in the study and not yet published.
   size_t results_unpublished() const { return unpublished_.size(); }
 
-  // The best finished trial by the sweep's goal, if any trial produced an objective.
+  // The best finished trial by the sweep's goal, if any trial produced an objective. With several
+  // objectives, the best of the primary one (the report lists the Pareto front).
   const std::optional<TrialResult>& best_trial() const { return best_; }
   int64_t trials_finished() const { return trials_finished_; }
   // The trial `group` is running, or -1 when it runs none.
@@ -228,6 +229,11 @@ class Coordinator {
   // A trial that ends without a finite score (NaN: diverged or never reported; +-inf) is failed,
   // with the reason as its message: it must never become the best trial.
   void FailWithoutFiniteObjective(TrialResult* result) const;
+  // Sets result->further_objectives to the further objectives' values of its last epoch (NaN
+  // where absent, all NaN for a failed trial); empty with one objective.
+  void TakeFurtherObjectives(TrialResult* result) const;
+  // A trial's objectives, primary first, as Searcher::ObserveObjectives takes them.
+  std::vector<double> AllObjectives(const TrialResult& result) const;
   // Records a finished trial in the counters and the best trial (also for restored trials).
   void Count(const TrialResult& result);
   bool IsBetter(double objective, double than) const;
@@ -244,6 +250,7 @@ class Coordinator {
   CoordinatorDeps deps_;
   const double start_time_;
   size_t objective_index_ = 0;
+  std::vector<size_t> further_indices_;  // the further objectives' places in a report's metrics
   int64_t planned_trials_ = 0;
   int64_t next_trial_id_ = 0;
   int64_t trials_finished_ = 0;

@@ -63,7 +63,22 @@ std::string EarlierSpansJson(const StudyContents& study, const TrialResult& tria
   return ", \"spans\": [" + spans + "]";
 }
 
-std::string TrialJson(const StudyContents& study, const TrialResult& trial, size_t order) {
+// Several objectives: a trial's `, "further": [values], "pareto": bool`; nothing otherwise.
+std::string FurtherObjectivesJson(const StudyContents& study, const std::set<int64_t>& front,
+                                  const TrialResult& trial) {
+  if (study.layout.further_objectives.empty()) return "";
+  std::string values;
+  for (size_t j = 0; j < study.layout.further_objectives.size(); ++j) {
+    values += (j == 0 ? "" : ", ") + JsonNumber(j < trial.further_objectives.size()
+                                                    ? trial.further_objectives[j]
+                                                    : std::numeric_limits<double>::quiet_NaN());
+  }
+  return ", \"further\": [" + values +
+         "], \"pareto\": " + (front.count(trial.trial_id) != 0 ? "true" : "false");
+}
+
+std::string TrialJson(const StudyContents& study, const std::set<int64_t>& front,
+                      const TrialResult& trial, size_t order) {
   const std::vector<std::string>& metrics = study.layout.metric_names;
   const size_t metric = static_cast<size_t>(
       std::find(metrics.begin(), metrics.end(), study.attributes.metric_name) - metrics.begin());
@@ -86,7 +101,7 @@ std::string TrialJson(const StudyContents& study, const TrialResult& trial, size
          ", \"group\": " + std::to_string(trial.group) +
          ", \"message\": " + JsonString(trial.message) + ", \"order\": " + std::to_string(order) +
          ", \"start_time_s\": " + JsonNumber(trial.start_time_s) + EarlierSpansJson(study, trial) +
-         ", \"curve\": [" + curve + "]}";
+         FurtherObjectivesJson(study, front, trial) + ", \"curve\": [" + curve + "]}";
 }
 
 // Every '<' (only ever inside JSON strings) becomes \u003c, so no text of the study can end the
@@ -132,13 +147,22 @@ std::string StudyJson(const StudyContents& study, const TaskCatalog& catalog,
   out += "],\n\"axes\": [";
   const std::vector<Axis> axes = BuildAxes(study, catalog);
   for (size_t i = 0; i < axes.size(); ++i) out += (i == 0 ? "" : ",\n  ") + AxisJson(axes[i]);
+  const std::set<int64_t> front = report_internal::ParetoFrontIds(study);
+  if (!study.layout.further_objectives.empty()) {
+    out += "],\n\"objectives\": [{\"name\": " + JsonString(study.attributes.metric_name) +
+           ", \"goal\": " + JsonString(MetricGoal(study)) + "}";
+    for (const StudyObjective& objective : study.layout.further_objectives) {
+      out += ", {\"name\": " + JsonString(objective.metric) +
+             ", \"goal\": " + JsonString(objective.goal) + "}";
+    }
+  }
   out += "],\n\"trials\": [";
   std::vector<size_t> order(board.size());
   for (size_t i = 0; i < board.size(); ++i) {
     order[i] = static_cast<size_t>(board[i] - study.trials.data());  // file order: as finished
   }
   for (size_t i = 0; i < board.size(); ++i) {
-    out += (i == 0 ? "\n  " : ",\n  ") + TrialJson(study, *board[i], order[i]);
+    out += (i == 0 ? "\n  " : ",\n  ") + TrialJson(study, front, *board[i], order[i]);
   }
   bool start_times = false;
   for (const TrialResult& trial : study.trials) start_times |= std::isfinite(trial.start_time_s);
@@ -339,6 +363,22 @@ std::string Section(const std::string& id, const std::string& heading, const std
          "</p>\n" + body + "</section>\n";
 }
 
+// #pareto, for a study of several objectives: the first two against each other, the front
+// highlighted; empty otherwise.
+std::string ParetoSection(const StudyContents& study) {
+  if (study.layout.further_objectives.empty()) return "";
+  const std::string first = HtmlText(study.attributes.metric_name);
+  const std::string second = HtmlText(study.layout.further_objectives.front().metric);
+  return Section("pareto", "Pareto front",
+                 "Which trade-offs did the search find? Each trial's " + first + " against its " +
+                     second +
+                     "; the trials no other trial beats on every objective (the Pareto front, "
+                     "listed first in the table) are red and joined by a dashed staircase. The "
+                     "best trial is the best " +
+                     first + ".",
+                 "<div class=\"plot\" id=\"pareto-plot\"></div>\n");
+}
+
 // Before any other script: errors of the page's script land in the page (#hpo-errors), where a
 // headless browser's --dump-dom shows them, as well as in the console.
 constexpr char kErrorHook[] =
@@ -399,13 +439,16 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
             "stops reloading.</p>\n";
   }
   page += Summary(study);
-  page +=
-      "<nav><a href=\"#history\">history</a> <a href=\"#importance\">importance</a> "
-      "<a href=\"#slices\">slices</a> <a href=\"#contour\">contour</a> "
-      "<a href=\"#timeline\">timeline</a> <a href=\"#parallel\">parallel coordinates</a> "
-      "<a href=\"#curves\">learning curves</a> " +
-      std::string(TestSection(study).empty() ? "" : "<a href=\"#test\">test split</a> ") +
-      "<a href=\"#table\">trials</a> <a href=\"#config\">config</a></nav>\n";
+  page += "<nav><a href=\"#history\">history</a> " +
+          std::string(study.layout.further_objectives.empty()
+                          ? ""
+                          : "<a href=\"#pareto\">Pareto front</a> ") +
+          "<a href=\"#importance\">importance</a> "
+          "<a href=\"#slices\">slices</a> <a href=\"#contour\">contour</a> "
+          "<a href=\"#timeline\">timeline</a> <a href=\"#parallel\">parallel coordinates</a> "
+          "<a href=\"#curves\">learning curves</a> " +
+          std::string(TestSection(study).empty() ? "" : "<a href=\"#test\">test split</a> ") +
+          "<a href=\"#table\">trials</a> <a href=\"#config\">config</a></nav>\n";
   page += "<noscript><p>The plots and the table need JavaScript.</p></noscript>\n";
   page +=
       "<div class=\"selection-bar\"><span id=\"selection\"></span> "
@@ -422,6 +465,7 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
       "<option value=\"time\">wall time</option>"
       "<option value=\"compute\">compute (cumulative epochs)</option></select></label></div>\n"
       "<div class=\"plot\" id=\"history-plot\"></div>\n");
+  page += ParetoSection(study);
   page += Section(
       "importance", "Hyperparameter importance",
       "Which hyperparameters matter? fANOVA over a random forest fitted to the completed trials "

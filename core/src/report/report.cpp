@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ using report_internal::JsonString;
 using report_internal::JsonValue;
 using report_internal::kBestTrialAttribute;
 using report_internal::MetricGoal;
+using report_internal::ParetoFrontIds;
 using report_internal::TestMetrics;
 
 // A task's table as text: a title line, then the matrix with its labels as row and column heads
@@ -121,11 +123,25 @@ std::vector<bool> SameInEveryTrial(const StudyContents& study) {
   return same;
 }
 
+// A further objective's value of `trial` (NaN when it has none).
+double FurtherObjective(const TrialResult& trial, size_t j) {
+  return j < trial.further_objectives.size() ? trial.further_objectives[j] : std::nan("");
+}
+
 std::string FormatTable(const StudyContents& study, const ReportOptions& options) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::string& metric = study.attributes.metric_name;
-  std::string out =
-      "Study: " + metric + " (" + MetricGoal(study) + "), " + StatusCounts(study) + "\n";
+  const std::vector<StudyObjective>& further = study.layout.further_objectives;
+  const std::set<int64_t> front = ParetoFrontIds(study);
+  std::string out = "Study: " + metric + " (" + MetricGoal(study) + ")";
+  for (const StudyObjective& objective : further) {
+    out += ", " + objective.metric + " (" + objective.goal + ")";
+  }
+  out += ", " + StatusCounts(study) + "\n";
+  if (!further.empty()) {
+    out += "Pareto front: " + std::to_string(front.size()) +
+           " trials, listed first and marked *; the best trial is the best " + metric + "\n";
+  }
   const std::optional<int64_t> best = BestTrialId(study, board);
   if (best.has_value()) {
     out += "Best trial: " + std::to_string(*best);
@@ -162,6 +178,15 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
   // Columns: header, right alignment, cells.
   std::vector<std::string> header = {"rank", "trial", "status", "objective"};
   std::vector<bool> right = {true, true, false, true};
+  if (!further.empty()) {
+    header.insert(header.begin() + 2, "front");
+    right.insert(right.begin() + 2, false);
+    header.back() = metric;
+  }
+  for (const StudyObjective& objective : further) {
+    header.push_back(objective.metric);
+    right.push_back(true);
+  }
   for (size_t c = 0; c < study.layout.params.size(); ++c) {
     if (fixed[c]) continue;
     header.push_back(study.layout.params[c].name);
@@ -176,6 +201,12 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     const TrialResult& trial = *board[r];
     std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
                                     TrialStatusName(trial.status), TableObjective(trial.objective)};
+    if (!further.empty()) {
+      row.insert(row.begin() + 2, front.count(trial.trial_id) != 0 ? "*" : "");
+    }
+    for (size_t j = 0; j < further.size(); ++j) {
+      row.push_back(TableObjective(FurtherObjective(trial, j)));
+    }
     for (size_t c = 0; c < study.layout.params.size(); ++c) {
       if (fixed[c]) continue;
       const std::string text = ParamText(trial, study.layout.params[c].name, /*exact=*/false);
@@ -224,6 +255,12 @@ std::string CsvNumber(double value) {
 
 std::string FormatCsv(const StudyContents& study, const ReportOptions& options) {
   std::vector<std::string> header = {"rank", "trial_id", "status", "objective"};
+  const std::vector<StudyObjective>& further = study.layout.further_objectives;
+  const std::set<int64_t> front = ParetoFrontIds(study);
+  for (const StudyObjective& objective : further) {
+    header.push_back(std::string("objective:") + objective.metric);
+  }
+  if (!further.empty()) header.push_back("pareto_front");
   for (const StudyParamColumn& column : study.layout.params) header.push_back(column.name);
   header.insert(header.end(), {"epochs", "duration_s", "group", "message"});
   std::string out;
@@ -241,6 +278,9 @@ std::string FormatCsv(const StudyContents& study, const ReportOptions& options) 
     const TrialResult& trial = *board[r];
     std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
                                     TrialStatusName(trial.status), CsvNumber(trial.objective)};
+    for (size_t j = 0; j < further.size(); ++j)
+      row.push_back(CsvNumber(FurtherObjective(trial, j)));
+    if (!further.empty()) row.push_back(front.count(trial.trial_id) != 0 ? "true" : "false");
     for (const StudyParamColumn& column : study.layout.params) {
       row.push_back(ParamText(trial, column.name, /*exact=*/true));
     }
@@ -253,6 +293,20 @@ std::string FormatCsv(const StudyContents& study, const ReportOptions& options) 
 
 // ---- JSON ----
 
+// Several objectives: a trial's `, "objectives": {METRIC: value, ...}, "pareto_front": bool`
+// (every objective, the primary first); nothing for a study of one.
+std::string FurtherJson(const StudyContents& study, const std::set<int64_t>& front,
+                        const TrialResult& trial) {
+  const std::vector<StudyObjective>& further = study.layout.further_objectives;
+  if (further.empty()) return "";
+  std::string out = ", \"objectives\": {" + JsonString(study.attributes.metric_name) + ": " +
+                    JsonNumber(trial.objective);
+  for (size_t j = 0; j < further.size(); ++j) {
+    out += ", " + JsonString(further[j].metric) + ": " + JsonNumber(FurtherObjective(trial, j));
+  }
+  return out + "}, \"pareto_front\": " + (front.count(trial.trial_id) != 0 ? "true" : "false");
+}
+
 std::string FormatJson(const StudyContents& study, const ReportOptions& options) {
   const std::vector<const TrialResult*> board = Leaderboard(study);
   const std::optional<int64_t> best = BestTrialId(study, board);
@@ -262,6 +316,22 @@ std::string FormatJson(const StudyContents& study, const ReportOptions& options)
   out += "  \"best_trial_id\": " + (best.has_value() ? std::to_string(*best) : "null") + ",\n";
   out += "  \"test_metrics\": " + report_internal::TestMetricsJson(study) + ",\n";
   out += "  \"test_tables\": " + report_internal::TestTablesJson(study) + ",\n";
+  const std::vector<StudyObjective>& further = study.layout.further_objectives;
+  const std::set<int64_t> front = ParetoFrontIds(study);
+  if (!further.empty()) {
+    out += "  \"objectives\": [{\"name\": " + JsonString(study.attributes.metric_name) +
+           ", \"goal\": " + JsonString(MetricGoal(study)) + "}";
+    for (const StudyObjective& objective : further) {
+      out += ", {\"name\": " + JsonString(objective.metric) +
+             ", \"goal\": " + JsonString(objective.goal) + "}";
+    }
+    out += "],\n  \"pareto_front\": [";
+    for (const TrialResult* trial : board) {
+      if (front.count(trial->trial_id) == 0) continue;
+      out += (out.back() == '[' ? "" : ", ") + std::to_string(trial->trial_id);
+    }
+    out += "],\n";
+  }
   out += "  \"trials\": [";
   const size_t shown = ShownRows(options, board.size());
   for (size_t r = 0; r < shown; ++r) {
@@ -277,8 +347,8 @@ std::string FormatJson(const StudyContents& study, const ReportOptions& options)
     out += "    {\"rank\": " + std::to_string(r + 1) +
            ", \"trial_id\": " + std::to_string(trial.trial_id) +
            ", \"status\": " + JsonString(TrialStatusName(trial.status)) +
-           ", \"objective\": " + JsonNumber(trial.objective) + ", \"params\": {" + params +
-           "}, \"epochs\": " + std::to_string(trial.epochs) +
+           ", \"objective\": " + JsonNumber(trial.objective) + FurtherJson(study, front, trial) +
+           ", \"params\": {" + params + "}, \"epochs\": " + std::to_string(trial.epochs) +
            ", \"duration_s\": " + JsonNumber(trial.duration_s) +
            ", \"group\": " + std::to_string(trial.group) +
            ", \"message\": " + JsonString(trial.message) + "}";

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "common/pareto.hpp"
 #include "report_internal.hpp"
 
 namespace hpo::report_internal {
@@ -21,11 +23,36 @@ std::string MetricGoal(const StudyContents& study) {
   return study.attributes.metric_goal.empty() ? "minimize" : study.attributes.metric_goal;
 }
 
+std::set<int64_t> ParetoFrontIds(const StudyContents& study) {
+  const std::vector<StudyObjective>& further = study.layout.further_objectives;
+  if (further.empty()) return {};
+  std::vector<int64_t> ids;
+  std::vector<std::vector<double>> losses;
+  for (const TrialResult& trial : study.trials) {
+    if (trial.status != TrialStatus::kCompleted && trial.status != TrialStatus::kStopped) continue;
+    std::vector<double> loss = {Maximize(study) ? -trial.objective : trial.objective};
+    for (size_t j = 0; j < further.size(); ++j) {
+      const double value =
+          j < trial.further_objectives.size() ? trial.further_objectives[j] : std::nan("");
+      loss.push_back(further[j].goal == "maximize" ? -value : value);
+    }
+    ids.push_back(trial.trial_id);
+    losses.push_back(std::move(loss));
+  }
+  std::set<int64_t> front;
+  for (const size_t i : ParetoFront(losses)) front.insert(ids[i]);
+  return front;
+}
+
 std::vector<const TrialResult*> Leaderboard(const StudyContents& study) {
   std::vector<const TrialResult*> board;
   for (const TrialResult& trial : study.trials) board.push_back(&trial);
   const bool maximize = Maximize(study);
-  std::sort(board.begin(), board.end(), [maximize](const TrialResult* a, const TrialResult* b) {
+  const std::set<int64_t> front = ParetoFrontIds(study);
+  std::sort(board.begin(), board.end(), [&](const TrialResult* a, const TrialResult* b) {
+    const bool a_front = front.count(a->trial_id) != 0;
+    const bool b_front = front.count(b->trial_id) != 0;
+    if (a_front != b_front) return a_front;
     const bool a_none = std::isnan(a->objective);
     const bool b_none = std::isnan(b->objective);
     if (a_none != b_none) return b_none;

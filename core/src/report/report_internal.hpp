@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,8 +28,14 @@ extern const char kReportJs[];
 std::string MetricGoal(const StudyContents& study);
 
 // All trials, best first by the study's goal (ties by trial id), then those without an objective
-// by trial id.
+// by trial id. With several objectives the Pareto front (ParetoFrontIds) comes first, in that
+// order, then the other trials in that order.
 std::vector<const TrialResult*> Leaderboard(const StudyContents& study);
+
+// Several objectives (layout.further_objectives): the ids of the completed and stopped trials
+// that no other such trial dominates on every objective's goal (common/pareto.hpp); trials with a
+// NaN objective are never on it. Empty for a study of one objective.
+std::set<int64_t> ParetoFrontIds(const StudyContents& study);
 
 // The root attribute `name` beyond the standard ones, or nullptr.
 const StudyAttribute* FindExtra(const StudyContents& study, const char* name);

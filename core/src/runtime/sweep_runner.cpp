@@ -94,6 +94,10 @@ StudyLayout MakeStudyLayout(const SweepConfig& config) {
     layout.params.push_back(column);
   }
   layout.metric_names = config.metric_names;
+  for (size_t j = 1; j < config.sweep.objectives.size(); ++j) {
+    layout.further_objectives.push_back(
+        {config.sweep.objectives[j].name, GoalName(config.sweep.objectives[j].goal)});
+  }
   return layout;
 }
 

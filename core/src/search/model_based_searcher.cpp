@@ -1,6 +1,8 @@
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "conditions.hpp"
 #include "searchers.hpp"
@@ -11,14 +13,23 @@ ModelBasedSearcher::ModelBasedSearcher(const SweepConfig& config, std::string st
                                        std::string model, std::string display_name)
     : seed_(config.execution.seed),
       startup_trials_(config.search.startup_trials),
+      objectives_(config.sweep.objectives.size() > 1 ? config.sweep.objectives
+                                                     : std::vector<MetricSpec>()),
       state_tag_(std::move(state_tag)),
       model_(std::move(model)),
       display_name_(std::move(display_name)),
       sobol_startup_(config.search.sampler == RandomSampler::kSobol),
       startup_design_(config.sweep.parameters, config.execution.seed, config.search.sampler),
-      history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters),
-               config.sweep.metric.goal, config.search.startup_trials, DataRuleOf(config),
-               config.execution.epochs) {}
+      history_(config.sweep.parameters, ModelDimensionsOf(config.sweep.parameters), GoalsOf(config),
+               config.search.startup_trials, DataRuleOf(config), config.execution.epochs,
+               config.execution.seed) {}
+
+std::vector<Goal> ModelBasedSearcher::GoalsOf(const SweepConfig& config) {
+  if (config.sweep.objectives.size() < 2) return {config.sweep.metric.goal};
+  std::vector<Goal> goals;
+  for (const MetricSpec& objective : config.sweep.objectives) goals.push_back(objective.goal);
+  return goals;
+}
 
 TrialHistory::DataRule ModelBasedSearcher::DataRuleOf(const SweepConfig& config) {
   if (config.search.model == BayesModel::kCurves) return TrialHistory::DataRule::kPredictedFinals;
@@ -37,6 +48,14 @@ Status ModelBasedSearcher::CheckStartupTrials(const SweepConfig& config) {
 std::string ModelBasedSearcher::Fingerprint() const {
   // "+sobol" only with the Sobol start-up, so studies of the default keep their fingerprint.
   std::string fingerprint = "bayes/" + model_ + (sobol_startup_ ? "+sobol" : "");
+  // "+parego(...)" only with several objectives, so single-objective studies keep theirs.
+  if (!objectives_.empty()) {
+    std::string names;
+    for (const MetricSpec& objective : objectives_) {
+      names += (names.empty() ? "" : " ") + objective.name + ":" + GoalName(objective.goal);
+    }
+    fingerprint += "+parego(" + names + ")";
+  }
   for (const ParameterSpec& parameter : history_.parameters()) {
     fingerprint += " " + parameter.name + ":" + DistributionName(parameter.distribution);
   }
@@ -90,6 +109,17 @@ std::optional<Assignment> ModelBasedSearcher::FinishSuggestion(int64_t trial_id,
 void ModelBasedSearcher::Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                                  double objective) {
   history_.RecordResult(trial_id, params, status, objective);
+}
+
+void ModelBasedSearcher::ObserveObjectives(int64_t trial_id, const Assignment& params,
+                                           TrialStatus status,
+                                           const std::vector<double>& objectives) {
+  const double primary =
+      objectives.empty() ? std::numeric_limits<double>::quiet_NaN() : objectives.front();
+  const std::vector<double> further =
+      objectives.size() > 1 ? std::vector<double>(objectives.begin() + 1, objectives.end())
+                            : std::vector<double>();
+  history_.RecordResult(trial_id, params, status, primary, further);
 }
 
 void ModelBasedSearcher::ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,

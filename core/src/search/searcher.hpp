@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hpo/config.hpp"
 #include "hpo/param.hpp"
@@ -49,6 +51,17 @@ class Searcher {
   virtual void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                        double objective) = 0;
 
+  // Observe for a sweep of several objectives (SweepSpec::objectives): `objectives` holds the
+  // trial's value of each, primary first (NaN where it has none; the primary NaN for failed
+  // trials). The coordinator calls this one for every trial it reports (live and replayed) in
+  // place of Observe. Searchers that search several objectives (method bayes) override it; the
+  // default observes the primary objective alone through Observe.
+  virtual void ObserveObjectives(int64_t trial_id, const Assignment& params, TrialStatus status,
+                                 const std::vector<double>& objectives) {
+    Observe(trial_id, params, status,
+            objectives.empty() ? std::numeric_limits<double>::quiet_NaN() : objectives.front());
+  }
+
   // An intermediate result: trial `trial_id` reached `objective` after `epoch` (1-based). Used by
   // model-based searchers for multi-fidelity (BOHB-style) fitting; others ignore it.
   virtual void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
@@ -84,7 +97,9 @@ class Searcher {
 // with search.sampler sobol. Bayes: multivariate TPE (search.model tpe, the default), independent
 // TPE (tpe_independent) or a Gaussian process with expected improvement (search.model gp; with
 // search.model curves fitted on each trial's final value predicted from its learning curve),
-// after search.startup_trials random trials, with a constant liar for pending trials.
+// after search.startup_trials random trials, with a constant liar for pending trials; with
+// several objectives, TPE or the GP on ParEGO's scalarisation of them (trial_history.hpp).
+// Grid and random search record several objectives and search as with one.
 Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* searcher);
 
 }  // namespace hpo

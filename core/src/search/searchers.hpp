@@ -88,10 +88,16 @@ class RandomSearcher final : public Searcher {
 // start-up's and the model's suggestions give every parameter a value; FinishSuggestion drops
 // those that are inactive for it (conditions.hpp), and TrialHistory codes an absent parameter as a
 // NaN coordinate.
-// SaveState holds TrialHistory's records (params, status, objective, per-epoch objectives;
-// pending ones too) after a tag and a fingerprint of the model, the start-up and the parameters
-// ("bayes/MODEL[+sobol] name:distribution ...", then ConditionsFingerprint); RestoreState rejects
-// a state from another model or config or not written by SaveState.
+//  * Several objectives (ParEGO, Knowles 2006): the model is fitted on TrialHistory's augmented
+//    Chebyshev scalarisation of the finished trials' objectives under a random weight vector
+//    drawn from the seed and the trial id being suggested, so successive suggestions aim at
+//    different parts of the Pareto front and a resume's replay gives the same ones. Chosen over
+//    MOTPE because it leaves TPE and the GP as they are (one loss per data point).
+// SaveState holds TrialHistory's records (params, status, objective, further objectives,
+// per-epoch objectives; pending ones too) after a tag and a fingerprint of the model, the
+// start-up, the objectives when several and the parameters ("bayes/MODEL[+sobol][+parego(NAME:GOAL
+// ...)] name:distribution ...", then ConditionsFingerprint); RestoreState rejects a state from
+// another model or config or not written by SaveState.
 class ModelBasedSearcher : public Searcher {
  public:
   std::optional<Assignment> Suggest(int64_t trial_id) final;
@@ -100,6 +106,8 @@ class ModelBasedSearcher : public Searcher {
                                              std::optional<Assignment> computed) final;
   void Observe(int64_t trial_id, const Assignment& params, TrialStatus status,
                double objective) final;
+  void ObserveObjectives(int64_t trial_id, const Assignment& params, TrialStatus status,
+                         const std::vector<double>& objectives) final;
   void ObserveEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
                     double objective) final;
   void ObservePending(int64_t trial_id, const Assignment& params) final;
@@ -133,9 +141,12 @@ class ModelBasedSearcher : public Searcher {
  private:
   std::string Fingerprint() const;
   static TrialHistory::DataRule DataRuleOf(const SweepConfig& config);
+  // The objectives' goals, primary first (the metric's alone with one objective).
+  static std::vector<Goal> GoalsOf(const SweepConfig& config);
 
   uint64_t seed_;
   int64_t startup_trials_;
+  std::vector<MetricSpec> objectives_;  // several objectives only; empty otherwise
   std::string state_tag_;
   std::string model_;
   std::string display_name_;

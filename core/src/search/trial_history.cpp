@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/bytes.hpp"
+#include "common/pareto.hpp"
 #include "conditions.hpp"
 
 namespace hpo {
@@ -18,14 +19,16 @@ constexpr double kWorstLoss = std::numeric_limits<double>::infinity();
 }  // namespace
 
 TrialHistory::TrialHistory(std::vector<ParameterSpec> parameters,
-                           std::vector<ModelDimension> dimensions, Goal goal,
-                           int64_t startup_trials, DataRule rule, int64_t final_epoch)
+                           std::vector<ModelDimension> dimensions, std::vector<Goal> goals,
+                           int64_t startup_trials, DataRule rule, int64_t final_epoch,
+                           uint64_t seed)
     : parameters_(std::move(parameters)),
       dimensions_(std::move(dimensions)),
-      goal_(goal),
+      goals_(std::move(goals)),
       startup_trials_(startup_trials),
       rule_(rule),
-      final_epoch_(final_epoch) {
+      final_epoch_(final_epoch),
+      seed_(seed) {
   for (const ModelDimension& dimension : dimensions_) {
     if (dimension.kind != ModelDimension::Kind::kFixed) ++modelled_parameters_;
   }
@@ -58,12 +61,16 @@ void TrialHistory::RecordSuggestion(int64_t trial_id, const Assignment& params) 
 }
 
 void TrialHistory::RecordResult(int64_t trial_id, const Assignment& params, TrialStatus status,
-                                double objective) {
+                                double objective, const std::vector<double>& further_objectives) {
   TrialRecord& record = records_[trial_id];
   if (!params.empty() || record.params.empty()) SetParams(params, &record);
   record.finished = true;
   record.status = status;
   record.objective = objective;
+  if (goals_.size() > 1) {
+    record.further_objectives = further_objectives;
+    record.further_objectives.resize(goals_.size() - 1, std::nan(""));
+  }
 }
 
 void TrialHistory::RecordEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
@@ -78,12 +85,13 @@ int64_t TrialHistory::prior_trials() const {
   return std::distance(records_.begin(), records_.lower_bound(0));
 }
 
-double TrialHistory::Loss(double objective) const { return LossOf(goal_, objective); }
+double TrialHistory::Loss(double objective) const { return LossOf(goals_.front(), objective); }
 
 bool TrialHistory::CollectData(int64_t trial_id, std::vector<DataPoint>* observed,
                                std::vector<DataPoint>* pending) const {
   observed->clear();
   pending->clear();
+  if (goals_.size() > 1) return CollectScalarised(trial_id, observed, pending);
   if (rule_ == DataRule::kPredictedFinals) {
     return CollectPredictedFinals(trial_id, observed, pending);
   }
@@ -119,6 +127,30 @@ bool TrialHistory::CollectData(int64_t trial_id, std::vector<DataPoint>* observe
     if (id == trial_id || !record.coordinates) continue;
     const double loss = record.finished ? Loss(record.objective) : kWorstLoss;
     (record.finished ? observed : pending)->push_back({id, &*record.coordinates, 0, loss});
+  }
+  return !observed->empty() && observed->size() >= static_cast<size_t>(startup_trials_);
+}
+
+bool TrialHistory::CollectScalarised(int64_t trial_id, std::vector<DataPoint>* observed,
+                                     std::vector<DataPoint>* pending) const {
+  std::vector<std::vector<double>> losses;
+  for (const auto& [id, record] : records_) {
+    if (id == trial_id || !record.coordinates) continue;
+    if (!record.finished) {
+      pending->push_back({id, &*record.coordinates, 0, kWorstLoss});
+      continue;
+    }
+    std::vector<double> loss = {Loss(record.objective)};
+    for (size_t j = 1; j < goals_.size(); ++j) {
+      loss.push_back(LossOf(goals_[j], record.further_objectives[j - 1]));
+    }
+    losses.push_back(std::move(loss));
+    observed->push_back({id, &*record.coordinates, 0, 0.0});
+  }
+  const std::vector<std::vector<double>> normalised = NormaliseLosses(losses);
+  const std::vector<double> weights = ParegoWeights(seed_, trial_id, goals_.size());
+  for (size_t i = 0; i < observed->size(); ++i) {
+    (*observed)[i].loss = AugmentedChebyshev(normalised[i], weights);
   }
   return !observed->empty() && observed->size() >= static_cast<size_t>(startup_trials_);
 }
@@ -166,6 +198,10 @@ std::string TrialHistory::Save(const std::string& tag, const std::string& finger
     writer.Put<uint8_t>(record.finished ? 1 : 0);
     writer.Put<uint8_t>(static_cast<uint8_t>(record.status));
     writer.Put<double>(record.objective);
+    // Several objectives only, so that a single objective's state keeps its old bytes.
+    for (size_t j = 0; record.finished && j + 1 < goals_.size(); ++j) {
+      writer.Put<double>(record.further_objectives[j]);
+    }
     writer.Put<uint64_t>(record.epoch_objectives.size());
     for (const auto& [epoch, objective] : record.epoch_objectives) {
       writer.Put<int64_t>(epoch);
@@ -199,6 +235,9 @@ Status TrialHistory::Restore(const std::string& state, const std::string& tag,
     const uint8_t status = reader.Get<uint8_t>();
     record.status = static_cast<TrialStatus>(status);
     record.objective = reader.Get<double>();
+    for (size_t j = 0; record.finished && j + 1 < goals_.size(); ++j) {
+      record.further_objectives.push_back(reader.Get<double>());
+    }
     const uint64_t epochs = reader.Get<uint64_t>();
     for (uint64_t e = 0; e < epochs && reader.ok(); ++e) {
       const int64_t epoch = reader.Get<int64_t>();

@@ -37,6 +37,12 @@ namespace hpo {
 //    complete curves of the others its references; a trial whose first report is not finite,
 //    or that finished without reports, counts with its final objective's loss (failed: worst).
 //    Unfinished trials without reports are pending.
+//  * Several objectives (ParEGO, Knowles 2006), whatever the rule: the finished trials are the
+//    data, each with the augmented Chebyshev scalarisation (common/pareto.hpp) of its objectives'
+//    losses, normalised to [0, 1] over the finished trials with finite losses, under the weights
+//    ParegoWeights(seed, k) drawn for the trial k being suggested; stopped trials count with their
+//    last epoch's values, failed ones (or any objective missing) are worst. Unfinished trials are
+//    pending.
 // Losses follow the metric's goal (the objective, or its negation when maximising); failed
 // trials (NaN) have an infinite loss. A parameter inactive in a trial (conditions.hpp) has the
 // coordinate kAbsentCoordinate (NaN) there; trials whose params do not fit the space (an active
@@ -60,10 +66,12 @@ class TrialHistory {
   // Which of the rules above turns the records into data.
   enum class DataRule { kFinalObjectives, kFidelity, kPredictedFinals };
 
-  // Precondition: `dimensions` are DimensionOf(parameters[i]). `final_epoch` (the sweep's
-  // epochs) is used by kPredictedFinals only.
+  // Precondition: `dimensions` are DimensionOf(parameters[i]); `goals` holds the objectives'
+  // goals, primary first (one or more). `final_epoch` (the sweep's epochs) is used by
+  // kPredictedFinals only; `seed` (the sweep's) by several objectives only.
   TrialHistory(std::vector<ParameterSpec> parameters, std::vector<ModelDimension> dimensions,
-               Goal goal, int64_t startup_trials, DataRule rule, int64_t final_epoch);
+               std::vector<Goal> goals, int64_t startup_trials, DataRule rule, int64_t final_epoch,
+               uint64_t seed);
 
   const std::vector<ParameterSpec>& parameters() const { return parameters_; }
   const std::vector<ModelDimension>& dimensions() const { return dimensions_; }
@@ -72,8 +80,10 @@ class TrialHistory {
   // Searcher::Suggest returned `params` for `trial_id` (kept unless the trial already finished).
   void RecordSuggestion(int64_t trial_id, const Assignment& params);
   // Searcher::Observe and Searcher::ObserveEpoch.
+  // `further_objectives`: the values of the objectives after the primary (`objective`), in
+  // order; missing ones count as NaN.
   void RecordResult(int64_t trial_id, const Assignment& params, TrialStatus status,
-                    double objective);
+                    double objective, const std::vector<double>& further_objectives = {});
   void RecordEpoch(int64_t trial_id, const Assignment& params, int64_t epoch, double objective);
 
   // How many records are of an earlier study's trials (negative ids: warm start).
@@ -81,6 +91,7 @@ class TrialHistory {
 
   // The loss of an objective under the metric's goal; NaN (failed) is +infinity.
   double Loss(double objective) const;
+  size_t objectives() const { return goals_.size(); }
 
   // Fills `observed` and `pending`, each in trial-id order, for suggesting trial `trial_id`
   // (which itself is neither); false when fewer than max(1, startup_trials) data points exist to
@@ -102,6 +113,7 @@ class TrialHistory {
     bool finished = false;
     TrialStatus status = TrialStatus::kRunning;
     double objective = 0.0;
+    std::vector<double> further_objectives;  // several objectives only
     std::map<int64_t, double> epoch_objectives;
     // kPredictedFinals only, derived from epoch_objectives by CacheCurve: the losses up to the
     // first non-finite one and their extrapolation, so that collecting the data costs O(n) and
@@ -115,14 +127,17 @@ class TrialHistory {
   void CacheCurve(TrialRecord* record) const;
   bool CollectPredictedFinals(int64_t trial_id, std::vector<DataPoint>* observed,
                               std::vector<DataPoint>* pending) const;
+  bool CollectScalarised(int64_t trial_id, std::vector<DataPoint>* observed,
+                         std::vector<DataPoint>* pending) const;
 
   std::vector<ParameterSpec> parameters_;
   std::vector<ModelDimension> dimensions_;
   size_t modelled_parameters_ = 0;  // dimensions that are not kFixed
-  Goal goal_;
+  std::vector<Goal> goals_;         // primary first
   int64_t startup_trials_;
   DataRule rule_;
   int64_t final_epoch_;
+  uint64_t seed_;
   std::map<int64_t, TrialRecord> records_;  // by trial id
 };
 

@@ -2,7 +2,10 @@
 //   /trials  1-D chunked compound dataset, one row per finished trial (and one per pause of a
 //            trial paused at an ASHA rung, status "paused", superseded by its later rows: the last
 //            row of a trial_id is its state; ReadStudy returns only that one): trial_id (int64),
-//            status (fixed-length string), objective (float64), one field per hyperparameter named
+//            status (fixed-length string), objective (float64), with several objectives one
+//            float64 field per further objective named "objective:METRIC" (in config order;
+//            their goals in the root attribute objective_goals, space-separated), one field per
+//            hyperparameter named
 //            as in the config (int64 | float64 | fixed-length string), epochs (int64),
 //            duration_s (float64), group (int64), message (fixed-length string). A parameter
 //            absent from a trial (`conditions:`) holds its column's absent mark: NaN (float64),
@@ -57,9 +60,19 @@ struct StudyParamColumn {
   bool conditional = false;
 };
 
+// A further objective of a study of several (SweepSpec::objectives[1], ...): its /trials column
+// "objective:METRIC" (the metric escaped as in /curves) and its goal.
+struct StudyObjective {
+  std::string metric;
+  std::string goal = "minimize";  // "minimize" | "maximize"
+};
+
 struct StudyLayout {
   std::vector<StudyParamColumn> params;   // in config order
   std::vector<std::string> metric_names;  // fields of /curves after trial_id and epoch
+  // Several objectives: the further ones, in config order (empty for one objective); their
+  // values are TrialResult::further_objectives.
+  std::vector<StudyObjective> further_objectives;
 };
 
 using StudyAttribute = std::variant<int64_t, double, std::string>;

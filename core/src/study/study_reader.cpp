@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <sstream>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -161,16 +163,18 @@ Status OpenStudyTable(hid_t file, const char* name, int64_t published, DatasetHa
 // `tail`, the first of the trailing ones; start_time_s comes last in studies that have it.
 struct TrialsColumns {
   RowSchema schema;
+  size_t params_start = study_internal::kTrialsLeadingFields;  // after the further objectives
   size_t tail = 0;
   bool has_start_time = false;
 };
 
-// Adds the parameter columns, members [kTrialsLeadingFields, tail), to `schema` and to `params`
-// (cleared first), their types from the types on disk.
-Status AddParamColumns(const std::vector<MemberInfo>& members, size_t tail, const std::string& what,
-                       std::vector<StudyParamColumn>* params, RowSchema* schema) {
+// Adds the parameter columns, members [start, tail), to `schema` and to `params` (cleared first),
+// their types from the types on disk.
+Status AddParamColumns(const std::vector<MemberInfo>& members, size_t start, size_t tail,
+                       const std::string& what, std::vector<StudyParamColumn>* params,
+                       RowSchema* schema) {
   params->clear();
-  for (size_t i = study_internal::kTrialsLeadingFields; i < tail; ++i) {
+  for (size_t i = start; i < tail; ++i) {
     const MemberInfo& member = members[i];
     StudyParamColumn column;
     column.name = study_internal::ParamNameOfColumn(member.name);
@@ -195,7 +199,8 @@ Status AddParamColumns(const std::vector<MemberInfo>& members, size_t tail, cons
 // The row schema of /trials from its `members` on disk, with its parameter columns as `params`;
 // BadInput when a fixed column is missing or misplaced or a column's type does not fit.
 Status ReadTrialsColumns(const std::vector<MemberInfo>& members, const std::string& what,
-                         std::vector<StudyParamColumn>* params, TrialsColumns* columns) {
+                         std::vector<StudyParamColumn>* params,
+                         std::vector<StudyObjective>* objectives, TrialsColumns* columns) {
   // Studies written before start_time_s end with message; a parameter column never comes last.
   columns->has_start_time =
       !members.empty() && members.back().name == study_internal::kStartTimeField;
@@ -215,7 +220,18 @@ Status ReadTrialsColumns(const std::vector<MemberInfo>& members, const std::stri
                                     FieldKind::kFloat64, what, schema));
   const size_t tail = members.size() - trailing;
   columns->tail = tail;
-  HPO_RETURN_IF_ERROR(AddParamColumns(members, tail, what, params, schema));
+  // Several objectives: the further ones' columns follow `objective` (absent in other studies).
+  objectives->clear();
+  const std::string prefix = study_internal::kFurtherObjectivePrefix;
+  size_t start = study_internal::kTrialsLeadingFields;
+  while (start < tail && members[start].name.rfind(prefix, 0) == 0) {
+    HPO_RETURN_IF_ERROR(AddField(members[start], FieldKind::kFloat64, what, schema));
+    objectives->push_back(
+        {study_internal::MetricNameOfColumn(members[start].name.substr(prefix.size())), ""});
+    ++start;
+  }
+  columns->params_start = start;
+  HPO_RETURN_IF_ERROR(AddParamColumns(members, start, tail, what, params, schema));
   HPO_RETURN_IF_ERROR(
       AddFixedField(members, tail, study_internal::kEpochsField, FieldKind::kInt64, what, schema));
   HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 1, study_internal::kDurationField,
@@ -242,8 +258,11 @@ Status DecodeTrial(const TrialsColumns& columns, const std::vector<StudyParamCol
                             "'");
   }
   trial->objective = schema.GetFloat64(row, 2);
+  for (size_t i = study_internal::kTrialsLeadingFields; i < columns.params_start; ++i) {
+    trial->further_objectives.push_back(schema.GetFloat64(row, i));
+  }
   for (size_t p = 0; p < params.size(); ++p) {
-    const size_t index = study_internal::kTrialsLeadingFields + p;
+    const size_t index = columns.params_start + p;
     ParamValue value;
     switch (params[p].type) {
       case ParamType::kInt:
@@ -298,7 +317,8 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
   HPO_RETURN_IF_ERROR(
       OpenStudyTable(file, study_internal::kTrialsDataset, published, &dataset, &rows, &members));
   TrialsColumns columns;
-  HPO_RETURN_IF_ERROR(ReadTrialsColumns(members, what, &contents->layout.params, &columns));
+  HPO_RETURN_IF_ERROR(ReadTrialsColumns(members, what, &contents->layout.params,
+                                        &contents->layout.further_objectives, &columns));
   std::vector<char> buffer;
   HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), columns.schema, what, rows, &buffer));
   contents->trials.clear();
@@ -536,6 +556,29 @@ Status ReadTables(hid_t file, StudyContents* contents) {
   return Status::Ok();
 }
 
+// The further objectives' goals from the root attribute objective_goals ("minimize" where it
+// names none); BadInput when it names something else.
+Status ReadObjectiveGoals(StudyContents* contents) {
+  std::vector<StudyObjective>& objectives = contents->layout.further_objectives;
+  std::vector<std::string> goals;
+  const auto found = contents->extra_attributes.find(study_internal::kObjectiveGoalsAttribute);
+  if (found != contents->extra_attributes.end() &&
+      std::holds_alternative<std::string>(found->second)) {
+    std::istringstream words(std::get<std::string>(found->second));
+    for (std::string goal; words >> goal;) goals.push_back(goal);
+  }
+  for (size_t j = 0; j < objectives.size(); ++j) {
+    objectives[j].goal = j < goals.size() ? goals[j] : "minimize";
+    if (objectives[j].goal != "minimize" && objectives[j].goal != "maximize") {
+      return Status::BadInput(std::string("attribute ") + study_internal::kObjectiveGoalsAttribute +
+                              ": goal '" + objectives[j].goal +
+                              "' is neither minimize nor "
+                              "maximize");
+    }
+  }
+  return Status::Ok();
+}
+
 // `*torn` is true when the published record or state was being rewritten as it was read.
 Status ReadOpenStudy(hid_t file, StudyContents* contents, bool* torn) {
   bool present = false;
@@ -547,7 +590,8 @@ Status ReadOpenStudy(hid_t file, StudyContents* contents, bool* torn) {
   HPO_RETURN_IF_ERROR(ReadTrials(file, trials, contents));
   HPO_RETURN_IF_ERROR(ReadCurves(file, curves, contents));
   HPO_RETURN_IF_ERROR(ReadTables(file, contents));
-  return ReadAttributes(file, state, contents);
+  HPO_RETURN_IF_ERROR(ReadAttributes(file, state, contents));
+  return ReadObjectiveGoals(contents);
 }
 
 }  // namespace

@@ -127,6 +127,7 @@ std::string RowSchema::GetString(const char* row, size_t index) const {
 }
 
 bool IsFixedTrialsField(const std::string& name) {
+  if (name.rfind(kFurtherObjectivePrefix, 0) == 0) return true;
   for (const char* fixed : {kTrialIdField, kStatusField, kObjectiveField, kEpochsField,
                             kDurationField, kGroupField, kMessageField, kStartTimeField}) {
     if (name == fixed) return true;
@@ -150,6 +151,10 @@ std::string MetricColumnName(const std::string& metric) {
     }
   }
   return column;
+}
+
+std::string FurtherObjectiveColumnName(const std::string& metric) {
+  return kFurtherObjectivePrefix + MetricColumnName(metric);
 }
 
 std::string MetricNameOfColumn(const std::string& column) {
@@ -209,6 +214,9 @@ RowSchema LegacyTrialsSchema(const StudyLayout& layout) {
   schema.AddInt64(kTrialIdField);
   schema.AddString(kStatusField, kStatusWidth, /*ascii=*/true);
   schema.AddFloat64(kObjectiveField);
+  for (const StudyObjective& objective : layout.further_objectives) {
+    schema.AddFloat64(FurtherObjectiveColumnName(objective.metric));
+  }
   for (const StudyParamColumn& column : layout.params) {
     switch (column.type) {
       case ParamType::kInt:

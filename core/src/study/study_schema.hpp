@@ -40,8 +40,18 @@ inline constexpr size_t kMessageWidth = 256;
 // fits, from a line's start where one is in reach (else from a UTF-8 character's). A message
 // whose first line leaves no room for that is cut at its end instead.
 std::string FitMessage(const std::string& message, size_t max_bytes);
-// Columns of /trials before the parameters, and after them.
+// Columns of /trials before the parameters (and before the further objectives' columns of a
+// study of several objectives), and after them.
 inline constexpr size_t kTrialsLeadingFields = 3;
+// A further objective's /trials column: "objective:" + MetricColumnName(metric); a
+// hyperparameter whose name starts so is stored as "param:NAME". Their goals are the root
+// attribute kObjectiveGoalsAttribute, space-separated, in column order.
+inline constexpr char kFurtherObjectivePrefix[] = "objective:";
+std::string FurtherObjectiveColumnName(const std::string& metric);
+// The columns before the parameters in a study of `layout`.
+inline size_t ParamsStart(const StudyLayout& layout) {
+  return kTrialsLeadingFields + layout.further_objectives.size();
+}
 // A hyperparameter named like a fixed /trials column (a program's own `--epochs`, say) is stored
 // as "param:NAME" and read back as NAME.
 inline constexpr char kCollidingParamPrefix[] = "param:";
@@ -111,6 +121,8 @@ inline constexpr char kMetricGoalAttribute[] = "metric_goal";
 inline constexpr char kWorldSizeAttribute[] = "world_size";
 inline constexpr char kStartTimeAttribute[] = "start_time";
 inline constexpr char kVersionAttribute[] = "version";
+// Several objectives only: the further objectives' goals ("minimize maximize ...").
+inline constexpr char kObjectiveGoalsAttribute[] = "objective_goals";
 
 enum class FieldKind { kInt64, kFloat64, kString };
 

@@ -82,11 +82,6 @@ constexpr hsize_t kMinimumSlotBytes = 1024;
 // column, no '/' in a hyperparameter's (PyTables refuses it in column names; a metric's is
 // escaped, MetricColumnName), string widths of at least one byte.
 Status ValidateLayout(const StudyLayout& layout) {
-  const std::set<std::string> trial_fixed = {
-      study_internal::kTrialIdField,   study_internal::kStatusField,
-      study_internal::kObjectiveField, study_internal::kEpochsField,
-      study_internal::kDurationField,  study_internal::kGroupField,
-      study_internal::kMessageField,   study_internal::kStartTimeField};
   std::set<std::string> seen;
   for (const StudyParamColumn& column : layout.params) {
     if (column.name.empty()) return Status::BadInput("a hyperparameter has an empty name");
@@ -95,7 +90,7 @@ Status ValidateLayout(const StudyLayout& layout) {
                               "': names with '/' cannot be study file columns");
     }
     if (column.name.rfind(study_internal::kCollidingParamPrefix, 0) == 0 &&
-        trial_fixed.count(study_internal::ParamNameOfColumn(column.name)) != 0) {
+        study_internal::IsFixedTrialsField(study_internal::ParamNameOfColumn(column.name))) {
       return Status::BadInput("hyperparameter '" + column.name + "': the prefix '" +
                               study_internal::kCollidingParamPrefix +
                               "' is how the study file stores a hyperparameter named like one of "
@@ -107,6 +102,13 @@ Status ValidateLayout(const StudyLayout& layout) {
     if (column.type == ParamType::kString && column.string_width == 0) {
       return Status::BadInput("hyperparameter '" + column.name +
                               "': string column width must be at least 1 byte");
+    }
+  }
+  seen.clear();
+  for (const StudyObjective& objective : layout.further_objectives) {
+    if (objective.metric.empty()) return Status::BadInput("an objective has an empty name");
+    if (!seen.insert(objective.metric).second) {
+      return Status::BadInput("objective '" + objective.metric + "' appears twice");
     }
   }
   const std::set<std::string> curve_fixed = {study_internal::kTrialIdField,
@@ -785,6 +787,14 @@ class Hdf5StudyWriter final : public StudyWriter {
       for (const auto& [name, value] : root_attributes) {
         HPO_RETURN_IF_ERROR(WriteAttribute(out, name, value));
       }
+      if (!layout_.further_objectives.empty()) {
+        std::string goals;
+        for (const StudyObjective& objective : layout_.further_objectives) {
+          goals += (goals.empty() ? "" : " ") + objective.goal;
+        }
+        HPO_RETURN_IF_ERROR(
+            WriteAttribute(out, study_internal::kObjectiveGoalsAttribute, StudyAttribute(goals)));
+      }
     }
     for (const auto& [name, value] : slot_attributes_) {
       HPO_RETURN_IF_ERROR(WriteAttribute(out, name, value));
@@ -868,9 +878,16 @@ class Hdf5StudyWriter final : public StudyWriter {
     trials_schema_.PutInt64(row, 0, result.trial_id);
     trials_schema_.PutString(row, 1, TrialStatusName(result.status));
     trials_schema_.PutFloat64(row, 2, result.objective);
+    const size_t params_start = study_internal::ParamsStart(layout_);
+    for (size_t j = 0; j < layout_.further_objectives.size(); ++j) {
+      trials_schema_.PutFloat64(row, study_internal::kTrialsLeadingFields + j,
+                                j < result.further_objectives.size()
+                                    ? result.further_objectives[j]
+                                    : std::numeric_limits<double>::quiet_NaN());
+    }
     for (size_t p = 0; p < layout_.params.size(); ++p) {
       const StudyParamColumn& column = layout_.params[p];
-      const size_t index = study_internal::kTrialsLeadingFields + p;
+      const size_t index = params_start + p;
       const ParamValue* value = FindParam(result.params, column.name);
       if (value == nullptr && column.conditional) {
         study_internal::PutAbsentParam(trials_schema_, column.type, index, row);
@@ -909,7 +926,7 @@ class Hdf5StudyWriter final : public StudyWriter {
         }
       }
     }
-    const size_t tail = study_internal::kTrialsLeadingFields + layout_.params.size();
+    const size_t tail = params_start + layout_.params.size();
     trials_schema_.PutInt64(row, tail, result.epochs);
     trials_schema_.PutFloat64(row, tail + 1, result.duration_s);
     trials_schema_.PutInt64(row, tail + 2, result.group);

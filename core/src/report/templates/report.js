@@ -485,6 +485,7 @@ const HpoReport = (() => {
         "sample of the rest; the other plots and the table show every trial).");
   }
 
+  const PARETO_COLOUR = "#d62728";
   const SHAPES = {completed: "circle", stopped: "triangle", paused: "triangle", failed: "cross",
                   running: "circle"};
 
@@ -599,6 +600,7 @@ const HpoReport = (() => {
       ["curves-plot", () => drawCurves(data, axes)],
     ];
     draw("history-plot", () => drawHistory(data, axes, times));
+    if (data.objectives && data.objectives.length > 1) draw("pareto-plot", () => drawPareto(data));
     draw("importance-plot", () => drawImportance(data));
     const complete = () => {
       const root = document.documentElement;
@@ -738,6 +740,80 @@ const HpoReport = (() => {
       setDrawn("history", plot.marks);
     }
     if (select && select.addEventListener) select.addEventListener("change", paint);
+    paint();
+    return {highlight(s) { selected = s; paint(); }};
+  }
+
+  // Several objectives: the points [x, y] (losses or values) of the trials whose first two
+  // objectives are finite, and which of them no other point dominates under `goals` (the two
+  // objectives' "minimize" | "maximize"). Returns the indices of the front, sorted by x.
+  function paretoFront(points, goals) {
+    const sign = goals.map((g) => (g === "maximize" ? -1 : 1));
+    const loss = points.map((p) => [sign[0] * p[0], sign[1] * p[1]]);
+    const front = [];
+    loss.forEach((a, i) => {
+      if (!Number.isFinite(a[0]) || !Number.isFinite(a[1])) return;
+      const dominated = loss.some((b, j) => j !== i && Number.isFinite(b[0]) &&
+          Number.isFinite(b[1]) && b[0] <= a[0] && b[1] <= a[1] && (b[0] < a[0] || b[1] < a[1]));
+      if (!dominated) front.push(i);
+    });
+    return front.sort((i, j) => points[i][0] - points[j][0] || i - j);
+  }
+
+  // #pareto (several objectives): the first two objectives of every trial, the Pareto front
+  // (the study's, from the trials' `pareto` flags) highlighted and joined by a step line.
+  function drawPareto(data) {
+    const container = document.getElementById("pareto-plot");
+    const objectives = data.objectives;
+    const trials = data.trials;
+    const xs = trials.map((t) => t.objective);
+    const ys = trials.map((t) => (t.further || [])[0]);
+    const xAxis = linearAxis(...finiteRange(xs), 0.05);
+    const yAxis = linearAxis(...finiteRange(ys), 0.05);
+    let selected = trials.map(() => true);
+    function paint() {
+      const plot = makePlot(container, 360, [12, 20, 40, 70]);
+      const X = pixelScale(xAxis, plot.left, plot.right);
+      const Y = pixelScale(yAxis, plot.bottom, plot.top);
+      drawFrame(plot, ticksAt(xAxis, plot.left, plot.right), ticksAt(yAxis, plot.bottom, plot.top),
+                objectives[0].name + " (" + objectives[0].goal + ")",
+                objectives[1].name + " (" + objectives[1].goal + ")");
+      const marks = [[], [], []];
+      const hits = [];
+      const front = [];
+      trials.forEach((t, i) => {
+        if (!Number.isFinite(xs[i]) || !Number.isFinite(ys[i])) return;
+        const x = X(xs[i]);
+        const y = Y(ys[i]);
+        if (t.pareto) front.push([xs[i], ys[i]]);
+        const layer = !selected[i] ? 0 : t.pareto ? 2 : 1;
+        marks[layer].push([x, y, SHAPES[t.status],
+                           layer === 2 ? PARETO_COLOUR : layer === 1 ? "#8a8a8a" : "#d8d8d8"]);
+        if (selected[i]) hits.push([x, y, i]);
+        plot.marks += 1;
+      });
+      front.sort((a, b) => a[0] - b[0]);
+      // The front as a staircase: each point's region reaches to the next point.
+      const step = [];
+      const maximizeY = objectives[1].goal === "maximize";
+      front.forEach(([fx, fy], k) => {
+        step.push([X(fx), Y(fy)]);
+        if (k + 1 < front.length) {
+          const next = front[k + 1];
+          step.push(maximizeY === (objectives[0].goal === "maximize") ? [X(fx), Y(next[1])]
+                                                                       : [X(next[0]), Y(fy)]);
+        }
+      });
+      if (step.length > 1) drawLines(plot.ctx, [[step, PARETO_COLOUR, 1.5, true]], 0.8);
+      drawMarkers(plot.ctx, marks[0], 3, 0.6);
+      drawMarkers(plot.ctx, marks[1], 3, 0.8);
+      drawMarkers(plot.ctx, marks[2], 4, 1);
+      if (!plot.marks) noteOnPlot(plot, "no trial with both objectives");
+      plot.hits = nearest(hits);
+      attachTooltip(plot, (i) => describeTrial(data, trials[i]) + "; " + objectives[1].name +
+                                 " " + formatValue(ys[i]) + (trials[i].pareto ? " (front)" : ""));
+      setDrawn("pareto", plot.marks);
+    }
     paint();
     return {highlight(s) { selected = s; paint(); }};
   }
@@ -1276,7 +1352,8 @@ const HpoReport = (() => {
 
   return {
     buildAxes, goodness, colour, selectTrials, sortTrials, formatValue, formatDuration, axisTicks,
-    trialTimes, history, utilization, interpolateGrid, contourAxes, render, renderComparison,
+    trialTimes, history, utilization, interpolateGrid, contourAxes, paretoFront, render,
+    renderComparison,
   };
 })();
 

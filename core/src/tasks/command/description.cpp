@@ -12,7 +12,8 @@ namespace hpo {
 namespace {
 
 // The user's own program (W&B `program`/`command`): any hyperparameter, and the metrics are the
-// sweep metric, then `metrics:`, then the names of `metric_definitions`, each once.
+// sweep metric, then the further objectives, then `metrics:`, then the names of
+// `metric_definitions`, each once.
 class CommandDescription final : public TaskDescription {
  public:
   const std::string& name() const override { return name_; }
@@ -26,6 +27,7 @@ class CommandDescription final : public TaskDescription {
     auto add = [&names](const std::string& name) {
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     };
+    for (const MetricSpec& objective : config.sweep.objectives) add(objective.name);
     for (const std::string& name : config.command.metrics) add(name);
     for (const MetricRegex& definition : config.command.metric_definitions) add(definition.name);
     return names;
