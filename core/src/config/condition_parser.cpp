@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "parameter_parser.hpp"
+
 namespace hpo::config_internal {
 
 namespace {
