@@ -128,6 +128,21 @@ class ResilienceCase(unittest.TestCase):
         self.addCleanup(kill_session, job)
         return job
 
+    def kill_mid_sweep(self, np_count, config, finished, trials):
+        """Starts a sweep of `trials` trials and kills the whole job once `finished` are in its
+        study; returns (output, study, the study's trials). Short trials may all finish between
+        the check and the kill on a quiet machine: then it starts again, three times at most."""
+        for attempt in range(3):
+            output = self.out("killed-%d" % attempt)
+            study = os.path.join(output, "study.h5")
+            job = self.start(np_count, output, config=config)
+            wait_for(lambda: finished_trials(study) >= finished, job)
+            kill_session(job)
+            before, _ = read_trials(study)
+            if len(before) < trials:
+                return output, study, before
+        self.fail("every attempt was killed after the last trial")
+
     def assert_same_trials(self, expected, actual):
         """Same trial ids, hyperparameters, statuses and objectives."""
         self.assertEqual(sorted(expected), sorted(actual))
@@ -433,16 +448,7 @@ class Conditional(ResilienceCase):
                 self.assertTrue(0.5 <= row["momentum"] <= 0.95, (trial_id, row))
 
     def test_kill_9_then_resume_keeps_absent_parameters_absent(self):
-        for attempt in range(3):
-            output = self.out("killed-%d" % attempt)
-            study = os.path.join(output, "study.h5")
-            job = self.start(4, output, config=CONDITIONAL_CONFIG)
-            wait_for(lambda: finished_trials(study) >= 2, job)
-            kill_session(job)
-            before, _ = read_trials(study)
-            if len(before) < 6:
-                break
-        self.assertLess(len(before), 6, "every attempt was killed after the last trial")
+        output, study, before = self.kill_mid_sweep(4, CONDITIONAL_CONFIG, 2, 6)
 
         rc, log = run(4, output, ["--resume"], config=CONDITIONAL_CONFIG)
         self.assertEqual(rc, 0, log)
@@ -480,18 +486,7 @@ class Objectives(ResilienceCase):
     """A sweep of two objectives (bayes: ParEGO) killed with kill -9 and resumed."""
 
     def test_kill_9_then_resume_loses_no_trial_and_keeps_every_objective(self):
-        # The trials take about a second each: on a quiet machine the last ones may finish
-        # between the check and the kill; then start again.
-        for attempt in range(3):
-            output = self.out("killed-%d" % attempt)
-            study = os.path.join(output, "study.h5")
-            job = self.start(2, output, config=OBJECTIVES_CONFIG)
-            wait_for(lambda: finished_trials(study) >= 1, job)
-            kill_session(job)
-            before, _ = read_trials(study)
-            if len(before) < 8:
-                break
-        self.assertLess(len(before), 8, "every attempt was killed after the last trial")
+        output, study, before = self.kill_mid_sweep(2, OBJECTIVES_CONFIG, 1, 8)
 
         rc, log = run(2, output, ["--resume"], config=OBJECTIVES_CONFIG)
         self.assertEqual(rc, 0, log)
