@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <set>
+#include <map>
 #include <string>
 #include <utility>
 
