@@ -117,13 +117,45 @@ class IoErrorChecks(unittest.TestCase):
 class DiskFull(IoErrorChecks):
     # Torch's file writer throws from its destructor when the disk is full (std::terminate, exit
     # 134): weights and checkpoints are serialized to memory and written by hpo instead.
+    def setUp(self):
+        self.configs = tempfile.mkdtemp(prefix="hpo-disk-configs-")
+
+    def tearDown(self):
+        shutil.rmtree(self.configs, ignore_errors=True)
+
+    def longer_config(self):
+        """CONFIG with trials of seconds, not a fraction of one: a quiet machine would otherwise
+        finish the whole sweep between the first published row and the disk filling up."""
+        with open(CONFIG) as f:
+            text = f.read()
+        longer = os.path.join(self.configs, "longer.yaml")
+        with open(longer, "w") as f:
+            f.write(text.replace("train_samples: 2048", "train_samples: 16384")
+                    .replace("epochs: 2", "epochs: 8"))
+        return longer
+
+    def test_disk_full_before_the_sweep_starts(self):
+        """No room for the study's first file: exit 1, one line naming the study (No space left
+        on device) and no HDF5 noise, no study and no temporary file left."""
+        with small_tmpfs("16m") as folder:
+            output = os.path.join(folder, "out")
+            os.makedirs(output)
+            fill_up(folder)
+            job = run_in_own_session(sweep_command(output), 300,
+                                     env=dict(os.environ, **MPI_ENV))
+            self.assertEqual(job.returncode, 1, job.describe())
+            self.assert_one_error_naming(job.output, "No space left on device", folder)
+            self.assertEqual([name for name in os.listdir(output) if name.startswith("study.h5")
+                              and name != "study.h5.lock"], [])
+
     def test_disk_fills_up_during_the_sweep(self):
         """The disk fills up once the first trial is in the study: exit 1, one line naming the
         file that could not be written (No space left on device), the study as last published."""
         with small_tmpfs("16m") as folder:
             output = os.path.join(folder, "out")
             study = os.path.join(output, "study.h5")
-            job = subprocess.Popen(sweep_command(output), stdout=subprocess.PIPE,
+            job = subprocess.Popen(sweep_command(output, config=self.longer_config()),
+                                   stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, start_new_session=True,
                                    env=dict(os.environ, **MPI_ENV))
             try:

@@ -21,18 +21,21 @@
 // - By a rewrite, when the rows would pass the capacity, the state does not fit its slot, a table
 //   is staged, the file predates this layout, or at the end (compaction, from Close): a new file
 //   (committed rows, the staged ones, the root attributes with the state's written as real
-//   attributes, tables) is built at STUDY.h5.tmp and renamed over STUDY.h5. rename(2) is atomic:
-//   the study is the old file or the new one. Capacities double, so rewrites cost O(1) per trial
-//   amortized (11 rewrites for 100,000 trials); the last one (compaction) makes the datasets'
-//   extents the row counts, so a finished study reads with h5py and pandas with no fill rows at
-//   all. A study being written, or left by a crash, has fill
-//   rows past the counts (trial_id -1, empty status) and possibly rows of a publish the crash cut
-//   short: readers that do not apply /published see them.
+//   attributes, tables) is built in memory (HDF5's core driver), written to STUDY.h5.tmp and
+//   renamed over STUDY.h5 (WriteFileAtomically). rename(2) is atomic: the study is the old file
+//   or the new one. Building in memory keeps HDF5 away from a full disk there: a failed
+//   H5Fcreate on ENOSPC leaves the library unable to shut down ("infinite loop closing
+//   library"), and the error is one plain line naming the file. Capacities double, so rewrites cost
+//   O(1) per trial amortized (11 rewrites for 100,000 trials); the last one (compaction) makes the
+//   datasets' extents the row counts, so a finished study reads with h5py and pandas with no fill
+//   rows at all. A study being written, or left by a crash, has fill rows past the counts (trial_id
+//   -1, empty status) and possibly rows of a publish the crash cut short: readers that do not apply
+//   /published see them.
 // - Readers (ReadStudy, h5py, pandas) may open the file at any moment (no HDF5 file locking, and
 //   metadata never changes in place); a reader racing a publish may see a record whose state slot
 //   is being rewritten: it fails the checksum and ReadStudy reads again.
-// - Nothing is fsync'ed: after a power loss the study is the last published one on file systems
-//   that write a file's pages in order (or keep the rename after the data it renames), as before.
+// - Only a rewrite is fsync'ed (before its rename), not an in-place publish: after a power loss
+//   the study is the last published one on file systems that write a file's pages in order.
 // - A publish that fails (a full disk, an unwritable file, an I/O error) leaves the study as last
 //   published: the writer closes the file and stops; every later Publish returns that failure.
 //   The tables are opened without a chunk cache, so a raw-data write reaches the file (or fails)
@@ -49,14 +52,21 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <set>
 #include <utility>
+#include <vector>
 
+#include "common/file_io.hpp"
 #include "hdf5_handles.hpp"
 #include "study/study_file.hpp"
 #include "study_schema.hpp"
+
+// HDF5's checksum of metadata (Jenkins' lookup3), exported by libhdf5 since 1.8.7 but declared
+// only in its private headers.
+extern "C" uint32_t H5_checksum_metadata(const void* data, size_t length, uint32_t initial);
 
 namespace hpo {
 
@@ -77,6 +87,30 @@ using study_internal::ScopedErrorSilencer;
 constexpr hsize_t kTrialsChunkRows = 64;
 constexpr hsize_t kCurvesChunkRows = 512;
 constexpr hsize_t kMinimumSlotBytes = 1024;
+// The step by which a rewrite's in-memory file image grows.
+constexpr size_t kImageIncrementBytes = size_t{1} << 20;
+
+// H5Fget_file_image (HDF5 1.10) clears the superblock's status flags in the copy it returns but
+// keeps the checksum computed with the open file's flags set, so readers refuse the copy
+// ("incorrect metadata checksum"). Computes the checksum of superblocks of version 2 and later
+// (signature, version, sizes, flags, four addresses, then the checksum) again over the copy.
+Status RestoreSuperblockChecksum(const std::string& what, std::vector<char>* image) {
+  static constexpr char kSignature[] = "\x89HDF\r\n\x1a\n";
+  const auto byte = [&](size_t at) { return static_cast<unsigned char>((*image)[at]); };
+  if (image->size() < 12 || std::memcmp(image->data(), kSignature, 8) != 0) {
+    return Status::Failure(what + ": the file image does not start with a superblock");
+  }
+  if (byte(8) < 2) return Status::Ok();  // versions 0 and 1 have no checksum
+  const size_t checked = 12 + 4 * size_t{byte(9)};
+  if (image->size() < checked + 4) {
+    return Status::Failure(what + ": the file image is shorter than its superblock");
+  }
+  const uint32_t checksum = H5_checksum_metadata(image->data(), checked, 0);
+  for (size_t i = 0; i < 4; ++i) {
+    (*image)[checked + i] = static_cast<char>((checksum >> (8 * i)) & 0xff);  // little-endian
+  }
+  return Status::Ok();
+}
 
 // Checks the names and types of `layout`: non-empty unique names that collide with no fixed
 // column, no '/' in a hyperparameter's (PyTables refuses it in column names; a metric's is
@@ -687,19 +721,12 @@ class Hdf5StudyWriter final : public StudyWriter {
     staged_curve_rows_.clear();
   }
 
-  // The rewrite of the protocol: builds STUDY.h5.tmp and renames it over STUDY.h5.
+  // The rewrite of the protocol: builds the file in memory and writes it over STUDY.h5.
   Status Rewrite(bool include_staged, hsize_t trial_capacity, hsize_t curve_capacity,
                  hsize_t slot_bytes) {
-    const std::string temporary = path_ + ".tmp";
-    ::unlink(temporary.c_str());
-    Status built = Build(temporary, include_staged, trial_capacity, curve_capacity, slot_bytes);
-    if (built.ok() && ::rename(temporary.c_str(), path_.c_str()) != 0) {
-      built = Status::Failure("writing " + path_ + ": " + std::strerror(errno));
-    }
-    if (!built.ok()) {
-      ::unlink(temporary.c_str());
-      return built;
-    }
+    std::vector<char> image;
+    HPO_RETURN_IF_ERROR(Build(include_staged, trial_capacity, curve_capacity, slot_bytes, &image));
+    HPO_RETURN_IF_ERROR(WriteFileAtomically(path_, image.data(), image.size()));
     if (!include_staged) staged_trials_ = staged_curves_ = 0;
     Committed(sequence_ + 1);
     slot_attributes_.clear();
@@ -710,15 +737,19 @@ class Hdf5StudyWriter final : public StudyWriter {
     return OpenFile(/*writable=*/true);
   }
 
-  // Writes the whole study (see Rewrite) to `temporary`.
-  Status Build(const std::string& temporary, bool include_staged, hsize_t trial_capacity,
-               hsize_t curve_capacity, hsize_t slot_bytes) {
+  // The whole study (see Rewrite) as a file's bytes, built in memory.
+  Status Build(bool include_staged, hsize_t trial_capacity, hsize_t curve_capacity,
+               hsize_t slot_bytes, std::vector<char>* image) {
     const hsize_t new_trials = include_staged ? staged_trials_ : 0;
     const hsize_t new_curves = include_staged ? staged_curves_ : 0;
+    const std::string what = path_ + " (built in memory)";
     PropertyListHandle fapl;
     HPO_RETURN_IF_ERROR(MakeFileAccess(&fapl));
-    FileHandle out(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
-    if (!out.valid()) return Status::Failure(temporary + ": " + Hdf5Error("H5Fcreate"));
+    if (H5Pset_fapl_core(fapl.get(), kImageIncrementBytes, /*backing_store=*/false) < 0) {
+      return Status::Failure(what + ": " + Hdf5Error("H5Pset_fapl_core"));
+    }
+    FileHandle out(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+    if (!out.valid()) return Status::Failure(what + ": " + Hdf5Error("H5Fcreate"));
     DatasetHandle trials;
     DatasetHandle curves;
     HPO_RETURN_IF_ERROR(CreateTable(out.get(), study_internal::kTrialsDataset, trials_schema_,
@@ -736,8 +767,18 @@ class Hdf5StudyWriter final : public StudyWriter {
     curves.reset();
     state.reset();
     published.reset();
-    if (H5Fclose(out.release()) < 0)
-      return Status::Failure(temporary + ": " + Hdf5Error("H5Fclose"));
+    // H5Fget_file_image copies what the driver holds, not what the metadata cache holds.
+    if (H5Fflush(out.get(), H5F_SCOPE_LOCAL) < 0) {
+      return Status::Failure(what + ": " + Hdf5Error("H5Fflush"));
+    }
+    const ssize_t size = H5Fget_file_image(out.get(), nullptr, 0);
+    if (size < 0) return Status::Failure(what + ": " + Hdf5Error("H5Fget_file_image"));
+    image->resize(static_cast<size_t>(size));
+    if (H5Fget_file_image(out.get(), image->data(), image->size()) != size) {
+      return Status::Failure(what + ": " + Hdf5Error("H5Fget_file_image"));
+    }
+    HPO_RETURN_IF_ERROR(RestoreSuperblockChecksum(what, image));
+    if (H5Fclose(out.release()) < 0) return Status::Failure(what + ": " + Hdf5Error("H5Fclose"));
     return Status::Ok();
   }
 
