@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds both configurations and runs every test (unit, MPI, deployment)
-# with ctest in each: the CPU build (build/, Debian's libtorch 1.13) and the CUDA build
-# (build-cuda/, PyPI's CUDA libtorch 2.x). Without a GPU the CUDA build trains on the CPU, and its
-# GPU tests (label gpu) report themselves skipped, with the reason. One after the other: on 2
-# cores, running them side by side would only slow both and load the timing-sensitive tests.
+# Installs what is missing, builds both configurations and runs the tests (unit, MPI, deployment)
+# with ctest in each: every test in the CPU build (build/, Debian's libtorch 1.13), and in the CUDA
+# build (build-cuda/, PyPI's CUDA libtorch 2.x) every test but those labelled torch_free, whose
+# outcome does not depend on the libtorch linked (hosts in namespaces, Slurm, manifests, the config
+# fuzzer). Without a GPU the CUDA build trains on the CPU, and its GPU tests (label gpu) report
+# themselves skipped, with the reason. One after the other: on 2 cores, running them side by side
+# would only slow both and load the timing-sensitive tests. When a test fails, the last lines name
+# each failed test with the end of its output.
 #
 #   scripts/test.sh [--cpu-only] [CTEST_ARG...]
 set -euo pipefail
@@ -15,18 +18,37 @@ if [ "${1:-}" = "--cpu-only" ]; then
 fi
 if [ "${#configurations[@]}" -gt 1 ]; then scripts/install-deps.sh --cuda; else scripts/install-deps.sh; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# The end of each failed test's output in DIR's last ctest run, after its name.
+report_failures() {
+  local dir=$1 name
+  [ -f "$dir/Testing/Temporary/LastTestsFailed.log" ] || return 0
+  while IFS=: read -r _ name; do
+    echo "---- $dir: $name failed; the end of its output:"
+    awk -v name="$name" 'index($0, " Testing: ") && substr($0, index($0, " Testing: ") + 10) == name {
+        on = 1; next
+      }
+      on && /^<end of output>$/ {exit} on' "$dir/Testing/Temporary/LastTest.log" | tail -n 40
+  done <"$dir/Testing/Temporary/LastTestsFailed.log"
+}
+
 failed=()
 for configuration in "${configurations[@]}"; do
-  if [ "$configuration" = cpu ]; then build_args=(); dir=build; else build_args=(--cuda); dir=build-cuda; fi
+  if [ "$configuration" = cpu ]; then
+    build_args=() dir=build select=()
+  else
+    build_args=(--cuda) dir=build-cuda select=(-LE torch_free)
+  fi
   start=$SECONDS
   scripts/build.sh "${build_args[@]}"
   echo "== $configuration build: $((SECONDS - start)) s"
   start=$SECONDS
-  ctest --test-dir "$dir" --output-on-failure --timeout 900 -j "$(nproc)" "$@" ||
-    failed+=("$configuration")
+  ctest --test-dir "$dir" --output-on-failure --timeout 900 -j "$(nproc)" "${select[@]}" "$@" ||
+    failed+=("$dir")
   echo "== $configuration tests ($dir): $((SECONDS - start)) s"
 done
 if ((${#failed[@]})); then
+  for dir in "${failed[@]}"; do report_failures "$dir"; done
   echo "tests failed in: ${failed[*]}" >&2
   exit 1
 fi

@@ -71,13 +71,17 @@ def read_trials(study):
 
 
 def wait_for(predicate, process, timeout=120):
+    """Returns once `predicate` holds, also when the sweep ended just after it came to hold (a
+    quiet machine runs short trials to the end between two looks); raises when the sweep ended
+    without it or it does not hold within `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError("the sweep ended before the test could interrupt it:\n" +
-                                 process.stdout.read())
+        ended = process.poll() is not None
         if predicate():
             return
+        if ended:
+            raise AssertionError("the sweep ended before the test could interrupt it:\n" +
+                                 process.stdout.read())
         time.sleep(0.05)
     raise AssertionError("timed out waiting for the sweep")
 
@@ -412,12 +416,7 @@ class WarmStart(ResilienceCase):
         self.assertEqual(finished_trials(os.path.join(earlier, "study.h5")), 4, log)
 
         config = self.write_config("warm.yaml", text.replace("WARM_START_STUDY", earlier))
-        output = self.out("warm")
-        study = os.path.join(output, "study.h5")
-        job = self.start(2, output, config=config)
-        wait_for(lambda: finished_trials(study) >= 2, job)
-        kill_session(job)
-        before, _ = read_trials(study)
+        output, study, before = self.kill_mid_sweep(2, config, 2, 8)
         recorded = os.path.join(earlier, "study.h5") + ": 4 trials, 4 used"
         with h5py.File(study, "r") as f:
             value = study_attributes(f)["warm_start"]
