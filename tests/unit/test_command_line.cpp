@@ -395,6 +395,24 @@ TEST(CommandLine, ParamReferencesBecomeTheirValuesInsideAnyElement) {
                                       "--tag=1e-05-64", "--x=${param:nope}", "--flag=True"}));
 }
 
+TEST(CommandLine, AnElementNamingAnAbsentParameterIsLeftOut) {
+  // momentum exists only with sgd (conditions:); this trial is adam, so it lacks momentum. The
+  // element that names it goes, also when it names a present one too; ${args} has no momentum.
+  const std::vector<std::string> command = {"python3",
+                                            "train.py",
+                                            "--momentum=${param:momentum}",
+                                            "--both=${param:lr}/${param:momentum}",
+                                            "--lr=${param:lr}",
+                                            "--x=${param:nope}",
+                                            "${args}"};
+  const std::vector<CommandArg> args = {{"lr", 0.01}, {"optimizer", std::string("adam")}};
+  CommandContext context = MakeContext({});
+  context.absent_parameters = {"momentum"};
+  EXPECT_EQ(ExpandCommand(command, args, context),
+            (std::vector<std::string>{"python3", "train.py", "--lr=0.01", "--x=${param:nope}",
+                                      "--lr=0.01", "--optimizer=adam"}));
+}
+
 TEST(CommandLine, PythonStrOfEachType) {
   EXPECT_EQ(PythonStr({"a", int64_t{-7}}), "-7");
   EXPECT_EQ(PythonStr({"a", 2.5e-05}), "2.5e-05");

@@ -98,6 +98,19 @@ bool HasParamReference(std::string_view text) {
   return false;
 }
 
+// Whether `element` holds a ${param:NAME} whose NAME is one of `names`.
+bool ReferencesAnyParam(std::string_view element, const std::set<std::string>& names) {
+  for (size_t pos = element.find(kParamPrefix); pos != std::string_view::npos;
+       pos = element.find(kParamPrefix, pos + 1)) {
+    const size_t length = ParamReferenceLength(element, pos);
+    if (length > 0 && names.count(std::string(element.substr(
+                          pos + kParamPrefix.size(), length - kParamPrefix.size() - 1))) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Every ${param:NAME} whose NAME is one of `args` becomes PythonStr of its value; others stay.
 std::string SubstituteParams(const std::string& element, const std::vector<CommandArg>& args) {
   std::string result;
@@ -414,6 +427,7 @@ std::vector<std::string> ExpandCommand(const std::vector<std::string>& command,
   std::vector<std::string> argv;
   for (const std::string& element : TemplateOrDefault(command)) {
     const bool has_params = HasParamReference(element);
+    if (has_params && ReferencesAnyParam(element, context.absent_parameters)) continue;
     std::string text = SubstituteEnvVars(element, context);
     if (has_params) text = SubstituteParams(text, args);
     if (has_params || !IsMacroElement(text)) {

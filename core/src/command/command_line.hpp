@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ struct CommandContext {
   std::string args_json_file;  // what ${args_json_file} becomes
   // The value of an environment variable, nullopt when unset; null means std::getenv.
   std::function<std::optional<std::string>(const std::string&)> getenv;
+  // Hyperparameters of the sweep that this trial lacks (a condition left them out): an element
+  // with a ${param:NAME} of one of them is left out of the command, as ${args} leaves them out.
+  std::set<std::string> absent_parameters;
 };
 
 // Expands `command` for one trial whose hyperparameters are `args` (an empty command is
@@ -78,8 +82,9 @@ struct CommandContext {
 //   ${args_json} -> PythonJsonDumps(args)
 // with each value spelled PythonStr(arg). hpo's one macro beyond W&B's: inside any element,
 // ${param:NAME} becomes PythonStr of the hyperparameter NAME (what a Katib trialTemplate's
-// ${trialParameters.X} becomes); an element holding one is never a whole-element macro, and a
-// NAME that is no hyperparameter stays as written. Precondition: CheckCommandTemplate(command)
+// ${trialParameters.X} becomes); an element holding one is never a whole-element macro, an
+// element naming one of context.absent_parameters is left out, and any other NAME that is no
+// hyperparameter stays as written. Precondition: CheckCommandTemplate(command)
 // passed. An element that becomes an unknown macro only through an environment value expands to
 // nothing, as in W&B.
 std::vector<std::string> ExpandCommand(const std::vector<std::string>& command,

@@ -117,7 +117,7 @@ Status ParseMetricDefinitions(const ErrorFormatter& errors, const Field& field,
 // executable exists.
 Status CheckFirstExecutable(const ErrorFormatter& errors, const Field& at,
                             const Field* interpreter_field, const CommandSpec& spec) {
-  const CommandContext context{spec.program, spec.interpreter, "", nullptr};
+  const CommandContext context{spec.program, spec.interpreter, "", nullptr, {}};
   const std::vector<std::string> argv = ExpandCommand(spec.command, {}, context);
   size_t first = 0;
   if (first < argv.size() && argv[first] == "/usr/bin/env") ++first;

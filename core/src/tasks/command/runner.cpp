@@ -44,6 +44,8 @@
 #include "command/test_results.hpp"
 #include "common/diagnostic.hpp"
 #include "common/network_interfaces.hpp"
+#include "hpo/config.hpp"
+#include "hpo/param.hpp"
 #include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
 #include "runtime/preemption.hpp"
@@ -367,8 +369,13 @@ class CommandRunner final : public TaskRunner {
     }
 
     ChildSpec spec;
-    const CommandContext macros{config_.command.program, config_.command.interpreter, params_json,
-                                nullptr};
+    CommandContext macros{
+        config_.command.program, config_.command.interpreter, params_json, nullptr, {}};
+    for (const ParameterSpec& parameter : config_.sweep.parameters) {
+      if (FindParam(trial.params, parameter.name) == nullptr) {
+        macros.absent_parameters.insert(parameter.name);
+      }
+    }
     spec.argv = ExpandCommand(config_.command.command, args, macros);
     spec.environment = Environment(trial, port, trial_dir, checkpoint_dir, params_json);
     spec.log_path =
