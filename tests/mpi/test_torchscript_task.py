@@ -163,6 +163,12 @@ class BadInput(TorchScriptCase):
         self.assert_bad("depth", config(model="net_w{depth}.pt"),
                         "model: {depth} is not a parameter of the sweep")
 
+    def test_a_placeholder_whose_parameter_is_conditional(self):
+        text = config(widths="[8]").replace(
+            "    lr: {value: 0.05}\n", "    lr: {value: 0.05}\n    kind: {values: [a, b]}\n")
+        self.assert_bad("conditional", text + "conditions:\n  width: {kind: [a]}\n",
+                        "model: {width} exists only in some trials (conditions:)")
+
     def test_a_model_file_the_sweep_would_name_is_missing(self):
         self.assert_bad("missing", config(widths="[8, 16]"), "net_w16.pt does not exist")
 

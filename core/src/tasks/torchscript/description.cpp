@@ -56,14 +56,19 @@ class TorchScriptDescription final : public TaskDescription {
                             .WithContext(options.file + ":" +
                                          std::to_string(options.Find("model")->line) + ": model"));
     for (const std::string& placeholder : placeholders) {
-      bool known = false;
+      const ParameterSpec* named = nullptr;
       for (const ParameterSpec& parameter : config.sweep.parameters) {
-        known = known || parameter.name == placeholder;
+        if (parameter.name == placeholder) named = &parameter;
       }
-      if (!known) {
+      if (named == nullptr) {
         return options.Error("model", "{" + placeholder +
                                           "} is not a parameter of the sweep (swept, or fixed "
                                           "with `value:`)");
+      }
+      if (named->condition) {
+        return options.Error("model", "{" + placeholder +
+                                          "} exists only in some trials (conditions:), so the "
+                                          "others would name no model file");
       }
     }
     HPO_RETURN_IF_ERROR(CheckModelFilesExist(config, placeholders));
