@@ -131,5 +131,47 @@ TEST(StudyImportance, SaysWhyWhenThereIsNone) {
   EXPECT_NE(StudyImportanceJson(importance).find("\"importance\": []"), std::string::npos);
 }
 
+TEST(StudyImportance, AConditionalParameterLeavesNoTrialOut) {
+  // momentum exists only with sgd; the optimizer decides the objective. Fitted on the trials
+  // where every parameter is present (sgd only), the optimizer would not vary at all.
+  StudyContents study;
+  study.attributes.config =
+      "sweep:\n  method: random\n  run_cap: 80\n  metric: {name: val_loss, goal: minimize}\n"
+      "  parameters:\n"
+      "    lr: {min: 0.001, max: 0.1}\n"
+      "    optimizer: {values: [sgd, adam]}\n"
+      "    momentum: {min: 0.5, max: 0.95}\n"
+      "conditions:\n  momentum: {optimizer: [sgd]}\n"
+      "task: synthetic\nepochs: 2\n";
+  study.attributes.metric_name = "val_loss";
+  study.attributes.metric_goal = "minimize";
+  study.layout.params = {{"lr", ParamType::kFloat, 0},
+                         {"optimizer", ParamType::kString, 8},
+                         {"momentum", ParamType::kFloat, 0}};
+  study.layout.metric_names = {"val_loss"};
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int64_t id = 0; id < 80; ++id) {
+    TrialResult trial;
+    trial.trial_id = id;
+    const double lr = 0.001 + 0.099 * unit(rng);
+    const bool sgd = rng() % 2 == 0;
+    trial.params = {{"lr", lr}, {"optimizer", std::string(sgd ? "sgd" : "adam")}};
+    trial.objective = (sgd ? 1.0 : 0.0) + 0.5 * lr;
+    if (sgd) {
+      const double momentum = 0.5 + 0.45 * unit(rng);
+      trial.params.push_back({"momentum", momentum});
+      trial.objective += 0.05 * momentum;
+    }
+    trial.status = TrialStatus::kCompleted;
+    study.trials.push_back(std::move(trial));
+  }
+  const StudyImportance importance = ComputeStudyImportance(study, BuiltinTaskCatalog());
+  EXPECT_EQ(importance.trials, 80);
+  ASSERT_EQ(importance.values.size(), 3u) << importance.note;
+  EXPECT_EQ(importance.values[0].first, "optimizer");
+  EXPECT_GT(importance.values[0].second, 0.5);
+}
+
 }  // namespace
 }  // namespace hpo

@@ -371,26 +371,47 @@ StudyImportance ComputeStudyImportance(const StudyContents& study, const TaskCat
     result.note = "no hyperparameter varies";
     return result;
   }
+  const auto counted = [](const TrialResult& trial) {
+    return trial.status == TrialStatus::kCompleted && std::isfinite(trial.objective);
+  };
+  // A parameter that conditions leave out of some trials takes its absence as one more value: a
+  // category of its own, or a number one range-width below its range. The forest can then split
+  // on whether it is present, and every trial counts (not only those where all are present).
+  std::vector<bool> absent_somewhere(axes.size(), false);
+  for (const TrialResult& trial : study.trials) {
+    if (!counted(trial)) continue;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (FindParam(trial.params, axes[a].name) == nullptr) absent_somewhere[a] = true;
+    }
+  }
   std::vector<FanovaParam> params;
-  for (const Axis& axis : axes) {
+  std::vector<double> absent_values;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const Axis& axis = axes[a];
     FanovaParam param;
     param.name = axis.name;
     if (axis.scale == AxisScale::kCategorical) {
-      param.categories = static_cast<int>(axis.categories.size());
+      param.categories = static_cast<int>(axis.categories.size()) + (absent_somewhere[a] ? 1 : 0);
+      absent_values.push_back(static_cast<double>(axis.categories.size()));
     } else {
-      param.low = axis.min;
+      param.low = absent_somewhere[a] ? axis.min - (axis.max - axis.min) : axis.min;
       param.high = axis.max;
+      absent_values.push_back(param.low);
     }
     params.push_back(std::move(param));
   }
   std::vector<std::vector<double>> rows;
   std::vector<double> objectives;
   for (const TrialResult& trial : study.trials) {
-    if (trial.status != TrialStatus::kCompleted || !std::isfinite(trial.objective)) continue;
+    if (!counted(trial)) continue;
     std::vector<double> row;
-    for (const Axis& axis : axes) {
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const Axis& axis = axes[a];
       const ParamValue* value = FindParam(trial.params, axis.name);
-      if (value == nullptr) break;
+      if (value == nullptr) {
+        row.push_back(absent_values[a]);
+        continue;
+      }
       if (axis.scale == AxisScale::kCategorical) {
         const std::string text = FormatParamValueExact(*value);
         const auto found = std::find_if(

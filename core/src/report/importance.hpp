@@ -41,8 +41,8 @@ bool FanovaImportances(const std::vector<FanovaParam>& params,
                        std::vector<double>* importances);
 
 // A study's importances: the hyperparameters that vary (constants are left out), most important
-// first, over the completed trials with a finite objective; `note` says why `values` is empty
-// when it is.
+// first, over the completed trials with a finite objective; a parameter that conditions leave out
+// of some trials has its absence as one more value. `note` says why `values` is empty when it is.
 struct StudyImportance {
   std::string method = "fanova";
   FanovaOptions options;
