@@ -190,7 +190,10 @@ TEST(PbtPopulationTest, ReplacesTheBottomQuantileByCopiesOfTheTop) {
                 "bottom 2 of 8 members"),
             std::string::npos)
       << generation->exploits[1].reason;
-  // Decided once: the members wait no more; the children join at epoch 2.
+  // Decided once: the members wait no more, even when one reports epoch 2 again (a command
+  // trial's program resumed from a checkpoint before it); the children join at epoch 2.
+  EXPECT_FALSE(population.OnEpoch(0, 2, 0.5));
+  EXPECT_FALSE(population.OnEpoch(8, 2, 0.5));
   EXPECT_FALSE(population.Decide(10).has_value());
   EXPECT_FALSE(population.WaitingAt(0).has_value());
   EXPECT_TRUE(population.Known(9));
@@ -436,6 +439,48 @@ class PbtCoordinatorTest : public ::testing::Test {
   CopyingArtifacts artifacts_;
   std::ostringstream progress_;
 };
+
+TEST_F(PbtCoordinatorTest, AGenerationWaitsUntilEveryPauseHasArrived) {
+  std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
+  for (int round = 0; round < 1; ++round) {
+    const TrialSpec a = Request(*coordinator, 0);
+    const TrialSpec b = Request(*coordinator, 1);
+    Run(*coordinator, 0, a, 0.5);
+    Run(*coordinator, 1, b, 0.6);
+  }
+  const TrialSpec c = Request(*coordinator, 0);
+  const TrialSpec d = Request(*coordinator, 1);
+  // d reports its boundary (told to pause) but its pause has not arrived when c's does.
+  std::vector<EpochMetrics> curve;
+  for (int64_t epoch = 1; epoch <= 2; ++epoch) {
+    ControlMessage report;
+    report.kind = MessageKind::kEpochReport;
+    report.trial_id = d.trial_id;
+    report.metrics = Metrics(epoch, 0.1);
+    curve.push_back(report.metrics);
+    std::optional<ControlMessage> reply;
+    ASSERT_TRUE(coordinator->Handle(1, report, &reply).ok());
+    EXPECT_EQ(reply->keep_going, epoch < 2);
+  }
+  Run(*coordinator, 0, c, 0.7);
+  EXPECT_TRUE(artifacts_.copies.empty()) << progress_.str();
+  EXPECT_EQ(coordinator->trials_paused(), 3u);
+  ControlMessage paused;
+  paused.kind = MessageKind::kTrialResult;
+  paused.result.trial_id = d.trial_id;
+  paused.result.status = TrialStatus::kRunning;
+  paused.result.params = d.params;
+  paused.result.curve = curve;
+  std::optional<ControlMessage> reply;
+  const Status handled = coordinator->Handle(1, paused, &reply);
+  ASSERT_TRUE(handled.ok()) << handled.message();
+  ASSERT_EQ(artifacts_.copies.size(), 1u) << progress_.str();
+  EXPECT_EQ(artifacts_.copies[0].second, 4);
+  EXPECT_EQ(coordinator->trials_paused(), 0u);
+  EXPECT_NE(progress_.str().find("trial " + std::to_string(d.trial_id) + " replaced by trial 4"),
+            std::string::npos)
+      << progress_.str();
+}
 
 TEST_F(PbtCoordinatorTest, ReplacesTheWorstMemberAndResumesWhereItWas) {
   std::unique_ptr<Coordinator> coordinator = Make(writer_.get());

@@ -20,6 +20,11 @@ Status ParsePbt(const ErrorFormatter& errors, const Field& field, const MappingF
   if (population == nullptr) return fields.Missing("population", "how many members train at once");
   HPO_RETURN_IF_ERROR(ReadInteger(errors, *population, 2, 1 << 20, &parsed.population));
   const int64_t epochs = config.execution.epochs;
+  if (epochs == kUnboundedEpochs) {
+    return errors.At(field,
+                     "a command sweep with population-based training needs `epochs` (the steps "
+                     "each trial reports in all), so that members know their last step");
+  }
   if (const Field* interval = fields.Find("perturbation_interval")) {
     HPO_RETURN_IF_ERROR(ReadInteger(errors, *interval, 1, 1 << 30, &parsed.perturbation_interval));
     if (parsed.perturbation_interval >= epochs) {

@@ -443,7 +443,8 @@ Status Coordinator::ReplayPopulation(const StudyContents& study) {
 }
 
 Status Coordinator::RunGeneration(bool force) {
-  if (!pbt_ || interrupted_) return Status::Ok();
+  // A member told to pause is decided on once its pause (its row, its checkpoint) has arrived.
+  if (!pbt_ || interrupted_ || !pausing_.empty()) return Status::Ok();
   std::optional<PbtGeneration> generation = pbt_->Decide(next_trial_id_, force);
   if (!generation) return Status::Ok();
   // The children's checkpoints first: once the generation is published they must exist.

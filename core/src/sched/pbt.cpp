@@ -69,6 +69,7 @@ void PbtPopulation::Join(int64_t trial_id, const Assignment& params, int64_t sta
   Member member;
   member.params = params;
   member.start_epoch = start_epoch;
+  member.passed = start_epoch;
   members_.emplace(trial_id, std::move(member));
   if (start_epoch == 0) {
     ++initial_joined_;
@@ -81,10 +82,12 @@ bool PbtPopulation::OnEpoch(int64_t trial_id, int64_t epoch, double objective) {
   const auto found = members_.find(trial_id);
   if (found == members_.end() || !found->second.live) return false;
   Member& member = found->second;
-  if (!IsBoundary(epoch)) {
-    if (member.waiting_at && epoch > *member.waiting_at) member.waiting_at.reset();
-    return false;
+  if (member.waiting_at && epoch > *member.waiting_at) {  // it went on: decided there
+    member.passed = *member.waiting_at;
+    member.waiting_at.reset();
   }
+  // Not a boundary, or one decided for it already (a program that reports an epoch again).
+  if (!IsBoundary(epoch) || epoch <= member.passed) return false;
   member.waiting_at = epoch;
   member.value = objective;
   return true;
@@ -100,7 +103,11 @@ void PbtPopulation::Leave(int64_t trial_id) {
 bool PbtPopulation::Resumed(int64_t trial_id) {
   const auto found = members_.find(trial_id);
   if (found == members_.end() || !found->second.waiting_at) return false;
-  if (children_at_.count(*found->second.waiting_at) != 0) found->second.waiting_at.reset();
+  Member& member = found->second;
+  if (children_at_.count(*member.waiting_at) != 0) {
+    member.passed = *member.waiting_at;
+    member.waiting_at.reset();
+  }
   return found->second.waiting_at.has_value();
 }
 
@@ -157,7 +164,10 @@ std::optional<PbtGeneration> PbtPopulation::Decide(int64_t first_child_id, bool 
                      ", which continues from trial " + std::to_string(parent) + "'s checkpoint";
     generation.exploits.push_back(std::move(exploit));
   }
-  for (const int64_t id : generation.continuing) members_.at(id).waiting_at.reset();
+  for (const int64_t id : generation.continuing) {
+    members_.at(id).passed = *boundary;
+    members_.at(id).waiting_at.reset();
+  }
   for (const PbtExploit& exploit : generation.exploits) {
     Leave(exploit.replaced);
     Join(exploit.child, exploit.params, *boundary);

@@ -61,8 +61,9 @@ class PbtPopulation {
   void Join(int64_t trial_id, const Assignment& params, int64_t start_epoch);
   // Whether the trial ever joined.
   bool Known(int64_t trial_id) const { return members_.count(trial_id) != 0; }
-  // Member `trial_id` reported `epoch`; true when it must wait there (a boundary). A report after
-  // the boundary it waited at means it went on. Unknown trials are ignored (false).
+  // Member `trial_id` reported `epoch`; true when it must wait there (a boundary not decided for
+  // it yet: a program that reports a decided epoch again goes on). A report after the boundary it
+  // waited at means it went on. Unknown trials are ignored (false).
   bool OnEpoch(int64_t trial_id, int64_t epoch, double objective);
   // The member ended (completed, failed, stopped): it no longer counts.
   void Leave(int64_t trial_id);
@@ -92,6 +93,7 @@ class PbtPopulation {
     int64_t start_epoch = 0;
     bool live = true;
     std::optional<int64_t> waiting_at;
+    int64_t passed = 0;  // the last boundary decided for it (a child: its start)
     double value = 0.0;  // at waiting_at
   };
   bool Better(double a, double b) const;
