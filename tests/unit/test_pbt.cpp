@@ -482,6 +482,52 @@ TEST_F(PbtCoordinatorTest, AGenerationWaitsUntilEveryPauseHasArrived) {
       << progress_.str();
 }
 
+TEST_F(PbtCoordinatorTest, AMemberKilledAfterReportingItsBoundaryPausesThereOnResume) {
+  std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
+  const TrialSpec a = Request(*coordinator, 0);
+  const TrialSpec b = Request(*coordinator, 1);
+  Run(*coordinator, 0, a, 0.5);
+  Run(*coordinator, 1, b, 0.6);
+  const TrialSpec c = Request(*coordinator, 0);
+  const TrialSpec d = Request(*coordinator, 1);
+  Run(*coordinator, 0, c, 0.7);
+  for (int64_t epoch = 1; epoch <= 2; ++epoch) {  // d is told to pause; then kill -9
+    ControlMessage report;
+    report.kind = MessageKind::kEpochReport;
+    report.trial_id = d.trial_id;
+    report.metrics = Metrics(epoch, 0.1);
+    std::optional<ControlMessage> reply;
+    ASSERT_TRUE(coordinator->Handle(1, report, &reply).ok());
+  }
+  ASSERT_TRUE(coordinator->Publish().ok());
+  EXPECT_TRUE(artifacts_.copies.empty());
+  coordinator.reset();
+  StudyContents study;
+  ASSERT_TRUE(ReadStudy(path_, &study).ok());
+  writer_.reset();
+  std::unique_ptr<StudyWriter> reopened;
+  ASSERT_TRUE(StudyWriter::Open(path_, layout_, &reopened).ok());
+  std::unique_ptr<Coordinator> resumed = Make(reopened.get());
+  ASSERT_TRUE(resumed->Restore(study).ok());
+  // d pauses at epoch 2 from its reports, which completes the generation: d (the worst) goes.
+  ASSERT_EQ(artifacts_.copies.size(), 1u) << progress_.str();
+  EXPECT_EQ(artifacts_.copies[0].second, 4);
+  EXPECT_NE(progress_.str().find("trial " + std::to_string(d.trial_id) + " replaced by trial 4"),
+            std::string::npos)
+      << progress_.str();
+  std::set<int64_t> dispatched;
+  for (int i = 0; i < 2; ++i) dispatched.insert(Request(*resumed, i).trial_id);
+  EXPECT_EQ(dispatched.count(d.trial_id), 0u);
+  reopened.reset();
+  ASSERT_TRUE(ReadStudy(path_, &study).ok());
+  for (const TrialResult& row : study.trials) {
+    if (row.trial_id != d.trial_id) continue;
+    EXPECT_EQ(row.status, TrialStatus::kStopped);
+    ASSERT_EQ(row.curve.size(), 2u);  // its epochs, from the reports
+    EXPECT_EQ(row.curve[1].epoch, 2);
+  }
+}
+
 TEST_F(PbtCoordinatorTest, ReplacesTheWorstMemberAndResumesWhereItWas) {
   std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
   EXPECT_EQ(coordinator->planned_trials(), 5);  // 4 members, 1 replaced at epoch 2
