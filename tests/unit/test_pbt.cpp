@@ -22,6 +22,7 @@
 #include "hpo/config.hpp"
 #include "hpo/param.hpp"
 #include "hpo/trial.hpp"
+#include "report/report.hpp"
 #include "sched/pbt.hpp"
 #include "search/searcher.hpp"
 #include "study/study_file.hpp"
@@ -596,6 +597,42 @@ TEST_F(PbtCoordinatorTest, ReplacesTheWorstMemberAndResumesWhereItWas) {
   EXPECT_EQ(epochs.at(4), (std::vector<int64_t>{3, 4}));
   ASSERT_TRUE(resumed->best_trial().has_value());
   EXPECT_EQ(resumed->best_trial()->trial_id, 4);
+}
+
+// The report's lineage: each child with its parent, epoch and the parameters explore changed.
+TEST(PbtReportTest, TheTextAndHtmlReportsListTheLineage) {
+  StudyContents study;
+  study.attributes.metric_name = "val_accuracy";
+  study.attributes.metric_goal = "maximize";
+  study.layout.lineage = true;
+  study.layout.params = {{"lr", ParamType::kFloat, 0, false}, {"width", ParamType::kInt, 0, false}};
+  const auto row = [](int64_t id, TrialStatus status, double lr, int64_t parent, int64_t epoch) {
+    TrialResult trial;
+    trial.trial_id = id;
+    trial.status = status;
+    trial.objective = 0.5 + 0.01 * static_cast<double>(id);
+    trial.params = Params(lr, 16);
+    trial.epochs = 2;
+    trial.parent_trial = parent;
+    trial.parent_epoch = epoch;
+    return trial;
+  };
+  study.trials = {row(0, TrialStatus::kCompleted, 0.01, -1, 0),
+                  row(1, TrialStatus::kStopped, 0.02, -1, 0),
+                  row(2, TrialStatus::kCompleted, 0.012, 0, 2)};
+  ReportOptions options;
+  const std::string text = FormatReport(study, options);
+  EXPECT_NE(text.find("Lineage (population-based training)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  trial 2 <- trial 0 at epoch 2: lr 0.01 -> 0.012;\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("trial 1 <-"), std::string::npos) << text;
+  const std::string html = FormatHtmlReport(study);
+  EXPECT_NE(html.find("<section id=\"lineage\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>2</td><td>0</td><td>2</td><td>lr 0.01 -&gt; 0.012</td></tr>"),
+            std::string::npos);
+  study.layout.lineage = false;  // a study without pbt has neither
+  EXPECT_EQ(FormatReport(study, options).find("Lineage"), std::string::npos);
+  EXPECT_EQ(FormatHtmlReport(study).find("id=\"lineage\""), std::string::npos);
 }
 
 }  // namespace
