@@ -529,6 +529,38 @@ TEST_F(PbtCoordinatorTest, AMemberKilledAfterReportingItsBoundaryPausesThereOnRe
   }
 }
 
+TEST_F(PbtCoordinatorTest, AFailedChildIsNotRetried) {
+  config_.budget.trial_retries = 1;
+  std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
+  for (int round = 0; round < 2; ++round) {
+    const TrialSpec a = Request(*coordinator, 0);
+    const TrialSpec b = Request(*coordinator, 1);
+    Run(*coordinator, 0, a, 0.5 + 0.1 * static_cast<double>(a.trial_id));
+    Run(*coordinator, 1, b, 0.5 + 0.1 * static_cast<double>(b.trial_id));
+  }
+  ASSERT_EQ(artifacts_.copies.size(), 1u);
+  std::set<int64_t> dispatched;
+  for (int i = 0; i < 4; ++i) {
+    const TrialSpec trial = Request(*coordinator, 0);
+    dispatched.insert(trial.trial_id);
+    if (trial.parent_trial < 0) {
+      Run(*coordinator, 0, trial, 0.5, 3);
+      continue;
+    }
+    ControlMessage failed;
+    failed.kind = MessageKind::kTrialResult;
+    failed.result.trial_id = trial.trial_id;
+    failed.result.status = TrialStatus::kFailed;
+    failed.result.params = trial.params;
+    failed.result.message = "boom";
+    std::optional<ControlMessage> reply;
+    ASSERT_TRUE(coordinator->Handle(0, failed, &reply).ok());
+  }
+  EXPECT_EQ(dispatched, (std::set<int64_t>{1, 2, 3, 4}));  // trial 0, the worst, was replaced
+  EXPECT_EQ(progress_.str().find("retry"), std::string::npos) << progress_.str();
+  EXPECT_EQ(coordinator->trials_finished(), 5);
+}
+
 TEST_F(PbtCoordinatorTest, ReplacesTheWorstMemberAndResumesWhereItWas) {
   std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
   EXPECT_EQ(coordinator->planned_trials(), 5);  // 4 members, 1 replaced at epoch 2

@@ -764,7 +764,9 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     }
     return PublishState();
   }
-  if (received.status == TrialStatus::kFailed && spec.attempt < config_.budget.trial_retries) {
+  // A child of population-based training is not retried: the checkpoint it started from is gone.
+  if (received.status == TrialStatus::kFailed && spec.attempt < config_.budget.trial_retries &&
+      spec.parent_trial < 0) {
     ++spec.attempt;
     spec.seed =
         DeriveSeed(config_.execution.seed, kTrainingPurpose + static_cast<uint64_t>(spec.attempt),
