@@ -70,6 +70,14 @@ CONFIG_CASES = [
      ["config.yaml:23", "conditions.momentum: not a parameter of sweep.parameters"]),
     ("condition_cycle", BASE + "conditions:\n  batch_size: {batch_size: [32]}\n", [], 2,
      ["config.yaml:23", "conditions.batch_size.batch_size", "cycle"]),
+    ("pbt_without_checkpoints",
+     edit("epochs: 1", "epochs: 4") + "checkpoint: {interval: 0}\npbt:\n  population: 4\n"
+     "  perturbation_interval: 2\n  mutations: [lr]\n", [], 2,
+     ["config.yaml:23: pbt: population-based training needs checkpoints (members continue from "
+      "them): remove checkpoint.interval: 0"]),
+    ("pbt_unknown_mutation",
+     edit("epochs: 1", "epochs: 4") + "pbt:\n  population: 4\n  mutations: [lr, momentum]\n", [], 2,
+     ["config.yaml:24: pbt.mutations[1]: 'momentum' is not a parameter of the sweep"]),
     ("unknown_param_key", edit("      max: 0.1\n", "      max: 0.1\n      mx: 1\n"), [], 2,
      ["config.yaml:12", "sweep.parameters.lr.mx"]),
     ("epochs_wrong_type", edit("epochs: 1", "epochs: three"), [], 2,

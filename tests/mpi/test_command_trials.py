@@ -602,6 +602,31 @@ class EarlyStopping(CommandCase):
             self.assertEqual(int(trials[trial_id]["epochs"]), len(curves[trial_id]))
         self.assert_no_program_left()
 
+    def test_population_based_training_copies_the_parents_checkpoint_folder(self):
+        path = self.write("pbt.yaml", config(
+            "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
+            "    steps: {value: 4}\n"
+            "    sleep: {value: 0.05}\n",
+            method="random", run_cap="  run_cap: 4\n",
+            extra="epochs: 4\npbt:\n  population: 4\n  perturbation_interval: 2\n"
+                  "  mutations: [lr]\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        child = trials[4]  # trials keep their last row
+        self.assertEqual(text(child["status"]), "completed", log)
+        parent = int(child["parent_trial"])
+        self.assertIn(parent, range(4))
+        self.assertEqual(int(child["parent_epoch"]), 2)
+        self.assertIn(2, [int(row["epoch"]) for row in curves[parent]])
+        self.assertEqual([int(row["epoch"]) for row in curves[4]], [3, 4])
+        # The program found its parent's state in HPO_CHECKPOINT_DIR and went on from step 2.
+        with open(os.path.join(output, "trials", "4", "rank-0.log")) as f:
+            self.assertIn("resumed after step 2", f.read())
+        self.assertIn("replaced by trial 4 (from trial %d" % parent, log)
+        self.assert_no_program_left()
+
 
 class Lifetime(CommandCase):
     def test_kill_9_of_the_job_leaves_no_program_running(self):

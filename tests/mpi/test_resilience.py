@@ -32,6 +32,7 @@ CURVES_CONFIG = os.path.join(HERE, "configs", "synthetic_curves.yaml")
 WARM_START_CONFIG = os.path.join(HERE, "configs", "synthetic_warm_start.yaml")
 CONDITIONAL_CONFIG = os.path.join(HERE, "configs", "synthetic_conditional.yaml")
 OBJECTIVES_CONFIG = os.path.join(HERE, "configs", "synthetic_objectives.yaml")
+PBT_CONFIG = os.path.join(HERE, "configs", "synthetic_pbt.yaml")
 
 
 def command(np_count, output, extra=(), config=CONFIG, program=None):
@@ -479,6 +480,57 @@ class Conditional(ResilienceCase):
             fields = line.split(",")
             self.assertEqual(fields[momentum] == "", fields[header.index("optimizer")] != "sgd",
                              line)
+
+
+class Pbt(ResilienceCase):
+    """Population-based training killed with kill -9 after its first exploit/explore, resumed."""
+
+    def all_rows(self, study):
+        with h5py.File(study, "r") as f:
+            return [row.tobytes() for row in published_rows(f, "trials")]
+
+    def test_kill_9_then_resume_loses_nothing_and_keeps_the_lineage(self):
+        # 4 members; at epochs 2 and 4 the worst is replaced by trial 4, then trial 5. Killed
+        # once 5 trials have rows: after the first generation, during the second segment.
+        output, study, before = self.kill_mid_sweep(2, PBT_CONFIG, 5, 6)
+        rows_before = self.all_rows(study)
+
+        rc, log = run(2, output, ["--resume"], config=PBT_CONFIG)
+        self.assertEqual(rc, 0, log)
+        after, curves = read_trials(study)
+        self.assertEqual(sorted(after), list(range(6)), log)  # no trial lost, none added
+        self.assertEqual(self.all_rows(study)[:len(rows_before)], rows_before)  # byte for byte
+        statuses = sorted(row["status"] for row in after.values())
+        self.assertEqual(statuses, [b"completed"] * 4 + [b"stopped"] * 2, log)
+        for trial_id, row in after.items():
+            epochs = curves[trial_id]
+            parent, at = int(row["parent_trial"]), int(row["parent_epoch"])
+            first = at + 1 if parent >= 0 else 1
+            # No epoch trained twice: each trial's epochs once, from where it started.
+            self.assertEqual(epochs, list(range(first, first + len(epochs))), (trial_id, log))
+            self.assertEqual(len(epochs), int(row["epochs"]), (trial_id, log))
+            if row["status"] == b"completed":
+                self.assertEqual(epochs[-1], 6, trial_id)
+            if parent < 0:
+                self.assertLess(trial_id, 4)
+                continue
+            # A child: its parent existed and had trained to parent_epoch; a member was replaced
+            # there by it.
+            self.assertIn(at, (2, 4), trial_id)
+            self.assertIn(parent, after)
+            self.assertIn(at, curves[parent], (trial_id, parent))
+            replaced = [r for r in after.values()
+                        if ("replaced by trial %d," % trial_id).encode() in r["message"]]
+            self.assertEqual(len(replaced), 1, (trial_id, log))
+            self.assertEqual(curves[int(replaced[0]["trial_id"])][-1], at)
+        self.assertEqual(sorted(int(r["parent_epoch"]) for r in after.values()
+                                if r["parent_trial"] >= 0), [2, 4])
+        self.assertEqual(glob.glob(os.path.join(output, "checkpoints", "*.pt")), [])
+
+        report = subprocess.run([HPO, "report", study], capture_output=True, text=True)
+        self.assertEqual(report.returncode, 0, report.stderr)
+        self.assertIn("Lineage (population-based training)", report.stdout)
+        self.assertIn("trial 4 <- trial", report.stdout)
 
 
 class Objectives(ResilienceCase):

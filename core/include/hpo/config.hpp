@@ -286,6 +286,25 @@ struct WarmStartStudy {
   int line = 0;  // 1-based line of the entry in the config file
 };
 
+// Key `pbt:` beside `sweep:` (hpo's own): population-based training (Jaderberg et al. 2017, as
+// Ray Tune's PopulationBasedTraining). The sweep's searcher draws the first `population` trials;
+// every `perturbation_interval` epochs each member pauses at a checkpoint, and once every member
+// has reached that epoch the bottom `quantile` of them (by the sweep metric) is replaced: each
+// stops, and a new trial starts from a top member's checkpoint at that epoch with the top
+// member's hyperparameters, those named in `mutations` perturbed (numbers x0.8 or x1.2, clamped
+// into their range; with probability `resample_probability`, and always for categoricals, drawn
+// again from the parameter's distribution). Needs checkpoints (checkpoint.interval > 0) and one
+// objective; excludes early_terminate and median_stopping.
+struct PbtSpec {
+  bool enabled = false;
+  int64_t population = 0;              // >= 2
+  int64_t perturbation_interval = 1;   // >= 1, below epochs
+  double quantile = 0.25;              // in (0, 0.5]
+  std::vector<std::string> mutations;  // parameters of the sweep, not constants; at least one
+  double resample_probability = 0.25;  // in [0, 1]
+  int line = 0;                        // 1-based line of the `pbt:` key
+};
+
 struct SweepConfig {
   std::string path;  // as given; used in messages
   std::string text;  // the file's exact text, stored in the study file
@@ -297,6 +316,7 @@ struct SweepConfig {
   CheckpointSpec checkpoint;
   DdpSpec ddp;
   std::vector<WarmStartStudy> warm_start;
+  PbtSpec pbt;
   CommandSpec command;       // command sweeps only
   TaskOptions task_options;  // the task's own keys (TaskDescription::option_keys)
   // The metrics of one epoch (step), in EpochMetrics::values order: what the task reports

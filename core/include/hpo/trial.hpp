@@ -19,6 +19,11 @@ struct TrialSpec {
   uint64_t seed = 0;
   Assignment params;
   int64_t attempt = 0;  // 0, then 1, 2, ... when a failed trial runs again (trial_retries)
+  // Population-based training (`pbt:`): the member whose checkpoint this trial starts from, at
+  // the end of epoch `parent_epoch` (its model and optimizer state; this trial's own
+  // hyperparameters then apply, and it trains epochs parent_epoch + 1, ...). -1: none.
+  int64_t parent_trial = -1;
+  int64_t parent_epoch = 0;
 };
 
 // kPaused: waiting at an ASHA rung for promotion (early_terminate.promotion), its checkpoint kept.
@@ -56,6 +61,10 @@ struct TrialResult {
   // When rank 0 dispatched the trial (its last attempt, or its continuation after a resume):
   // seconds since the Unix epoch, UTC; NaN when unknown (studies written before hpo recorded it).
   double start_time_s = std::numeric_limits<double>::quiet_NaN();
+  // Population-based training: TrialSpec's parent_trial and parent_epoch (-1 and 0: none); the
+  // study's columns parent_trial and parent_epoch.
+  int64_t parent_trial = -1;
+  int64_t parent_epoch = 0;
 };
 
 }  // namespace hpo

@@ -348,7 +348,11 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
     HPO_RETURN_IF_ERROR(config_internal::ParseWarmStart(errors, *warm_start, &config->warm_start));
   }
   HPO_RETURN_IF_ERROR(CheckSeveralObjectives(errors, top, *config));
-  return config_internal::ParseBudget(errors, top, &config->budget);
+  HPO_RETURN_IF_ERROR(config_internal::ParseBudget(errors, top, &config->budget));
+  if (const Field* pbt = top.Find("pbt")) {
+    HPO_RETURN_IF_ERROR(config_internal::ParsePbt(errors, *pbt, top, *config, &config->pbt));
+  }
+  return Status::Ok();
 }
 
 // Counts a stream's documents and where the second one starts, without building them.
@@ -497,6 +501,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "checkpoint",
                                     "ddp",
                                     "warm_start",
+                                    "pbt",
                                     "run_cap",
                                     "metrics",
                                     "metric_definitions",

@@ -21,6 +21,8 @@ std::vector<uint8_t> EncodeMessage(const ControlMessage& message) {
       writer.Put(message.trial.seed);
       writer.PutAssignment(message.trial.params);
       writer.Put(message.trial.attempt);
+      writer.Put(message.trial.parent_trial);
+      writer.Put(message.trial.parent_epoch);
       break;
     case MessageKind::kEpochReport:
       writer.Put(message.trial_id);
@@ -69,6 +71,8 @@ Status DecodeMessage(const std::vector<uint8_t>& bytes, ControlMessage* message)
       decoded.trial.seed = reader.Get<uint64_t>();
       decoded.trial.params = reader.GetAssignment();
       decoded.trial.attempt = reader.Get<int64_t>();
+      decoded.trial.parent_trial = reader.Get<int64_t>();
+      decoded.trial.parent_epoch = reader.Get<int64_t>();
       break;
     case MessageKind::kEpochReport:
       decoded.trial_id = reader.Get<int64_t>();

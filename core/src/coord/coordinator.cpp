@@ -8,6 +8,8 @@
 #include <limits>
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -16,6 +18,7 @@
 #include "common/bytes.hpp"
 #include "common/duration_text.hpp"
 #include "common/seeding.hpp"
+#include "hpo/param.hpp"
 #include "hpo/task_catalog.hpp"
 
 namespace hpo {
@@ -139,6 +142,46 @@ std::string OneLine(const std::string& message) {
          message.substr(last_start, last_end - last_start + 1);
 }
 
+// pbt_parents: the count, then each trial's (id, parent_trial, parent_epoch).
+std::string EncodePbtParents(const std::map<int64_t, TrialSpec>& trials) {
+  std::vector<uint8_t> bytes;
+  ByteWriter writer(&bytes);
+  uint64_t count = 0;
+  for (const auto& [id, trial] : trials) count += trial.parent_trial >= 0 ? 1 : 0;
+  writer.Put<uint64_t>(count);
+  for (const auto& [id, trial] : trials) {
+    if (trial.parent_trial < 0) continue;
+    writer.Put(id);
+    writer.Put(trial.parent_trial);
+    writer.Put(trial.parent_epoch);
+  }
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// EncodePbtParents' inverse, applied to the trials of `trials` it names; false when damaged.
+bool ApplyPbtParents(const std::string& text, std::map<int64_t, TrialSpec>* trials) {
+  const std::vector<uint8_t> bytes(text.begin(), text.end());
+  ByteReader reader(bytes);
+  const uint64_t count = reader.Get<uint64_t>();
+  for (uint64_t i = 0; i < count && reader.ok(); ++i) {
+    const int64_t id = reader.Get<int64_t>();
+    const int64_t parent = reader.Get<int64_t>();
+    const int64_t epoch = reader.Get<int64_t>();
+    const auto found = trials->find(id);
+    if (found == trials->end()) continue;
+    found->second.parent_trial = parent;
+    found->second.parent_epoch = epoch;
+  }
+  return reader.ok() && reader.at_end();
+}
+
+// A member that population-based training replaced: its row is never the best trial (it kept
+// no final weights to evaluate).
+bool ReplacedByPbt(const TrialResult& trial) {
+  return trial.status == TrialStatus::kStopped &&
+         trial.message.rfind("stopped by population-based training", 0) == 0;
+}
+
 std::string FormatObjective(double value) {
   if (std::isnan(value)) return "-";
   char buffer[32];
@@ -166,6 +209,13 @@ Coordinator::Coordinator(const SweepConfig& config, int num_groups, CoordinatorD
   planned_trials_ = config.sweep.run_cap.value_or(INT64_MAX);
   if (std::optional<int64_t> space = deps_.searcher->SpaceSize()) {
     planned_trials_ = std::min(planned_trials_, *space);
+  }
+  if (config.pbt.enabled) {
+    const int64_t initial = std::min<int64_t>(config.pbt.population, planned_trials_);
+    pbt_ = std::make_unique<PbtPopulation>(config.pbt, config.sweep.parameters,
+                                           config.sweep.metric.goal, config.sweep.metric.name,
+                                           config.execution.epochs, config.execution.seed, initial);
+    planned_trials_ = pbt_->PlannedTrials();
   }
   int64_t prior_id = -1;
   for (const PriorTrial& prior : deps_.warm_start.trials) {
@@ -245,6 +295,12 @@ Status Coordinator::Restore(const StudyContents& study) {
     }
   }
   HPO_RETURN_IF_ERROR(ReadRunningTrials(study, &unfinished_, &reports_));
+  if (has("pbt_parents")) {
+    HPO_RETURN_IF_ERROR(StateAttribute(study, "pbt_parents", &state));
+    if (!ApplyPbtParents(state, &unfinished_)) {
+      return Status::BadInput("the study's attribute pbt_parents is damaged");
+    }
+  }
   std::map<int64_t, TrialSpec> paused_retries;
   if (has("paused_retries")) {
     EpochReports none;
@@ -263,6 +319,8 @@ Status Coordinator::Restore(const StudyContents& study) {
         paused_[trial.trial_id] = retried != paused_retries.end()
                                       ? retried->second
                                       : NewTrial(trial.trial_id, trial.params);
+        paused_[trial.trial_id].parent_trial = trial.parent_trial;
+        paused_[trial.trial_id].parent_epoch = trial.parent_epoch;
       }
       continue;
     }
@@ -270,13 +328,15 @@ Status Coordinator::Restore(const StudyContents& study) {
     staged_epochs_.erase(trial.trial_id);
     unfinished_.erase(trial.trial_id);
     reports_.erase(trial.trial_id);
+    const std::optional<TrialResult> previous_best = best_;
     Count(trial);
+    if (ReplacedByPbt(trial)) best_ = previous_best;
   }
   if (!saved_states) Replay(study);
-  for (const auto& [id, trial] : unfinished_) {
-    next_trial_id_ = std::max(next_trial_id_, id + 1);
-    requeued_.push_back(trial);
-  }
+  for (const auto& [id, trial] : unfinished_) next_trial_id_ = std::max(next_trial_id_, id + 1);
+  HPO_RETURN_IF_ERROR(ReplayPopulation(study));
+  for (const auto& [id, trial] : unfinished_) requeued_.push_back(trial);
+  HPO_RETURN_IF_ERROR(RunGeneration(/*force=*/false));
   if (deps_.progress != nullptr) {
     *deps_.progress << "resuming the study: " << trials_finished_ << " trials finished, "
                     << requeued_.size() << " to continue from their checkpoints";
@@ -322,6 +382,132 @@ void Coordinator::Replay(const StudyContents& study) {
     }
     if (deps_.scheduler) deps_.scheduler->ReplayTrial(id, reports, TrialStatus::kRunning);
   }
+}
+
+Status Coordinator::ReplayPopulation(const StudyContents& study) {
+  if (!pbt_) return Status::Ok();
+  const auto join = [this](int64_t id, const Assignment& params, int64_t parent, int64_t epoch) {
+    pbt_->Join(id, params, parent >= 0 ? epoch : 0);
+  };
+  for (const TrialResult& trial : study.trials) {
+    join(trial.trial_id, trial.params, trial.parent_trial, trial.parent_epoch);
+  }
+  for (const auto& [id, trial] : unfinished_) {
+    join(id, trial.params, trial.parent_trial, trial.parent_epoch);
+  }
+  std::map<int64_t, std::map<int64_t, double>> reports = reports_;
+  for (const TrialResult& trial : study.trials) {
+    std::map<int64_t, double>& own = reports[trial.trial_id];
+    for (const EpochMetrics& epoch : trial.curve) {
+      own.emplace(epoch.epoch, objective_index_ < epoch.values.size()
+                                   ? epoch.values[objective_index_]
+                                   : std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+  for (const auto& [id, own] : reports) {
+    for (const auto& [epoch, objective] : own) pbt_->OnEpoch(id, epoch, objective);
+  }
+  for (const TrialResult& trial : study.trials) {
+    if (trial.status != TrialStatus::kPaused && unfinished_.count(trial.trial_id) == 0) {
+      pbt_->Leave(trial.trial_id);
+    }
+  }
+  // Running trials that had reported a boundary whose generation was not decided pause there.
+  std::vector<int64_t> running;
+  for (const auto& [id, trial] : unfinished_) running.push_back(id);
+  for (const int64_t id : running) {
+    if (!pbt_->Resumed(id)) continue;
+    const int64_t boundary = *pbt_->WaitingAt(id);
+    TrialResult row;
+    row.trial_id = id;
+    row.status = TrialStatus::kPaused;
+    row.params = unfinished_.at(id).params;
+    row.parent_trial = unfinished_.at(id).parent_trial;
+    row.parent_epoch = unfinished_.at(id).parent_epoch;
+    for (const auto& [epoch, objective] : reports[id]) {
+      if (epoch > boundary) break;
+      EpochMetrics metrics;
+      metrics.epoch = epoch;
+      metrics.values.assign(config_.metric_names.size(), std::numeric_limits<double>::quiet_NaN());
+      if (objective_index_ < metrics.values.size()) metrics.values[objective_index_] = objective;
+      row.curve.push_back(std::move(metrics));
+    }
+    row.message = "paused at epoch " + std::to_string(boundary) +
+                  " for population-based training (resumed; only " + config_.sweep.metric.name +
+                  " kept for its epochs since its last row)";
+    const TrialSpec spec = unfinished_.at(id);
+    HPO_RETURN_IF_ERROR(Pause(spec, std::move(row)));
+    reports_.erase(id);
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::RunGeneration(bool force) {
+  // A member told to pause is decided on once its pause (its row, its checkpoint) has arrived.
+  if (!pbt_ || interrupted_ || !pausing_.empty()) return Status::Ok();
+  std::optional<PbtGeneration> generation = pbt_->Decide(next_trial_id_, force);
+  if (!generation) return Status::Ok();
+  // The children's checkpoints first: once the generation is published they must exist.
+  for (const PbtExploit& exploit : generation->exploits) {
+    if (deps_.artifacts) {
+      HPO_RETURN_IF_ERROR(deps_.artifacts->CopyCheckpoint(exploit.parent, exploit.child));
+    }
+  }
+  std::ostringstream line;
+  line << "population-based training at epoch " << generation->epoch << ":";
+  for (const PbtExploit& exploit : generation->exploits) {
+    const auto paused = paused_.find(exploit.replaced);
+    TrialSpec spec = paused != paused_.end() ? paused->second : NewTrial(exploit.replaced, {});
+    if (paused != paused_.end()) paused_.erase(paused);
+    TrialResult row;
+    row.trial_id = exploit.replaced;
+    row.status = TrialStatus::kStopped;
+    row.params = spec.params;
+    row.parent_trial = spec.parent_trial;
+    row.parent_epoch = spec.parent_epoch;
+    row.epochs = generation->epoch - (spec.parent_trial >= 0 ? spec.parent_epoch : 0);
+    row.objective = exploit.replaced_objective;
+    row.message = exploit.reason;
+    FailWithoutFiniteObjective(&row);
+    TakeFurtherObjectives(&row);
+    deps_.searcher->ObserveObjectives(row.trial_id, row.params, row.status, AllObjectives(row));
+    HPO_RETURN_IF_ERROR(StageRow(row));
+    const std::optional<TrialResult> previous_best = best_;
+    Count(row);
+    best_ = previous_best;
+    weights_to_discard_.push_back(row.trial_id);
+    line << " trial " << exploit.replaced << " replaced by trial " << exploit.child
+         << " (from trial " << exploit.parent << ":";
+    const Assignment& from =
+        paused_.count(exploit.parent) != 0 ? paused_.at(exploit.parent).params : exploit.params;
+    for (const NamedValue& entry : exploit.params) {
+      const ParamValue* before = FindParam(from, entry.name);
+      if (before != nullptr && FormatParamValueExact(*before) == FormatParamValueExact(entry.value))
+        continue;
+      line << ' ' << entry.name << ' ' << (before ? FormatParamValue(*before) : "-") << "->"
+           << FormatParamValue(entry.value);
+    }
+    line << ");";
+  }
+  for (const int64_t id : generation->continuing) {
+    const auto found = paused_.find(id);
+    if (found == paused_.end()) continue;
+    TrialSpec spec = std::move(found->second);
+    paused_.erase(found);
+    unfinished_[id] = spec;
+    requeued_.push_back(std::move(spec));
+  }
+  line << " " << generation->continuing.size() << " members continue";
+  for (const PbtExploit& exploit : generation->exploits) {
+    TrialSpec child = NewTrial(exploit.child, exploit.params);
+    child.parent_trial = exploit.parent;
+    child.parent_epoch = generation->epoch;
+    next_trial_id_ = std::max(next_trial_id_, exploit.child + 1);
+    unfinished_[child.trial_id] = child;
+    requeued_.push_back(std::move(child));
+  }
+  if (deps_.progress != nullptr) *deps_.progress << line.str() << std::endl;
+  return PublishState();
 }
 
 void Coordinator::RecordReport(const ControlMessage& report) {
@@ -418,7 +604,8 @@ void Coordinator::AnswerWaitingGroups() {
         trial = std::move(promoted);
       } else if (suggestion_) {
         return;  // the next suggestion starts once this one is done
-      } else if (!search_exhausted_ && next_trial_id_ < planned_trials_) {
+      } else if (!search_exhausted_ && next_trial_id_ < planned_trials_ &&
+                 (!pbt_ || next_trial_id_ < pbt_->initial_members())) {
         Searcher::SuggestionComputation computation =
             deps_.searcher->StartSuggestion(next_trial_id_);
         if (computation) {
@@ -437,7 +624,18 @@ void Coordinator::AnswerWaitingGroups() {
         }
       }
     }
-    if (!trial && !interrupted_ && end_reason_.empty() && !paused_.empty()) {
+    if (!trial && !interrupted_ && end_reason_.empty() && pbt_) {
+      // Population-based training: a running member may yet complete a generation.
+      if (AnyTrialRunning() && (!paused_.empty() || next_trial_id_ < planned_trials_)) return;
+      if (!paused_.empty()) {
+        const Status ran = RunGeneration(/*force=*/true);
+        if (!ran.ok()) EndSweep("population-based training: " + ran.message());
+        if (!requeued_.empty()) {
+          trial = std::move(requeued_.front());
+          requeued_.pop_front();
+        }
+      }
+    } else if (!trial && !interrupted_ && end_reason_.empty() && !paused_.empty()) {
       // A trial still running may yet make a paused one promotable: wait for it.
       if (AnyTrialRunning()) return;
       trial = PromotedTrial(/*idle=*/true);
@@ -477,6 +675,9 @@ bool Coordinator::AnyTrialRunning() const {
 }
 
 void Coordinator::Assign(int group, TrialSpec trial) {
+  // Population-based training: a trial the searcher suggested joins the population (children
+  // joined when their generation was decided).
+  if (pbt_ && trial.parent_trial < 0) pbt_->Join(trial.trial_id, trial.params, 0);
   running_[group] = trial.trial_id;
   running_params_[group] = trial.params;
   unfinished_[trial.trial_id] = trial;
@@ -515,6 +716,13 @@ Status Coordinator::HandleEpochReport(int group, const ControlMessage& report,
     target_trial_ = trial_id;
     EndSweep("trial " + std::to_string(trial_id) + " reached the target " +
              config_.sweep.metric.name + " " + FormatObjective(*config_.sweep.metric.target));
+  } else if (pbt_ && target_trial_ != trial_id) {
+    if (pbt_->OnEpoch(trial_id, report.metrics.epoch, objective)) {
+      decision.keep_going = false;
+      decision.interrupt = true;  // a pause: it checkpoints and reports "running"
+      pausing_[trial_id] = "paused at epoch " + std::to_string(report.metrics.epoch) +
+                           " for population-based training";
+    }
   } else if (deps_.scheduler && target_trial_ != trial_id) {
     SchedulerDecision verdict = deps_.scheduler->OnEpoch(trial_id, report.metrics.epoch, objective);
     if (!verdict.keep_going) {
@@ -542,8 +750,11 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     row.status = TrialStatus::kPaused;
     TakeStartTime(&row);  // this run's; a promotion dispatches it again
     row.message = std::move(pausing->second);
+    row.parent_trial = spec.parent_trial;
+    row.parent_epoch = spec.parent_epoch;
     pausing_.erase(pausing);
-    return Pause(spec, std::move(row));
+    HPO_RETURN_IF_ERROR(Pause(spec, std::move(row)));
+    return RunGeneration(/*force=*/false);
   }
   if (received.status == TrialStatus::kRunning) {
     Interrupt("group " + std::to_string(group) + " received a preemption signal");
@@ -553,7 +764,9 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     }
     return PublishState();
   }
-  if (received.status == TrialStatus::kFailed && spec.attempt < config_.budget.trial_retries) {
+  // A child of population-based training is not retried: the checkpoint it started from is gone.
+  if (received.status == TrialStatus::kFailed && spec.attempt < config_.budget.trial_retries &&
+      spec.parent_trial < 0) {
     ++spec.attempt;
     spec.seed =
         DeriveSeed(config_.execution.seed, kTrainingPurpose + static_cast<uint64_t>(spec.attempt),
@@ -568,10 +781,14 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     return PublishState();
   }
   const int64_t attempts = spec.attempt;
+  const int64_t parent_trial = spec.parent_trial;
+  const int64_t parent_epoch = spec.parent_epoch;
   unfinished_.erase(received.trial_id);
   pausing_.erase(received.trial_id);
   TrialResult result = received;
   result.group = group;
+  result.parent_trial = parent_trial;
+  result.parent_epoch = parent_epoch;
   TakeStartTime(&result);
   result.epochs = static_cast<int64_t>(result.curve.size());
   if (result.status != TrialStatus::kFailed && !result.curve.empty() &&
@@ -591,6 +808,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   deps_.searcher->ObserveObjectives(result.trial_id, result.params, result.status,
                                     AllObjectives(result));
   if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
+  if (pbt_) pbt_->Leave(result.trial_id);
   HPO_RETURN_IF_ERROR(StageRow(result));
   const std::optional<TrialResult> previous_best = best_;
   Count(result);
@@ -598,7 +816,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   if (new_best && previous_best) weights_to_discard_.push_back(previous_best->trial_id);
   if (!new_best) weights_to_discard_.push_back(result.trial_id);
   PrintProgress(result);
-  return Status::Ok();
+  return RunGeneration(/*force=*/false);  // a member that left may complete a generation
 }
 
 void Coordinator::TakeStartTime(TrialResult* row) {
@@ -626,7 +844,9 @@ Status Coordinator::Pause(const TrialSpec& spec, TrialResult row) {
 }
 
 Status Coordinator::StageRow(TrialResult row) {
-  // A trial that paused before has its earlier epochs in the study already.
+  // A trial that paused before has its earlier epochs in the study already. (The last epoch
+  // number, which for a child of population-based training is not its count of epochs.)
+  const int64_t last_epoch = row.curve.empty() ? row.epochs : row.curve.back().epoch;
   const auto staged = staged_epochs_.find(row.trial_id);
   if (staged != staged_epochs_.end()) {
     const int64_t before = staged->second;
@@ -635,7 +855,7 @@ Status Coordinator::StageRow(TrialResult row) {
                     row.curve.end());
   }
   if (row.status == TrialStatus::kPaused) {
-    staged_epochs_[row.trial_id] = row.epochs;
+    staged_epochs_[row.trial_id] = last_epoch;
   } else if (staged != staged_epochs_.end()) {
     staged_epochs_.erase(staged);
   }
@@ -692,7 +912,10 @@ Status Coordinator::PublishState() {
     unpublished_.erase(std::unique(unpublished_.begin(), unpublished_.end()), unpublished_.end());
     for (const int64_t trial_id : unpublished_) {
       // A paused trial resumes from its checkpoint.
-      if (paused_.count(trial_id) == 0) deps_.artifacts->DiscardCheckpoint(trial_id);
+      // So does one that goes on (promoted, or continuing in population-based training).
+      if (paused_.count(trial_id) == 0 && unfinished_.count(trial_id) == 0) {
+        deps_.artifacts->DiscardCheckpoint(trial_id);
+      }
     }
     for (const int64_t trial_id : weights_to_discard_) deps_.artifacts->Discard(trial_id);
   }
@@ -782,6 +1005,7 @@ std::map<std::string, StudyAttribute> Coordinator::SweepStateAttributes() const 
     if (trial.attempt > 0) paused_retries.emplace(id, trial);
   }
   attributes["paused_retries"] = HexEncode(EncodeTrials(paused_retries, {}));
+  if (pbt_) attributes["pbt_parents"] = HexEncode(EncodePbtParents(unfinished_));
   return attributes;
 }
 

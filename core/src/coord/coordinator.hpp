@@ -33,6 +33,18 @@
 // trials wait and other trials run waits for them (one of them may make a paused trial
 // promotable). Paused trials count neither as finished nor against max_failed_trials.
 //
+// With population-based training (`pbt:`, sched/pbt.hpp) the searcher suggests only the initial
+// members; a member that reaches a boundary pauses the same way (a "paused" row, checkpoint
+// kept), and once the generation has gathered, the coordinator stages the replaced members' rows
+// (stopped, the reason naming PBT and the new trial), copies each parent's checkpoint to its
+// child's place (TrialArtifacts::CopyCheckpoint), queues the children (new ids, parent_trial and
+// parent_epoch set) and the continuing members, and publishes at once, before anything of the
+// generation is dispatched; the children's parents are kept in the attribute pbt_parents. Restore
+// replays the study into the population (a child joins at its parent's epoch); a member that was
+// running and had reported an undecided boundary pauses there again (its row then holds the sweep
+// metric alone for the epochs since its last row), and a generation that had gathered but was not
+// decided is decided then, the same way (the decision depends only on the values).
+//
 // A model-based suggestion (TPE, GP) can take a while, so it is computed on a worker thread of
 // the coordinator's own (Searcher::StartSuggestion), from a snapshot of the searcher's data taken
 // when the request is handled: meanwhile epoch reports, results and other requests are answered,
@@ -59,6 +71,7 @@
 #include "coord/warm_start.hpp"
 #include "hpo/config.hpp"
 #include "hpo/status.hpp"
+#include "sched/pbt.hpp"
 #include "sched/scheduler.hpp"
 #include "search/searcher.hpp"
 #include "study/study_file.hpp"
@@ -74,6 +87,13 @@ class TrialArtifacts {
   virtual void Discard(int64_t trial_id) = 0;
   // Removes trial `trial_id`'s checkpoint; missing files are not an error.
   virtual void DiscardCheckpoint(int64_t trial_id) = 0;
+  // Population-based training: trial `to`'s checkpoint becomes a copy of trial `from`'s (a file,
+  // or a command trial's folder), replacing any it had; nothing when `from` has none. Failure
+  // when the copy cannot be made. By default nothing is copied.
+  virtual Status CopyCheckpoint(int64_t from, int64_t to) {
+    (void)from, (void)to;
+    return Status::Ok();
+  }
 };
 
 // The collaborators a coordinator owns (searcher, scheduler) or borrows (the rest, which must
@@ -222,6 +242,11 @@ class Coordinator {
   void RecordReport(const ControlMessage& report);
   // Restore's replay of the study and the running trials into the searcher and scheduler.
   void Replay(const StudyContents& study);
+  // Restore's replay into the population (pbt_), after Replay.
+  Status ReplayPopulation(const StudyContents& study);
+  // Population-based training: decides the generation when it has gathered (`force`: nothing
+  // else can join it), stages and queues its outcome and publishes; nothing to do otherwise.
+  Status RunGeneration(bool force);
   // Publishes the study with the sweep's state, then deletes the published trials' checkpoints
   // and the final weights of every published trial but the best (kept until then, so that the
   // published best trial's weights survive a crash).
@@ -287,6 +312,7 @@ class Coordinator {
   double next_publish_at_ = -std::numeric_limits<double>::infinity();  // none sooner (spacing)
   // Epoch reports (epoch -> objective) of trials dispatched and not published as finished.
   std::map<int64_t, std::map<int64_t, double>> reports_;
+  std::unique_ptr<PbtPopulation> pbt_;  // with `pbt:` only
 };
 
 }  // namespace hpo

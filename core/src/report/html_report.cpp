@@ -379,6 +379,30 @@ std::string ParetoSection(const StudyContents& study) {
                  "<div class=\"plot\" id=\"pareto-plot\"></div>\n");
 }
 
+// #lineage, for a study of population-based training: a table of parent -> child edges with the
+// epoch and the hyperparameters explore changed; empty otherwise.
+std::string LineageSection(const StudyContents& study) {
+  if (!study.layout.lineage) return "";
+  std::string rows =
+      "<table class=\"lineage\">\n<thead><tr><th>trial</th><th>from trial</th><th>at epoch</th>"
+      "<th>changed</th></tr></thead>\n<tbody>\n";
+  for (const report_internal::LineageEdge& edge : report_internal::Lineage(study)) {
+    std::string changes;
+    for (const std::string& change : edge.changes) {
+      changes += (changes.empty() ? "" : "; ") + change;
+    }
+    rows += "<tr><td>" + std::to_string(edge.child) + "</td><td>" + std::to_string(edge.parent) +
+            "</td><td>" + std::to_string(edge.epoch) + "</td><td>" +
+            HtmlText(changes.empty() ? "(none)" : changes) + "</td></tr>\n";
+  }
+  rows += "</tbody></table>\n";
+  return Section("lineage", "Lineage (population-based training)",
+                 "Where did each trial come from? A trial listed here started from its parent's "
+                 "checkpoint at the epoch shown, with the parent's hyperparameters and these "
+                 "changed (explore); the member it replaced ended as stopped.",
+                 rows);
+}
+
 // Before any other script: errors of the page's script land in the page (#hpo-errors), where a
 // headless browser's --dump-dom shows them, as well as in the console.
 constexpr char kErrorHook[] =
@@ -443,6 +467,7 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
           std::string(study.layout.further_objectives.empty()
                           ? ""
                           : "<a href=\"#pareto\">Pareto front</a> ") +
+          std::string(study.layout.lineage ? "<a href=\"#lineage\">lineage</a> " : "") +
           "<a href=\"#importance\">importance</a> "
           "<a href=\"#slices\">slices</a> <a href=\"#contour\">contour</a> "
           "<a href=\"#timeline\">timeline</a> <a href=\"#parallel\">parallel coordinates</a> "
@@ -466,6 +491,7 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
       "<option value=\"compute\">compute (cumulative epochs)</option></select></label></div>\n"
       "<div class=\"plot\" id=\"history-plot\"></div>\n");
   page += ParetoSection(study);
+  page += LineageSection(study);
   page += Section(
       "importance", "Hyperparameter importance",
       "Which hyperparameters matter? fANOVA over a random forest fitted to the completed trials "

@@ -234,6 +234,18 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
   if (shown < board.size()) {
     out += "(top " + std::to_string(shown) + " of " + std::to_string(board.size()) + " trials)\n";
   }
+  if (study.layout.lineage) {
+    out +=
+        "\nLineage (population-based training): each trial below started from its parent's "
+        "checkpoint at the epoch shown, with these hyperparameters changed\n";
+    for (const report_internal::LineageEdge& edge : report_internal::Lineage(study)) {
+      out += "  trial " + std::to_string(edge.child) + " <- trial " + std::to_string(edge.parent) +
+             " at epoch " + std::to_string(edge.epoch) + ":";
+      for (const std::string& change : edge.changes) out += " " + change + ";";
+      if (edge.changes.empty()) out += " (none)";
+      out += "\n";
+    }
+  }
   return out + FormatFailureMessages(board, shown);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/pareto.hpp"
+#include "hpo/param.hpp"
 #include "report_internal.hpp"
 
 namespace hpo::report_internal {
@@ -18,6 +19,32 @@ namespace {
 bool Maximize(const StudyContents& study) { return study.attributes.metric_goal == "maximize"; }
 
 }  // namespace
+
+std::vector<LineageEdge> Lineage(const StudyContents& study) {
+  std::map<int64_t, const TrialResult*> by_id;
+  for (const TrialResult& trial : study.trials) by_id[trial.trial_id] = &trial;
+  std::vector<LineageEdge> edges;
+  for (const auto& [id, trial] : by_id) {
+    if (trial->parent_trial < 0) continue;
+    LineageEdge edge;
+    edge.child = id;
+    edge.parent = trial->parent_trial;
+    edge.epoch = trial->parent_epoch;
+    const auto parent = by_id.find(trial->parent_trial);
+    for (const NamedValue& entry : trial->params) {
+      const ParamValue* before =
+          parent == by_id.end() ? nullptr : FindParam(parent->second->params, entry.name);
+      if (before != nullptr &&
+          FormatParamValueExact(*before) == FormatParamValueExact(entry.value)) {
+        continue;
+      }
+      edge.changes.push_back(entry.name + " " + (before ? FormatParamValue(*before) : "-") +
+                             " -> " + FormatParamValue(entry.value));
+    }
+    edges.push_back(std::move(edge));
+  }
+  return edges;
+}
 
 std::string MetricGoal(const StudyContents& study) {
   return study.attributes.metric_goal.empty() ? "minimize" : study.attributes.metric_goal;

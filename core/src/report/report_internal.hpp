@@ -66,6 +66,17 @@ std::string JsonValue(const StudyAttribute& value);
 std::string TestMetricsJson(const StudyContents& study);
 std::string TestTablesJson(const StudyContents& study);
 
+// Population-based training (layout.lineage): one edge per trial that started from another's
+// checkpoint, in trial id order, with the hyperparameters that differ from its parent's
+// ("lr 0.01 -> 0.012"; a parameter the parent lacks shows "-").
+struct LineageEdge {
+  int64_t child = -1;
+  int64_t parent = -1;
+  int64_t epoch = 0;
+  std::vector<std::string> changes;
+};
+std::vector<LineageEdge> Lineage(const StudyContents& study);
+
 enum class AxisScale { kLinear, kLog, kCategorical };
 
 // One hyperparameter's axis: its scale and range (numeric) or its categories in order.

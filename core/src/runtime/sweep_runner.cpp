@@ -72,6 +72,25 @@ class ModelFiles final : public TrialArtifacts {
     fs::remove(CheckpointPath(output_, trial_id), ignored);
     fs::remove_all(CheckpointDir(output_, trial_id), ignored);
   }
+  Status CopyCheckpoint(int64_t from, int64_t to) override {
+    DiscardCheckpoint(to);
+    std::error_code error;
+    const fs::path file = CheckpointPath(output_, from);
+    if (fs::exists(file, error)) {
+      // To a temporary name, then renamed: a crash never leaves half a checkpoint.
+      const fs::path target = CheckpointPath(output_, to);
+      const fs::path partial = target.string() + ".copying";
+      fs::copy_file(file, partial, fs::copy_options::overwrite_existing, error);
+      if (!error) fs::rename(partial, target, error);
+      if (error) return Status::Failure("copying " + file.string() + ": " + error.message());
+    }
+    const fs::path folder = CheckpointDir(output_, from);
+    if (fs::is_directory(folder, error)) {
+      fs::copy(folder, CheckpointDir(output_, to), fs::copy_options::recursive, error);
+      if (error) return Status::Failure("copying " + folder.string() + ": " + error.message());
+    }
+    return Status::Ok();
+  }
 
  private:
   std::string output_;
@@ -94,6 +113,7 @@ StudyLayout MakeStudyLayout(const SweepConfig& config) {
     layout.params.push_back(column);
   }
   layout.metric_names = config.metric_names;
+  layout.lineage = config.pbt.enabled;
   for (size_t j = 1; j < config.sweep.objectives.size(); ++j) {
     layout.further_objectives.push_back(
         {config.sweep.objectives[j].name, GoalName(config.sweep.objectives[j].goal)});

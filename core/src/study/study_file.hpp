@@ -73,6 +73,8 @@ struct StudyLayout {
   // Several objectives: the further ones, in config order (empty for one objective); their
   // values are TrialResult::further_objectives.
   std::vector<StudyObjective> further_objectives;
+  // Population-based training: /trials ends with parent_trial and parent_epoch (TrialResult's).
+  bool lineage = false;
 };
 
 using StudyAttribute = std::variant<int64_t, double, std::string>;

@@ -166,6 +166,7 @@ struct TrialsColumns {
   size_t params_start = study_internal::kTrialsLeadingFields;  // after the further objectives
   size_t tail = 0;
   bool has_start_time = false;
+  bool has_lineage = false;  // parent_trial and parent_epoch after start_time_s
 };
 
 // Adds the parameter columns, members [start, tail), to `schema` and to `params` (cleared first),
@@ -202,10 +203,14 @@ Status ReadTrialsColumns(const std::vector<MemberInfo>& members, const std::stri
                          std::vector<StudyParamColumn>* params,
                          std::vector<StudyObjective>* objectives, TrialsColumns* columns) {
   // Studies written before start_time_s end with message; a parameter column never comes last.
+  columns->has_lineage =
+      !members.empty() && members.back().name == study_internal::kParentEpochField;
   columns->has_start_time =
-      !members.empty() && members.back().name == study_internal::kStartTimeField;
-  const size_t trailing = columns->has_start_time ? study_internal::kTrialsTrailingFields
-                                                  : study_internal::kLegacyTrialsTrailingFields;
+      columns->has_lineage ||
+      (!members.empty() && members.back().name == study_internal::kStartTimeField);
+  const size_t trailing = (columns->has_start_time ? study_internal::kTrialsTrailingFields
+                                                   : study_internal::kLegacyTrialsTrailingFields) +
+                          (columns->has_lineage ? 2 : 0);
   const size_t fixed = study_internal::kTrialsLeadingFields + trailing;
   if (members.size() < fixed) {
     return Status::BadInput(what + " has " + std::to_string(members.size()) +
@@ -243,6 +248,12 @@ Status ReadTrialsColumns(const std::vector<MemberInfo>& members, const std::stri
   if (columns->has_start_time) {
     HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 4, study_internal::kStartTimeField,
                                       FieldKind::kFloat64, what, schema));
+  }
+  if (columns->has_lineage) {
+    HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 5, study_internal::kParentTrialField,
+                                      FieldKind::kInt64, what, schema));
+    HPO_RETURN_IF_ERROR(AddFixedField(members, tail + 6, study_internal::kParentEpochField,
+                                      FieldKind::kInt64, what, schema));
   }
   return Status::Ok();
 }
@@ -284,6 +295,10 @@ Status DecodeTrial(const TrialsColumns& columns, const std::vector<StudyParamCol
   trial->group = schema.GetInt64(row, tail + 2);
   trial->message = schema.GetString(row, tail + 3);
   if (columns.has_start_time) trial->start_time_s = schema.GetFloat64(row, tail + 4);
+  if (columns.has_lineage) {
+    trial->parent_trial = schema.GetInt64(row, tail + 5);
+    trial->parent_epoch = schema.GetInt64(row, tail + 6);
+  }
   return Status::Ok();
 }
 
@@ -319,6 +334,7 @@ Status ReadTrials(hid_t file, int64_t published, StudyContents* contents) {
   TrialsColumns columns;
   HPO_RETURN_IF_ERROR(ReadTrialsColumns(members, what, &contents->layout.params,
                                         &contents->layout.further_objectives, &columns));
+  contents->layout.lineage = columns.has_lineage;
   std::vector<char> buffer;
   HPO_RETURN_IF_ERROR(ReadRows(dataset.get(), columns.schema, what, rows, &buffer));
   contents->trials.clear();

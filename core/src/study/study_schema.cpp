@@ -128,8 +128,9 @@ std::string RowSchema::GetString(const char* row, size_t index) const {
 
 bool IsFixedTrialsField(const std::string& name) {
   if (name.rfind(kFurtherObjectivePrefix, 0) == 0) return true;
-  for (const char* fixed : {kTrialIdField, kStatusField, kObjectiveField, kEpochsField,
-                            kDurationField, kGroupField, kMessageField, kStartTimeField}) {
+  for (const char* fixed :
+       {kTrialIdField, kStatusField, kObjectiveField, kEpochsField, kDurationField, kGroupField,
+        kMessageField, kStartTimeField, kParentTrialField, kParentEpochField}) {
     if (name == fixed) return true;
   }
   return false;
@@ -206,6 +207,10 @@ bool IsAbsentParam(const ParamValue& value) {
 RowSchema TrialsSchema(const StudyLayout& layout) {
   RowSchema schema = LegacyTrialsSchema(layout);
   schema.AddFloat64(kStartTimeField);
+  if (layout.lineage) {
+    schema.AddInt64(kParentTrialField);
+    schema.AddInt64(kParentEpochField);
+  }
   return schema;
 }
 

@@ -32,6 +32,9 @@ inline constexpr char kMessageField[] = "message";
 // The last column, absent from studies written before hpo recorded dispatch times (the reader
 // then gives NaN; a resumed writer adds the column).
 inline constexpr char kStartTimeField[] = "start_time_s";
+// After start_time_s in the studies of population-based training (StudyLayout::lineage).
+inline constexpr char kParentTrialField[] = "parent_trial";
+inline constexpr char kParentEpochField[] = "parent_epoch";
 inline constexpr size_t kStatusWidth = 16;
 inline constexpr size_t kMessageWidth = 256;
 // `message` cut to at most max_bytes for its column. A message's first line is its reason and its

@@ -975,6 +975,10 @@ class Hdf5StudyWriter final : public StudyWriter {
         row, tail + 3,
         study_internal::FitMessage(result.message, study_internal::kMessageWidth - 1));
     trials_schema_.PutFloat64(row, tail + 4, result.start_time_s);
+    if (layout_.lineage) {
+      trials_schema_.PutInt64(row, tail + 5, result.parent_trial);
+      trials_schema_.PutInt64(row, tail + 6, result.parent_epoch);
+    }
     return Status::Ok();
   }
 

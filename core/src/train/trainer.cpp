@@ -459,21 +459,42 @@ class TrialRun {
       c10::IValue params;
       archive.read("trial_id", trial_id);
       archive.read("params", params);
-      if (trial_id.toInt() != trial_.trial_id || params.toStringRef() != DescribeTrial(trial_)) {
-        return;
-      }
-      torch::serialize::InputArchive model_archive;
-      archive.read("model", model_archive);
-      model_->Load(model_archive);
-      torch::serialize::InputArchive optimizer_archive;
-      archive.read("optimizer", optimizer_archive);
-      optimizer_->load(optimizer_archive);
       c10::IValue epochs_done;
       c10::IValue next_step;
       c10::IValue partial_loss_sum;
       archive.read("epochs_done", epochs_done);
       archive.read("next_step", next_step);
       archive.read("partial_loss_sum", partial_loss_sum);
+      // Population-based training: the copy of the parent's checkpoint at parent_epoch that the
+      // coordinator put in this trial's place before dispatching it.
+      const bool from_parent = trial_.parent_trial >= 0 &&
+                               trial_id.toInt() == trial_.parent_trial &&
+                               epochs_done.toInt() == trial_.parent_epoch && next_step.toInt() == 0;
+      if (!from_parent &&
+          (trial_id.toInt() != trial_.trial_id || params.toStringRef() != DescribeTrial(trial_))) {
+        return;
+      }
+      torch::serialize::InputArchive model_archive;
+      archive.read("model", model_archive);
+      model_->Load(model_archive);
+      // The optimizer's state (moments, momentum buffers) is the parent's; its settings (lr,
+      // weight decay, ...) stay this trial's.
+      std::vector<std::unique_ptr<torch::optim::OptimizerOptions>> own_options;
+      for (auto& group : optimizer_->param_groups()) own_options.push_back(group.options().clone());
+      torch::serialize::InputArchive optimizer_archive;
+      archive.read("optimizer", optimizer_archive);
+      optimizer_->load(optimizer_archive);
+      if (from_parent) {
+        auto& groups = optimizer_->param_groups();
+        for (size_t g = 0; g < groups.size() && g < own_options.size(); ++g) {
+          groups[g].set_options(std::move(own_options[g]));
+        }
+        position_ = {epochs_done.toInt(), 0, 0.0};
+        outcome->curve.clear();  // the parent's epochs are the parent's rows
+        outcome->resumed_epochs = position_.epochs_done;
+        outcome->resumed_step = 0;
+        return;
+      }
       torch::Tensor table;
       archive.read("curve", table);
       std::vector<EpochMetrics> curve;

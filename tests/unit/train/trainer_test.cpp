@@ -645,6 +645,59 @@ TEST_F(CheckpointTest, AnotherTrialsOrAnUnreadableCheckpointIsNotUsed) {
   }
 }
 
+// Population-based training: a child starts from a copy of its parent's checkpoint at
+// parent_epoch (model and optimizer state), trains the epochs after it with its own
+// hyperparameters, and its curve holds only its own epochs.
+TEST_F(CheckpointTest, AChildContinuesFromItsParentsCheckpointWithItsOwnHyperparameters) {
+  const testing::ClassifierTaskSpec execution = SyntheticExecution(600);
+  const TaskData data = LoadOrDie(execution);
+  const Assignment params = Params(0.05, 32, "adam");
+  const std::vector<RankResult> whole = RunGroup(1, execution, Trial(params), data, options_);
+  ASSERT_EQ(whole[0].outcome.status, TrialStatus::kCompleted);
+  std::filesystem::remove(options_.checkpoint_path);
+  const std::vector<RankResult> parent =
+      RunGroup<InterruptingGate<2, 0>>(1, execution, Trial(params), data, options_);
+  ASSERT_EQ(parent[0].outcome.status, TrialStatus::kRunning);
+  const std::filesystem::path parent_checkpoint = dir_ / "parent.pt";
+  std::filesystem::copy_file(options_.checkpoint_path, parent_checkpoint);
+
+  // Same seed and hyperparameters as the parent: the child's epochs 3 and 4 are the parent's.
+  TrainOptions child_options = options_;
+  child_options.resume = true;
+  TrialSpec same = Trial(params);
+  same.trial_id = 9;
+  same.parent_trial = 4;
+  same.parent_epoch = 2;
+  const std::vector<RankResult> twin = RunGroup(1, execution, same, data, child_options);
+  ASSERT_TRUE(twin[0].status.ok()) << twin[0].status.message();
+  EXPECT_EQ(twin[0].outcome.status, TrialStatus::kCompleted);
+  EXPECT_EQ(twin[0].outcome.resumed_epochs, 2);
+  ASSERT_EQ(twin[0].outcome.curve.size(), 2u);
+  EXPECT_EQ(twin[0].outcome.curve[0].epoch, 3);
+  ExpectSameCurves({whole[0].outcome.curve[2], whole[0].outcome.curve[3]}, twin[0].outcome.curve);
+  ExpectSameWeights(whole[0].model, twin[0].model);
+
+  // Another learning rate applies from epoch 3 (the parent's, in its optimizer state, does not).
+  std::filesystem::copy_file(parent_checkpoint, options_.checkpoint_path,
+                             std::filesystem::copy_options::overwrite_existing);
+  TrialSpec explored = Trial(Params(0.002, 32, "adam"));
+  explored.trial_id = 9;
+  explored.parent_trial = 4;
+  explored.parent_epoch = 2;
+  const std::vector<RankResult> child = RunGroup(1, execution, explored, data, child_options);
+  EXPECT_EQ(child[0].outcome.resumed_epochs, 2);
+  ASSERT_EQ(child[0].outcome.curve.size(), 2u);
+  EXPECT_NE(child[0].outcome.curve[0].values[0], whole[0].outcome.curve[2].values[0]);
+
+  // The parent's checkpoint at another epoch is not used: the child starts from the beginning.
+  std::filesystem::copy_file(parent_checkpoint, options_.checkpoint_path,
+                             std::filesystem::copy_options::overwrite_existing);
+  explored.parent_epoch = 1;
+  const std::vector<RankResult> mismatched = RunGroup(1, execution, explored, data, child_options);
+  EXPECT_EQ(mismatched[0].outcome.resumed_epochs, 0);
+  EXPECT_EQ(mismatched[0].outcome.curve.size(), 4u);
+}
+
 TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
   const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
