@@ -655,7 +655,7 @@ TEST(PbtReportTest, TheTextAndHtmlReportsListTheLineage) {
   ReportOptions options;
   const std::string text = FormatReport(study, options);
   EXPECT_NE(text.find("Lineage (population-based training)"), std::string::npos) << text;
-  EXPECT_NE(text.find("  trial 2 <- trial 0 at epoch 2: lr 0.01 -> 0.012;\n"), std::string::npos)
+  EXPECT_NE(text.find("  trial 2 <- trial 0 at epoch 2: lr 0.01 -> 0.012\n"), std::string::npos)
       << text;
   EXPECT_EQ(text.find("trial 1 <-"), std::string::npos) << text;
   const std::string html = FormatHtmlReport(study);

@@ -241,7 +241,9 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     for (const report_internal::LineageEdge& edge : report_internal::Lineage(study)) {
       out += "  trial " + std::to_string(edge.child) + " <- trial " + std::to_string(edge.parent) +
              " at epoch " + std::to_string(edge.epoch) + ":";
-      for (const std::string& change : edge.changes) out += " " + change + ";";
+      for (size_t i = 0; i < edge.changes.size(); ++i) {
+        out += (i == 0 ? " " : "; ") + edge.changes[i];
+      }
       if (edge.changes.empty()) out += " (none)";
       out += "\n";
     }
