@@ -662,6 +662,20 @@ TEST(PbtReportTest, TheTextAndHtmlReportsListTheLineage) {
   EXPECT_NE(html.find("<section id=\"lineage\">"), std::string::npos);
   EXPECT_NE(html.find("<tr><td>2</td><td>0</td><td>2</td><td>lr 0.01 -&gt; 0.012</td></tr>"),
             std::string::npos);
+  // The tree: a line per trial, the best (2) and its ancestor (0) in red, trial 1 (replaced) with
+  // a hollow dot, one dashed branch (2 from 0).
+  const size_t tree = html.find("<svg class=\"lineage-tree\"");
+  ASSERT_NE(tree, std::string::npos);
+  const std::string svg = html.substr(tree, html.find("</svg>", tree) - tree);
+  const auto count = [&svg](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("text-anchor=\"end\">trial "), 3u) << svg;
+  EXPECT_EQ(count("stroke=\"#d62728\" stroke-width=\"3\""), 2u) << svg;
+  EXPECT_EQ(count("fill=\"white\""), 1u) << svg;
+  EXPECT_EQ(count("stroke-dasharray"), 1u) << svg;
   study.layout.lineage = false;  // a study without pbt has neither
   EXPECT_EQ(FormatReport(study, options).find("Lineage"), std::string::npos);
   EXPECT_EQ(FormatHtmlReport(study).find("id=\"lineage\""), std::string::npos);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -379,11 +380,88 @@ std::string ParetoSection(const StudyContents& study) {
                  "<div class=\"plot\" id=\"pareto-plot\"></div>\n");
 }
 
-// #lineage, for a study of population-based training: a table of parent -> child edges with the
-// epoch and the hyperparameters explore changed; empty otherwise.
+// The population's family tree as an SVG: one row per trial (by id), a line over the epochs it
+// trained (from its parent's epoch for a child), a dashed branch from the parent's line at that
+// epoch, a dot at its end (filled: completed; hollow: stopped, i.e. replaced) with its last value;
+// the best trial and its ancestors in red.
+std::string LineageTreeSvg(const StudyContents& study) {
+  std::map<int64_t, const TrialResult*> by_id;
+  for (const TrialResult& trial : study.trials) by_id[trial.trial_id] = &trial;
+  if (by_id.empty()) return "";
+  std::map<int64_t, int> row_of;
+  int64_t last_epoch = 1;
+  for (const auto& [id, trial] : by_id) {
+    row_of[id] = static_cast<int>(row_of.size());
+    const int64_t start = trial->parent_trial >= 0 ? trial->parent_epoch : 0;
+    last_epoch = std::max(last_epoch, start + trial->epochs);
+  }
+  std::set<int64_t> highlighted;
+  for (std::optional<int64_t> id = BestTrialId(study, Leaderboard(study)); id;) {
+    const auto found = by_id.find(*id);
+    if (found == by_id.end() || !highlighted.insert(*id).second) break;
+    id = found->second->parent_trial >= 0 ? std::optional<int64_t>(found->second->parent_trial)
+                                          : std::nullopt;
+  }
+  constexpr double kLeft = 70.0, kRight = 90.0, kTop = 10.0, kRowHeight = 18.0, kWidth = 760.0;
+  const double plot_width = kWidth - kLeft - kRight;
+  const auto x = [&](int64_t epoch) {
+    return kLeft + plot_width * static_cast<double>(epoch) / static_cast<double>(last_epoch);
+  };
+  const auto y = [&](int64_t id) { return kTop + kRowHeight * (row_of.at(id) + 0.5); };
+  const auto number = [](double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.1f", value);
+    return std::string(buffer);
+  };
+  const double height = kTop + kRowHeight * static_cast<double>(by_id.size()) + 30.0;
+  std::string svg = "<svg class=\"lineage-tree\" width=\"" + number(kWidth) + "\" height=\"" +
+                    number(height) + "\" viewBox=\"0 0 " + number(kWidth) + " " + number(height) +
+                    "\" role=\"img\" aria-label=\"lineage of the population\">\n";
+  const double axis_y = height - 24.0;
+  svg += "<line x1=\"" + number(kLeft) + "\" y1=\"" + number(axis_y) + "\" x2=\"" +
+         number(x(last_epoch)) + "\" y2=\"" + number(axis_y) + "\" stroke=\"#888\"/>\n";
+  for (int64_t epoch = 0; epoch <= last_epoch; ++epoch) {
+    svg += "<text x=\"" + number(x(epoch)) + "\" y=\"" + number(axis_y + 14.0) +
+           "\" font-size=\"10\" text-anchor=\"middle\">" + std::to_string(epoch) + "</text>\n";
+  }
+  svg += "<text x=\"" + number(x(last_epoch) + 6.0) + "\" y=\"" + number(axis_y + 14.0) +
+         "\" font-size=\"10\">epoch</text>\n";
+  for (const auto& [id, trial] : by_id) {
+    const bool best_line = highlighted.count(id) != 0;
+    const std::string color = best_line ? "#d62728" : "#777";
+    const int64_t start = trial->parent_trial >= 0 ? trial->parent_epoch : 0;
+    const int64_t end = start + trial->epochs;
+    if (trial->parent_trial >= 0 && row_of.count(trial->parent_trial) != 0) {
+      svg += "<line x1=\"" + number(x(start)) + "\" y1=\"" + number(y(trial->parent_trial)) +
+             "\" x2=\"" + number(x(start)) + "\" y2=\"" + number(y(id)) + "\" stroke=\"" + color +
+             "\" stroke-dasharray=\"3,2\"/>\n";
+    }
+    svg += "<text x=\"" + number(kLeft - 6.0) + "\" y=\"" + number(y(id) + 3.5) +
+           "\" font-size=\"11\" text-anchor=\"end\">trial " + std::to_string(id) + "</text>\n";
+    svg += "<line x1=\"" + number(x(start)) + "\" y1=\"" + number(y(id)) + "\" x2=\"" +
+           number(x(end)) + "\" y2=\"" + number(y(id)) + "\" stroke=\"" + color +
+           "\" stroke-width=\"" + (best_line ? "3" : "2") + "\"/>\n";
+    const bool completed = trial->status == TrialStatus::kCompleted;
+    svg += "<circle cx=\"" + number(x(end)) + "\" cy=\"" + number(y(id)) + "\" r=\"4\" stroke=\"" +
+           color + "\" fill=\"" + (completed ? color : std::string("white")) + "\"><title>trial " +
+           std::to_string(id) + ": " + TrialStatusName(trial->status) + "</title></circle>\n";
+    if (std::isfinite(trial->objective)) {
+      char value[32];
+      std::snprintf(value, sizeof(value), "%.4g", trial->objective);
+      svg += "<text x=\"" + number(x(end) + 8.0) + "\" y=\"" + number(y(id) + 3.5) +
+             "\" font-size=\"10\">" + value + "</text>\n";
+    }
+  }
+  return svg + "</svg>\n";
+}
+
+// #lineage, for a study of population-based training: the family tree (LineageTreeSvg), then a
+// table of parent -> child edges with the epoch and the hyperparameters explore changed; empty
+// otherwise.
 std::string LineageSection(const StudyContents& study) {
   if (!study.layout.lineage) return "";
   std::string rows =
+      LineageTreeSvg(study) +
       "<table class=\"lineage\">\n<thead><tr><th>trial</th><th>from trial</th><th>at epoch</th>"
       "<th>changed</th></tr></thead>\n<tbody>\n";
   for (const report_internal::LineageEdge& edge : report_internal::Lineage(study)) {
@@ -397,9 +475,11 @@ std::string LineageSection(const StudyContents& study) {
   }
   rows += "</tbody></table>\n";
   return Section("lineage", "Lineage (population-based training)",
-                 "Where did each trial come from? A trial listed here started from its parent's "
-                 "checkpoint at the epoch shown, with the parent's hyperparameters and these "
-                 "changed (explore); the member it replaced ended as stopped.",
+                 "Where did each trial come from? Each line is a trial over the epochs it trained; "
+                 "a dashed branch leaves its parent's line at the epoch it started from, with the "
+                 "parent's checkpoint and hyperparameters and those in the table changed "
+                 "(explore). A hollow dot is a member that was replaced (stopped); the best "
+                 "trial and its ancestors are red.",
                  rows);
 }
 
