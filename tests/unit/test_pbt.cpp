@@ -443,12 +443,10 @@ class PbtCoordinatorTest : public ::testing::Test {
 
 TEST_F(PbtCoordinatorTest, AGenerationWaitsUntilEveryPauseHasArrived) {
   std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
-  for (int round = 0; round < 1; ++round) {
-    const TrialSpec a = Request(*coordinator, 0);
-    const TrialSpec b = Request(*coordinator, 1);
-    Run(*coordinator, 0, a, 0.5);
-    Run(*coordinator, 1, b, 0.6);
-  }
+  const TrialSpec a = Request(*coordinator, 0);
+  const TrialSpec b = Request(*coordinator, 1);
+  Run(*coordinator, 0, a, 0.5);
+  Run(*coordinator, 1, b, 0.6);
   const TrialSpec c = Request(*coordinator, 0);
   const TrialSpec d = Request(*coordinator, 1);
   // d reports its boundary (told to pause) but its pause has not arrived when c's does.
