@@ -35,7 +35,8 @@
 // multivariate TPE, + early_terminate hyperband: hpo's default for both), hpo_bayes_promotion,
 // hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler sobol: the Sobol
 // start-up), hpo_curves (search.model curves with early_terminate: the learning-curve model and
-// its scheduler, deciding at rungs 1/3/9), hpo_curves_sobol (the same with the Sobol start-up).
+// its scheduler, deciding at rungs 1/3/9), hpo_curves_sobol (the same with the Sobol start-up),
+// hpo_random_curves (method random with search.model curves: random draws, the curve scheduler).
 // One sweep per seed (the config's seed replaced):
 // MakeSearcher and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch:
 // ObserveEpoch, then the scheduler's OnEpoch; a trial's end: Observe with its last value, then
@@ -560,6 +561,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
       {"hpo_gp_stopping", {"gp", "stopping"}},
       {"hpo_curves", {"curves", "curves"}},
       {"hpo_curves_sobol", {"curves_sobol", "curves"}},
+      {"hpo_random_curves", {"random", "curves"}},
   };
   const auto found = kSystems.find(system);
   if (found == kSystems.end()) return false;
@@ -568,7 +570,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
   config->sweep.method =
       method == "random" ? hpo::SearchMethod::kRandom : hpo::SearchMethod::kBayes;
   if (method == "gp") config->search.model = hpo::BayesModel::kGp;
-  if (method == "curves" || method == "curves_sobol") {
+  if (method == "curves" || method == "curves_sobol" || stopping == "curves") {
     config->search.model = hpo::BayesModel::kCurves;
   }
   if (method == "curves_sobol") config->search.sampler = hpo::RandomSampler::kSobol;

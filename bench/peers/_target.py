@@ -20,7 +20,8 @@ from the same reports: nothing a system decides depends on its target until the 
 The systems:
 - hpo_*: bench/asha_replay.cpp's --curves mode (hpo's MakeSearcher and MakeScheduler, 2 groups
   training one epoch per time step); its own check. hpo_curves is search.model curves (the
-  learning-curve model) with early_terminate, hpo_curves_sobol the same with the Sobol start-up.
+  learning-curve model) with early_terminate, hpo_curves_sobol the same with the Sobol start-up,
+  hpo_random_curves method random with search.model curves (random draws, the curve scheduler).
 - synetune_asha (ASHA, stopping), synetune_hyperband (SyncHyperband: synchronous Hyperband, every
   bracket, pausing and resuming trials), synetune_mobster (MOBSTER, stopping), synetune_dyhpo
   (DyHPO, rungs 1/3/9): syne-tune's Tuner on its simulator backend, 2 workers, 1 time unit per
@@ -69,7 +70,7 @@ WORKERS = 2
 SYSTEMS = {
     "hpo_random": "-", "hpo_stopping": "-", "hpo_promotion": "-", "hpo_bayes_stopping": "-",
     "hpo_bayes_promotion": "-", "hpo_gp_stopping": "-", "hpo_bayes_sobol_stopping": "-",
-    "hpo_curves": "-", "hpo_curves_sobol": "-",
+    "hpo_curves": "-", "hpo_curves_sobol": "-", "hpo_random_curves": "-",
     "synetune_asha": "synetune", "synetune_hyperband": "synetune", "synetune_mobster": "synetune",
     "synetune_dyhpo": "synetune", "dehb": "dehb", "ray_asha": "ray", "ray_hyperband": "ray",
 }

@@ -395,6 +395,24 @@ class Curves(Promotion):
                                      r"is expected to gain more per epoch")
         self.assertIn(b"completed", {row["status"] for row in trials.values()})
 
+    def test_method_random_keeps_its_draws_and_pauses_by_the_curves(self):
+        with open(self.config) as f:
+            text = f.read()
+        config = self.out("random_curves.yaml")
+        with open(config, "w") as f:
+            f.write(text.replace("method: bayes", "method: random"))
+        output = self.out("random")
+        rc, log = run(2, output, config=config)
+        self.assertEqual(rc, 0, log)
+        trials = self.assert_consistent(os.path.join(output, "study.h5"), log)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            reasons = [row["message"].decode() for row in published_rows(f, "trials")
+                       if row["status"] == b"paused"]
+        self.assertTrue(reasons, log)
+        for reason in reasons:
+            self.assertRegex(reason, r"paused at epoch [12]: predicted final val_accuracy ")
+        self.assertIn(b"completed", {row["status"] for row in trials.values()})
+
 
 class WarmStart(ResilienceCase):
     """A sweep seeded with an earlier study's trials (warm_start) killed and resumed."""

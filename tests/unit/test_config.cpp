@@ -845,7 +845,27 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "search:\n  model: tpe\n",
-     "test.yaml:12: search.model: only used by method bayes (this sweep's method is random)"},
+     "test.yaml:12: search.model: only used by method bayes (this sweep's method is random; "
+     "method random takes model curves alone)"},
+    {"CurvesWithRandomWithoutEarlyTerminate",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  model: curves\n",
+     "test.yaml:12: search.model: with method random, curves only decides which trials go on; it "
+     "needs sweep.early_terminate (type hyperband)"},
+    {"StartupTrialsWithRandomWithoutCurves",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
+     "search:\n  startup_trials: 4\n",
+     "test.yaml:12: search.startup_trials: only used by method bayes (this sweep's method is "
+     "random)"},
+    {"MedianStoppingBesideRandomCurves",
+     "task: synthetic\nepochs: 3\nsweep:\n  method: random\n  run_cap: 4\n"
+     "  metric:\n    name: val_loss\n  early_terminate: {type: hyperband, min_iter: 1}\n"
+     "  parameters:\n    lr:\n      values: [0.1]\nsearch: {model: curves}\n"
+     "median_stopping: {min_trials: 2}\n",
+     "test.yaml:13: median_stopping: search.model curves decides which trials go on from its "
+     "predictions; remove median_stopping or choose another model"},
     {"SearchCandidatesWithGp",
      "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"

@@ -272,6 +272,42 @@ TEST(CurveSchedulerTest, MakeSchedulerRefusesTheMedianRuleBesideIt) {
   EXPECT_EQ(scheduler, nullptr);  // without early_terminate every trial runs every epoch
 }
 
+TEST(CurveSchedulerTest, MethodRandomKeepsRandomDrawsAndJudgesTrialsByCurves) {
+  ParameterSpec lr;
+  lr.name = "lr";
+  lr.distribution = Distribution::kLogUniformValues;
+  lr.min = 1e-4;
+  lr.max = 1.0;
+  SweepConfig with_curves = CurvesConfig(10, 2);
+  with_curves.sweep.method = SearchMethod::kRandom;
+  with_curves.sweep.parameters = {lr};
+  SweepConfig plain = with_curves;
+  plain.search.model = BayesModel::kTpe;
+
+  std::unique_ptr<Scheduler> scheduler;
+  ASSERT_TRUE(MakeScheduler(with_curves, &scheduler).ok());
+  ASSERT_NE(scheduler, nullptr);
+  EXPECT_EQ(scheduler->ConfigFingerprint().rfind("hpo.scheduler.curves.v1", 0), 0u)
+      << "the curve scheduler judges the trials";
+  std::unique_ptr<Scheduler> asha;
+  ASSERT_TRUE(MakeScheduler(plain, &asha).ok());
+  EXPECT_NE(asha->ConfigFingerprint(), scheduler->ConfigFingerprint());
+
+  std::unique_ptr<Searcher> drawn;
+  std::unique_ptr<Searcher> random;
+  ASSERT_TRUE(MakeSearcher(with_curves, &drawn).ok());
+  ASSERT_TRUE(MakeSearcher(plain, &random).ok());
+  for (int64_t id = 0; id < 5; ++id) {
+    const std::optional<Assignment> a = drawn->Suggest(id);
+    const std::optional<Assignment> b = random->Suggest(id);
+    ASSERT_TRUE(a && b);
+    ASSERT_NE(FindParam(*a, "lr"), nullptr);
+    ASSERT_NE(FindParam(*b, "lr"), nullptr);
+    EXPECT_EQ(*FindParam(*a, "lr"), *FindParam(*b, "lr")) << "trial " << id;
+    drawn->Observe(id, *a, TrialStatus::kCompleted, static_cast<double>(id));
+  }
+}
+
 TEST(CurveSearcherDataTest, EveryTrialThatReportedIsModelledAtItsPredictedFinal) {
   ParameterSpec lr;
   lr.name = "lr";

@@ -167,13 +167,14 @@ struct ExecutionSpec {
 // kTpe: multivariate TPE (the default); kTpeIndependent: Optuna's default, one-parameter-at-a-time
 // TPE; kGp: a Gaussian process with expected improvement; kCurves: the GP fitted on each
 // trial's final value predicted from its learning curve, with early_terminate a scheduler that
-// continues or pauses trials by the same predictions.
+// continues or pauses trials by the same predictions. Method random takes kCurves alone (with
+// early_terminate): its draws stay random and the curve scheduler judges the trials.
 enum class BayesModel { kTpe, kGp, kTpeIndependent, kCurves };
 enum class RandomSampler { kIndependent, kSobol };
 
 struct SearchOptions {
-  BayesModel model = BayesModel::kTpe;  // method bayes: see BayesModel
-  int64_t startup_trials = 10;          // method bayes: random trials before the model is used
+  BayesModel model = BayesModel::kTpe;  // method bayes (random: curves only): see BayesModel
+  int64_t startup_trials = 10;  // trials before the model is used (bayes; random with curves)
   int64_t candidates = 24;  // method bayes, TPE: per suggestion (tpe), per parameter (independent)
   RandomSampler sampler = RandomSampler::kIndependent;  // random, bayes start-up: or Sobol
 };

@@ -302,7 +302,7 @@ Status ParseSweep(const ErrorFormatter& errors, const MappingFields& fields,
 Status CheckSeveralObjectives(const ErrorFormatter& errors, const MappingFields& top,
                               const SweepConfig& config) {
   if (config.sweep.objectives.size() < 2) return Status::Ok();
-  if (config.sweep.method == SearchMethod::kBayes && config.search.model == BayesModel::kCurves) {
+  if (config.search.model == BayesModel::kCurves) {
     MappingFields search;
     HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *top.Find("search"), &search));
     return errors.At(*search.Find("model"),
@@ -324,6 +324,14 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* search = top.Find("search")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseSearchOptions(errors, *search, config->sweep.method,
                                                             &config->search));
+    if (config->sweep.method == SearchMethod::kRandom &&
+        config->search.model == BayesModel::kCurves && !config->sweep.early_terminate.enabled) {
+      MappingFields fields;
+      HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *search, &fields));
+      return errors.At(*fields.Find("model"),
+                       "with method random, curves only decides which trials go on; it needs "
+                       "sweep.early_terminate (type hyperband)");
+    }
   }
   if (const Field* asha = top.Find("asha")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseAsha(errors, *asha, &config->sweep.early_terminate));
@@ -331,8 +339,7 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* median_stopping = top.Find("median_stopping")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseMedianStopping(
         errors, *median_stopping, config->execution.epochs, &config->median_stopping));
-    if (config->sweep.early_terminate.enabled && config->sweep.method == SearchMethod::kBayes &&
-        config->search.model == BayesModel::kCurves) {
+    if (config->sweep.early_terminate.enabled && config->search.model == BayesModel::kCurves) {
       return errors.At(*median_stopping,
                        "search.model curves decides which trials go on from its predictions; "
                        "remove median_stopping or choose another model");

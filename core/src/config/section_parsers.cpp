@@ -111,17 +111,15 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
   HPO_RETURN_IF_ERROR(fields.CheckKeys({"model", "startup_trials", "candidates", "sampler"}));
   const std::string method_name = SearchMethodName(method);
-  for (const char* key : {"model", "startup_trials", "candidates"}) {
-    const Field* entry = fields.Find(key);
-    if (entry != nullptr && method != SearchMethod::kBayes) {
-      return errors.At(*entry,
-                       "only used by method bayes (this sweep's method is " + method_name + ")");
-    }
-  }
   SearchOptions parsed;
   if (const Field* model = fields.Find("model")) {
     std::string name;
     HPO_RETURN_IF_ERROR(ReadString(errors, *model, &name));
+    // With method random, the curve model only judges trials (its scheduler); draws stay random.
+    if (method != SearchMethod::kBayes && !(method == SearchMethod::kRandom && name == "curves")) {
+      return errors.At(*model, "only used by method bayes (this sweep's method is " + method_name +
+                                   "; method random takes model curves alone)");
+    }
     if (name == "tpe") {
       parsed.model = BayesModel::kTpe;
     } else if (name == "tpe_independent") {
@@ -132,6 +130,16 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
       parsed.model = BayesModel::kCurves;
     } else {
       return errors.At(*model, "must be tpe, tpe_independent, gp or curves, got '" + name + "'");
+    }
+  }
+  const bool judged_by_curves = parsed.model == BayesModel::kCurves;
+  for (const char* key : {"startup_trials", "candidates"}) {
+    const Field* entry = fields.Find(key);
+    const bool used = method == SearchMethod::kBayes ||
+                      (judged_by_curves && std::string(key) == "startup_trials");
+    if (entry != nullptr && !used) {
+      return errors.At(*entry,
+                       "only used by method bayes (this sweep's method is " + method_name + ")");
     }
   }
   HPO_RETURN_IF_ERROR(
