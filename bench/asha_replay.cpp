@@ -35,7 +35,7 @@
 // multivariate TPE, + early_terminate hyperband: hpo's default for both), hpo_bayes_promotion,
 // hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler sobol: the Sobol
 // start-up), hpo_curves (search.model curves with early_terminate: the learning-curve model and
-// its scheduler, deciding at rungs 1/3/9), hpo_curves_sobol (the same with the Sobol start-up),
+// its scheduler, judging from epoch 1 on), hpo_curves_sobol (the same with the Sobol start-up),
 // hpo_random_curves (method random with search.model curves: random draws, the curve scheduler).
 // One sweep per seed (the config's seed replaced):
 // MakeSearcher and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch:

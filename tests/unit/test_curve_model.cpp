@@ -180,7 +180,7 @@ TEST(CurveSchedulerTest, ContinuesTheTrialPredictedBestNotTheOneAheadNow) {
   EXPECT_EQ(scheduler->paused_trials(), 2u);
   EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(1));
   EXPECT_EQ(scheduler->paused_trials(), 1u);
-  // Trial 1 goes on past its second decision: the flattening one is worth less still.
+  // Trial 1 goes on at every epoch to 12: the flattening one is worth less still.
   EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 5, 12).keep_going);
 }
 
@@ -198,12 +198,33 @@ TEST(CurveSchedulerTest, StartUpTrialsPauseForNewOnesAndIdlePromotionTrainsTheBe
   EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 1, 4).pause);
   EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);  // 2 of 3 start-up trials
   // Idle: nothing runs and nothing new starts, and no trial has trained every epoch. No new
-  // trial will start from now on, so trial 1 goes on at its next decision (epoch 12).
+  // trial will start from now on, so trial 1 goes on to the end.
   EXPECT_EQ(scheduler->Promote(/*idle=*/true), std::optional<int64_t>(1));
   EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 5, kEpochs).keep_going);
   scheduler->OnTrialEnd(1, TrialStatus::kCompleted);
   // Trial 0 is predicted far above trial 1's final value: idle promotion leaves it paused.
   EXPECT_EQ(scheduler->Promote(/*idle=*/true), std::nullopt);
+}
+
+TEST(CurveSchedulerTest, ATrialThatStallsAfterTheFirstRungGivesWayBeforeTheNext) {
+  // Trial 0 is ahead and steep at epoch 4 (the first rung), then flat at 0.30 from epoch 5:
+  // judged at every epoch, it pauses for the steep trial 1 before the second rung (12).
+  const auto stalls = [](double t) { return t <= 4.0 ? 0.05 + 1.0 / t : 0.30; };
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(2, 2);
+  EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 1, 4).pause);  // start-up: new trials first
+  EXPECT_TRUE(Report(scheduler.get(), 0, stalls, 1, 4).keep_going);
+  int64_t paused_at = 0;
+  SchedulerDecision decision;
+  for (int64_t epoch = 5; epoch < kEpochs && paused_at == 0; ++epoch) {
+    decision = scheduler->OnEpoch(0, epoch, stalls(static_cast<double>(epoch)));
+    if (decision.pause) paused_at = epoch;
+  }
+  EXPECT_GT(paused_at, 4);
+  EXPECT_LT(paused_at, 12);
+  EXPECT_NE(decision.reason.find("paused trial 1 is expected to gain more per epoch"),
+            std::string::npos)
+      << decision.reason;
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(1));
 }
 
 TEST(CurveSchedulerTest, NotANumberAtADecisionEpochStops) {

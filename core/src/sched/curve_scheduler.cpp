@@ -18,10 +18,10 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-CurveScheduler::CurveScheduler(std::vector<int64_t> decision_epochs, int64_t epochs, Goal goal,
+CurveScheduler::CurveScheduler(std::vector<int64_t> rungs, int64_t epochs, Goal goal,
                                std::string metric, int64_t startup_trials,
                                std::optional<int64_t> run_cap)
-    : decision_epochs_(std::move(decision_epochs)),
+    : rungs_(std::move(rungs)),
       epochs_(epochs),
       goal_(goal),
       metric_(std::move(metric)),
@@ -106,10 +106,7 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
   if (epoch < 1) return {};
   Record(epoch, objective, &trial);
   Update(&trial);
-  if (epoch >= epochs_ ||
-      !std::binary_search(decision_epochs_.begin(), decision_epochs_.end(), epoch)) {
-    return {};
-  }
+  if (epoch >= epochs_ || epoch < rungs_.front()) return {};
   SchedulerDecision decision;
   if (!std::isfinite(trial.losses[static_cast<size_t>(epoch - 1)])) {
     decision.keep_going = false;
@@ -211,8 +208,8 @@ std::string CurveScheduler::Fingerprint() const {
   writer.Put<uint8_t>(goal_ == Goal::kMaximize ? 1 : 0);
   writer.Put<int64_t>(epochs_);
   writer.Put<int64_t>(startup_trials_);
-  writer.Put<uint64_t>(decision_epochs_.size());
-  for (int64_t epoch : decision_epochs_) writer.Put(epoch);
+  writer.Put<uint64_t>(rungs_.size());
+  for (int64_t epoch : rungs_) writer.Put(epoch);
   return std::string(bytes.begin(), bytes.end());
 }
 
@@ -243,8 +240,8 @@ Status CurveScheduler::RestoreState(const std::string& state) {
   }
   if (reader.GetString() != Fingerprint() || !reader.ok()) {
     return Status::BadInput(
-        "saved scheduler state is from another config: its curve model settings (decision "
-        "epochs, epochs, startup_trials, goal) differ from this sweep's");
+        "saved scheduler state is from another config: its curve model settings (rungs, "
+        "epochs, startup_trials, goal) differ from this sweep's");
   }
   std::map<int64_t, TrialCurve> trials;
   const uint64_t count = reader.Get<uint64_t>();
