@@ -2,8 +2,9 @@
 output folders. Each case must end with its documented exit code and one message naming the file,
 key or line, and must leave every file that existed before exactly as it was (and create none).
 
-Run by ctest as: python3 test_bad_input.py --hpo PATH --hpo-with-faults PATH (the second, for a
-bad HPO_INJECT_FAULT, is programs/hpo_with_faults.cpp).
+Run by ctest as: python3 test_bad_input.py --hpo PATH --hpo-with-faults PATH [CLASS...] (the
+second, for a bad HPO_INJECT_FAULT, is programs/hpo_with_faults.cpp): mpi_bad_input_configs runs
+Configs, mpi_bad_input_table the other classes.
 """
 
 import gzip
@@ -211,7 +212,9 @@ class BadInputCase(unittest.TestCase):
         self.assertEqual(snapshot(self.dir), before, "files changed:\n" + log)
 
 
-class ConfigsDataAndCommandLines(BadInputCase):
+class Configs(BadInputCase):
+    """The table of bad configs: found before any training, so whatever libtorch is linked."""
+
     def test_every_case(self):
         for name, text, extra, code, pieces in CONFIG_CASES:
             with self.subTest(name):
@@ -228,6 +231,8 @@ class ConfigsDataAndCommandLines(BadInputCase):
                 if text is not None:
                     os.remove(config)
 
+
+class DataAndCommandLines(BadInputCase):
     def test_command_sweeps(self):
         self.write("train.py", "print('loss=1')\n")
         for name, text, extra, pieces in COMMAND_CASES:
