@@ -132,14 +132,15 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
       return errors.At(*model, "must be tpe, tpe_independent, gp or curves, got '" + name + "'");
     }
   }
-  const bool judged_by_curves = parsed.model == BayesModel::kCurves;
-  for (const char* key : {"startup_trials", "candidates"}) {
-    const Field* entry = fields.Find(key);
-    const bool used = method == SearchMethod::kBayes ||
-                      (judged_by_curves && std::string(key) == "startup_trials");
-    if (entry != nullptr && !used) {
-      return errors.At(*entry,
-                       "only used by method bayes (this sweep's method is " + method_name + ")");
+  if (method != SearchMethod::kBayes) {
+    // startup_trials also sets the curve scheduler's explore-first count.
+    const Field* startup =
+        parsed.model == BayesModel::kCurves ? nullptr : fields.Find("startup_trials");
+    for (const Field* entry : {startup, fields.Find("candidates")}) {
+      if (entry != nullptr) {
+        return errors.At(*entry,
+                         "only used by method bayes (this sweep's method is " + method_name + ")");
+      }
     }
   }
   HPO_RETURN_IF_ERROR(
