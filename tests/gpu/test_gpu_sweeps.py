@@ -1,8 +1,12 @@
 """Sweeps on GPUs through `hpo` itself (the CUDA build), run by ctest as
 python3 test_gpu_sweeps.py --hpo PATH SUITE with SUITE one of:
-- SharedGpu: 4 one-rank trial groups share GPU 0 (trials_per_gpu: 4); every trial completes;
+- SharedGpu: 4 one-rank trial groups share GPU 0 (trials_per_gpu: 4); every trial completes, and
+  the best trial's model, saved from the GPU, is read back and scored on the test split;
 - VisibleDevices: a command sweep with cuda_visible_devices: true gives each rank's program the GPU
   of its node-local rank (AssignGpu's rule), and the program sees exactly that one;
+- Pbt: population-based training with 2 one-rank groups on GPU 0: members pause at checkpoints
+  saved from the GPU, continue from them, and children start from their parents' (model and
+  optimizer state loaded back onto the GPU); every trial ends completed or replaced;
 - CommandNccl: a command trial's torch 2.x program joins an NCCL process group across a group of
   2 ranks on 2 GPUs and trains with DistributedDataParallel.
 - NoGpu (the CUDA build where no GPU is visible, as on CI's machines): a sweep trains on the CPU
@@ -24,7 +28,8 @@ import unittest
 import h5py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
-from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session  # noqa: E402
+from hpo_test_support import (MPI_ENV, parse_command_line, published_rows,  # noqa: E402
+                              run_in_own_session)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "programs", "nccl_program.py")
@@ -127,6 +132,9 @@ class SharedGpu(GpuSweep):
         self.assertEqual(len(trials), 8)
         self.assertEqual({text(t["status"]) for t in trials}, {"completed"}, log)
         self.assertEqual({int(t["group"]) for t in trials}, {0, 1, 2, 3})
+        # The best trial's model, saved from the GPU, is read back and scored on the test split.
+        self.assertIn("best trial test accuracy: ", log)
+        self.assertNotIn("could not evaluate", log)
 
 
 class VisibleDevices(GpuSweep):
@@ -148,6 +156,51 @@ class VisibleDevices(GpuSweep):
                              str(group_of[report["trial_id"]] // sharing), report)
             self.assertEqual(report["device_count"], 1, report)
         self.assertEqual(set(group_of.values()), {0, 1})
+
+
+class Pbt(GpuSweep):
+    def test_members_and_children_continue_from_gpu_checkpoints(self):
+        skip_unless(visible_gpus() >= 1, "needs a GPU (nvidia-smi lists none)")
+        output, log = self.sweep(2, (
+            "sweep:\n"
+            "  method: random\n"
+            "  metric: {name: val_accuracy, goal: maximize}\n"
+            "  run_cap: 4\n"
+            "  parameters:\n"
+            "    lr: {distribution: log_uniform_values, min: 0.001, max: 0.1}\n"
+            "    batch_size: {values: [32, 64]}\n"
+            "    optimizer: {values: [sgd, adam]}\n"
+            "    width: {value: 64}\n"
+            "pbt: {population: 4, perturbation_interval: 2, mutations: [lr, batch_size]}\n"
+            "task: synthetic\n"
+            "synthetic: {train_samples: 2048, val_samples: 256, test_samples: 256}\n"
+            "epochs: 6\n"
+            "trials_per_gpu: 2\n"
+            "seed: 5\n"), env={"CUDA_VISIBLE_DEVICES": "0"})
+        self.assertIn("2 ranks on 1 GPU", log)
+        study = os.path.join(output, "study.h5")
+        trials = {int(t["trial_id"]): t for t in read_trials(study)}
+        curves = {}
+        with h5py.File(study, "r") as f:
+            for row in published_rows(f, "curves"):
+                curves.setdefault(int(row["trial_id"]), []).append(int(row["epoch"]))
+        # Generations at epochs 2 and 4 replace one member each: trials 4 and 5.
+        self.assertEqual(sorted(trials), list(range(6)), log)
+        self.assertEqual(sorted(text(t["status"]) for t in trials.values()),
+                         ["completed"] * 4 + ["stopped"] * 2, log)
+        for trial_id, row in trials.items():
+            parent, at = int(row["parent_trial"]), int(row["parent_epoch"])
+            first = at + 1 if parent >= 0 else 1
+            epochs = sorted(curves[trial_id])
+            self.assertEqual(epochs, list(range(first, first + len(epochs))), (trial_id, log))
+            if text(row["status"]) == "completed":
+                self.assertEqual(epochs[-1], 6, (trial_id, log))
+            if parent >= 0:
+                self.assertIn(at, curves[parent], (trial_id, log))
+        self.assertEqual(sorted(int(t["parent_epoch"]) for t in trials.values()
+                                if t["parent_trial"] >= 0), [2, 4])
+        self.assertEqual(glob.glob(os.path.join(output, "checkpoints", "*.pt")), [])
+        self.assertIn("best trial test accuracy: ", log)
 
 
 class CommandNccl(GpuSweep):

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "common/file_io.hpp"
 
@@ -29,6 +30,13 @@ void SaveScriptModuleToFile(const torch::jit::Module& module, const std::string&
   std::ostringstream bytes;
   module.save(bytes);
   WriteBytes(bytes.str(), path);
+}
+
+void LoadModuleFromFile(torch::nn::Module& module, const std::string& path) {
+  const std::vector<torch::Tensor> parameters = module.parameters();
+  torch::serialize::InputArchive archive;
+  archive.load_from(path, parameters.empty() ? torch::Device(torch::kCPU) : parameters[0].device());
+  module.load(archive);
 }
 
 }  // namespace hpo

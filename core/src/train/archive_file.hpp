@@ -1,8 +1,10 @@
 // Writing torch archives to files without letting a full disk end the process: torch's own file
 // writer reports a failed write by throwing from its destructor (std::terminate). These serialize
-// to memory and write the bytes with WriteFileAtomically (a temporary file, fsync, rename).
+// to memory and write the bytes with WriteFileAtomically (a temporary file, fsync, rename). And
+// reading a module's file back onto whichever device the module is on now.
 #pragma once
 
+#include <torch/nn/module.h>
 #include <torch/script.h>
 #include <torch/serialize.h>
 
@@ -16,5 +18,10 @@ void SaveArchiveToFile(torch::serialize::OutputArchive& archive, const std::stri
 
 // The same for a TorchScript module (torch.jit.load reads the file).
 void SaveScriptModuleToFile(const torch::jit::Module& module, const std::string& path);
+
+// Reads the parameters and buffers that `module.save` wrote to `path` into `module`, onto the
+// device of the module's first parameter (the CPU for a module without one): a model saved from a
+// GPU loads into a model on the CPU, and the other way round. Throws what torch throws.
+void LoadModuleFromFile(torch::nn::Module& module, const std::string& path);
 
 }  // namespace hpo

@@ -65,11 +65,7 @@ void ModuleModel::Export(const std::string& path) {
   SaveArchiveToFile(archive, path);
 }
 
-void ModuleModel::Import(const std::string& path) {
-  torch::serialize::InputArchive archive;
-  archive.load_from(path);
-  module_->load(archive);
-}
+void ModuleModel::Import(const std::string& path) { LoadModuleFromFile(*module_, path); }
 
 ClassificationObjective::ClassificationObjective(std::vector<std::string> class_names)
     : class_names_(std::move(class_names)) {}

@@ -623,7 +623,7 @@ Status EvaluateSavedModel(const TrainingSetup& setup, const Assignment& params,
     Evaluate(task, *model, *test, {0, test->size()}, torch::kCPU, sums.data());
     *evaluation = task.Summarize(sums, "test_");
   } catch (const std::exception& error) {
-    return Status::Failure(weights_path + ": " + error.what());
+    return Status::Failure(weights_path + ": " + DescribeException(error, ""));
   }
   return Status::Ok();
 }

@@ -80,11 +80,7 @@ class TextClassifierModel final : public TrainableModel {
     archive.write("classes", c10::IValue(classes));
     SaveArchiveToFile(archive, path);
   }
-  void Import(const std::string& path) override {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
-    net_->load(archive);
-  }
+  void Import(const std::string& path) override { LoadModuleFromFile(*net_, path); }
 
  private:
   TextTransformer net_;
