@@ -206,6 +206,23 @@ TEST(CurveSchedulerTest, StartUpTrialsPauseForNewOnesAndIdlePromotionTrainsTheBe
   EXPECT_EQ(scheduler->Promote(/*idle=*/true), std::nullopt);
 }
 
+TEST(CurveSchedulerTest, OnceNoNewTrialCanStartAHopelessPausedTrialStaysPausedWhileOthersRun) {
+  // run_cap 3: once trial 2 has reported no new trial can start. Trial 1 trains every epoch;
+  // a group that frees up while trial 2 still runs is not given trial 0, whose predicted final
+  // value is far worse than trial 1's (a sweep of 40 trials on an H200 trained all 40 to the
+  // end when any paused trial went on once run_cap trials had reported).
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(3, 3);
+  EXPECT_TRUE(Report(scheduler.get(), 0, kFlattening, 1, 4).pause);
+  EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 1, 4).pause);
+  EXPECT_TRUE(scheduler->OnEpoch(2, 1, kSteep(1.0)).keep_going);
+  // No trial has trained every epoch yet: the best paused one goes on.
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(1));
+  EXPECT_TRUE(Report(scheduler.get(), 1, kSteep, 5, kEpochs).keep_going);
+  scheduler->OnTrialEnd(1, TrialStatus::kCompleted);
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);
+  EXPECT_EQ(scheduler->paused_trials(), 1u);
+}
+
 TEST(CurveSchedulerTest, ATrialThatStallsAfterTheFirstRungGivesWayBeforeTheNext) {
   // Trial 0 is ahead and steep at epoch 4 (the first rung), then flat at 0.30 from epoch 5:
   // judged at every epoch, it pauses for the steep trial 1 before the second rung (12).

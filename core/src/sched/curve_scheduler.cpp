@@ -142,20 +142,27 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
   if (idle) no_new_trials_ = true;
   if (paused_trials() == 0) return std::nullopt;
   const Valuation valuation = Value();
-  // A paused trial without a finite report has no option: it is worth nothing, and goes on only
-  // when it is the only one paused.
+  // Once no new trial can start (idle, or run_cap trials have reported) and a trial has trained
+  // every epoch, only the paused trials that may still end best are candidates.
+  const bool late = idle || valuation.new_trial_value == -kInfinity;
+  const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
+    return static_cast<int64_t>(entry.second.finite.size()) >= epochs_;
+  });
+  const bool only_contenders = late && any_complete;
   std::optional<int64_t> best;
   double best_value = -kInfinity;
-  const Option* best_option = nullptr;
   for (const Option& option : valuation.options) {
-    if (option.paused && (!best_option || option.continue_value > best_value)) {
-      best_option = &option;
-      best_value = option.continue_value;
+    if (!option.paused || (best && option.continue_value <= best_value)) continue;
+    if (only_contenders && ProbabilityOfImprovement(option.prediction, valuation.incumbent) <
+                               kLatePromotionProbability) {
+      continue;
     }
+    best = option.trial_id;
+    best_value = option.continue_value;
   }
-  if (best_option) {
-    best = best_option->trial_id;
-  } else {
+  // A paused trial without a finite report has no option: it is worth nothing, and goes on only
+  // when no other may and nothing else can run.
+  if (!best && late && !only_contenders) {
     for (const auto& [id, trial] : trials_) {
       if (trial.paused) {
         best = id;
@@ -163,18 +170,7 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
       }
     }
   }
-  bool promote = false;
-  if (!idle) {
-    promote = best_value >= valuation.new_trial_value;
-  } else {
-    const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
-      return static_cast<int64_t>(entry.second.finite.size()) >= epochs_;
-    });
-    promote = !any_complete || (best_option && ProbabilityOfImprovement(best_option->prediction,
-                                                                        valuation.incumbent) >=
-                                                   kIdlePromotionProbability);
-  }
-  if (!promote) return std::nullopt;
+  if (!best || (!late && best_value < valuation.new_trial_value)) return std::nullopt;
   trials_[*best].paused = false;
   return best;
 }

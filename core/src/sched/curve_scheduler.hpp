@@ -31,13 +31,15 @@ namespace hpo::sched_internal {
 // paused trial's and a new trial's; otherwise it pauses ("paused at epoch E: predicted final
 // METRIC M +- S, a new trial / trial J is worth more per epoch"). A non-finite report it is
 // judged at stops the trial. Before the first rung, and at the last epoch, trials go on.
-// Promote(idle false) returns the paused trial of highest value (lowest id on ties) when it is
-// worth at least a new trial; Promote(idle true) returns it while no trial has trained every
-// epoch or its probability of ending below the incumbent is at least kIdlePromotionProbability.
+// Promote returns the paused trial of highest value (lowest id on ties): while new trials can
+// start (idle false, fewer than run_cap reported) when it is worth at least a new trial. Once
+// none can, it returns it while no trial has trained every epoch; after that, the highest-valued
+// of the paused trials whose probability of ending below the incumbent is at least
+// kLatePromotionProbability (the others stay paused, and the sweep ends without them).
 // State: every trial's losses and whether it is paused; rebuilt on resume by ReplayTrial.
 class CurveScheduler final : public Scheduler {
  public:
-  static constexpr double kIdlePromotionProbability = 0.05;
+  static constexpr double kLatePromotionProbability = 0.05;
   // Tuned on the recorded Fashion-MNIST curves (bench/peers/_target.py, seeds 1-100) and checked
   // on seeds 101-200: at 1 (no discount) new trials crowded out the long curves that reach 0.87
   // (median epochs 168 and 150.5 against 159.5 and 116 at 0.3); 0.1-0.5 did about as well.
