@@ -89,7 +89,9 @@ class TrainableModel {
   virtual void Save(torch::serialize::OutputArchive& archive) = 0;
   virtual void Load(torch::serialize::InputArchive& archive) = 0;
   // Writes the trained model where a user can load it again (the best trial's model file), and
-  // reads such a file back into this model (to evaluate the best trial on the test split).
+  // reads such a file back into this model (to evaluate the best trial on the test split). The
+  // file may come from a model on another device (trained on a GPU, read into a model on the
+  // CPU): Import puts the tensors on this model's device (InputArchive::load_from(path, device)).
   virtual void Export(const std::string& path) = 0;
   virtual void Import(const std::string& path) = 0;
 };
