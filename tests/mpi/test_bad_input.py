@@ -79,6 +79,11 @@ CONFIG_CASES = [
     ("pbt_unknown_mutation",
      edit("epochs: 1", "epochs: 4") + "pbt:\n  population: 4\n  mutations: [lr, momentum]\n", [], 2,
      ["config.yaml:24: pbt.mutations[1]: 'momentum' is not a parameter of the sweep"]),
+    ("pbt_mutation_of_the_model_shape",
+     edit("epochs: 1", "epochs: 4").replace("    batch_size:\n", "    width:\n      values: [8, 16]\n"
+                                            "    batch_size:\n")
+     + "pbt:\n  population: 4\n  mutations: [lr, width]\n", [], 2,
+     ["config.yaml:26: pbt.mutations[1]: 'width' shapes the model or picks the optimizer"]),
     ("unknown_param_key", edit("      max: 0.1\n", "      max: 0.1\n      mx: 1\n"), [], 2,
      ["config.yaml:12", "sweep.parameters.lr.mx"]),
     ("epochs_wrong_type", edit("epochs: 1", "epochs: three"), [], 2,

@@ -41,6 +41,7 @@ std::string PbtSweepText(const std::string& pbt, const std::string& extra = "",
                      "  parameters:\n"
                      "    lr: {distribution: log_uniform_values, min: 0.001, max: 0.1}\n"
                      "    width: {values: [8, 16, 32]}\n"
+                     "    batch_size: {values: [32, 64]}\n"
                      "    optimizer: {value: adam}\n";
   if (!pbt.empty()) text += "pbt:\n" + pbt;
   return text;
@@ -65,16 +66,16 @@ TEST(PbtConfigTest, ParsesTheKey) {
   SweepConfig config;
   const Status status =
       ParsePbtSweep(PbtSweepText("  population: 4\n  perturbation_interval: 2\n  quantile: 0.5\n"
-                                 "  mutations: [lr, width]\n  resample_probability: 0.1\n"),
+                                 "  mutations: [lr, batch_size]\n  resample_probability: 0.1\n"),
                     &config);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_TRUE(config.pbt.enabled);
   EXPECT_EQ(config.pbt.population, 4);
   EXPECT_EQ(config.pbt.perturbation_interval, 2);
   EXPECT_DOUBLE_EQ(config.pbt.quantile, 0.5);
-  EXPECT_EQ(config.pbt.mutations, (std::vector<std::string>{"lr", "width"}));
+  EXPECT_EQ(config.pbt.mutations, (std::vector<std::string>{"lr", "batch_size"}));
   EXPECT_DOUBLE_EQ(config.pbt.resample_probability, 0.1);
-  EXPECT_EQ(config.pbt.line, 12);
+  EXPECT_EQ(config.pbt.line, 13);
   SweepConfig without;
   ASSERT_TRUE(ParsePbtSweep(PbtSweepText(""), &without).ok());
   EXPECT_FALSE(without.pbt.enabled);
@@ -82,32 +83,32 @@ TEST(PbtConfigTest, ParsesTheKey) {
 
 TEST(PbtConfigTest, RefusesWhatCannotWork) {
   EXPECT_EQ(ParseError(PbtSweepText(kPbtKey, "checkpoint: {interval: 0}\n")),
-            "pbt.yaml:13: pbt: population-based training needs checkpoints (members continue "
+            "pbt.yaml:14: pbt: population-based training needs checkpoints (members continue "
             "from them): remove checkpoint.interval: 0");
   EXPECT_EQ(ParseError(PbtSweepText(
                 "  population: 4\n  perturbation_interval: 2\n  mutations: [lr, momentum]\n")),
-            "pbt.yaml:15: pbt.mutations[1]: 'momentum' is not a parameter of the sweep");
+            "pbt.yaml:16: pbt.mutations[1]: 'momentum' is not a parameter of the sweep");
   EXPECT_EQ(ParseError(PbtSweepText("  population: 4\n  mutations: [optimizer]\n")),
-            "pbt.yaml:14: pbt.mutations[0]: 'optimizer' is a constant (value:): nothing to "
+            "pbt.yaml:15: pbt.mutations[0]: 'optimizer' is a constant (value:): nothing to "
             "perturb");
   EXPECT_NE(ParseError(PbtSweepText("  population: 1\n  mutations: [lr]\n")).find("pbt.population"),
             std::string::npos);
   EXPECT_EQ(ParseError(PbtSweepText("  population: 4\n  quantile: 0.6\n  mutations: [lr]\n")),
-            "pbt.yaml:14: pbt.quantile: must be in (0, 0.5], got 0.6");
+            "pbt.yaml:15: pbt.quantile: must be in (0, 0.5], got 0.6");
   EXPECT_EQ(ParseError(PbtSweepText("  population: 4\n  quantile: 0\n  mutations: [lr]\n")),
-            "pbt.yaml:14: pbt.quantile: must be in (0, 0.5], got 0");
+            "pbt.yaml:15: pbt.quantile: must be in (0, 0.5], got 0");
   EXPECT_EQ(ParseError(PbtSweepText("  population: 4\n  perturbation_interval: 4\n"
                                     "  mutations: [lr]\n")),
-            "pbt.yaml:14: pbt.perturbation_interval: must be < epochs (4): members exploit and "
+            "pbt.yaml:15: pbt.perturbation_interval: must be < epochs (4): members exploit and "
             "explore between epochs");
   EXPECT_EQ(ParseError(PbtSweepText(kPbtKey, "median_stopping: {min_trials: 2}\n")),
-            "pbt.yaml:13: pbt: population-based training replaces early stopping: remove "
+            "pbt.yaml:14: pbt: population-based training replaces early stopping: remove "
             "sweep.early_terminate and median_stopping");
   std::string hyperband = PbtSweepText(kPbtKey);
   hyperband.replace(hyperband.find("  parameters:"), 0,
                     "  early_terminate: {type: hyperband, min_iter: 1}\n");
   EXPECT_EQ(ParseError(hyperband),
-            "pbt.yaml:13: pbt: population-based training replaces early stopping: remove "
+            "pbt.yaml:14: pbt: population-based training replaces early stopping: remove "
             "sweep.early_terminate and median_stopping");
   std::string objectives = PbtSweepText(kPbtKey);
   objectives.replace(objectives.find("  metric: {name: val_accuracy, goal: maximize}"),
@@ -115,8 +116,38 @@ TEST(PbtConfigTest, RefusesWhatCannotWork) {
                      "  metric:\n    - {name: val_accuracy, goal: maximize}\n"
                      "    - {name: val_loss, goal: minimize}");
   EXPECT_EQ(ParseError(objectives),
-            "pbt.yaml:14: pbt: population-based training ranks members by one objective; "
+            "pbt.yaml:15: pbt: population-based training ranks members by one objective; "
             "sweep.metric lists 2");
+  // A mutation the checkpoint cannot carry across: the model's shape, the optimizer's kind.
+  EXPECT_EQ(ParseError(PbtSweepText("  population: 4\n  mutations: [lr, width]\n")),
+            "pbt.yaml:15: pbt.mutations[1]: 'width' shapes the model or picks the optimizer, so "
+            "a child could not load its parent's checkpoint under another value; mutate training "
+            "settings (lr, weight_decay, dropout, batch_size)");
+  std::string optimizers = PbtSweepText("  population: 4\n  mutations: [optimizer]\n");
+  optimizers.replace(optimizers.find("{value: adam}"), std::string("{value: adam}").size(),
+                     "{values: [sgd, adam]}");
+  EXPECT_NE(ParseError(optimizers).find("pbt.yaml:15: pbt.mutations[0]: 'optimizer' shapes"),
+            std::string::npos);
+}
+
+// A TorchScript sweep's `{placeholder}` of `model` picks the model file: not a mutation.
+TEST(PbtConfigTest, RefusesAMutationThatPicksTheTorchScriptModel) {
+  const std::string text =
+      "task: torchscript\nmodel: models/net_{arch}.pt\ndata: data.h5\nepochs: 4\n"
+      "sweep:\n"
+      "  method: random\n"
+      "  run_cap: 4\n"
+      "  metric: {name: val_accuracy, goal: maximize}\n"
+      "  parameters:\n"
+      "    lr: {distribution: log_uniform_values, min: 0.001, max: 0.1}\n"
+      "    arch: {values: [small, large]}\n"
+      "pbt:\n  population: 4\n  mutations: [lr, arch]\n";
+  EXPECT_NE(ParseError(text).find("pbt.yaml:14: pbt.mutations[1]: 'arch' shapes the model"),
+            std::string::npos);
+  // Mutating lr alone passes the pbt checks and reaches the task's own (no model files here).
+  std::string learning_rate_only = text;
+  learning_rate_only.replace(learning_rate_only.find("[lr, arch]"), 10, "[lr]");
+  EXPECT_NE(ParseError(learning_rate_only).find("pbt.yaml:2: model: "), std::string::npos);
 }
 
 PbtSpec Spec(int64_t population, double quantile, double resample) {
@@ -630,7 +661,7 @@ TEST_F(PbtCoordinatorTest, ReplacesTheWorstMemberAndResumesWhereItWas) {
 }
 
 // The report's lineage: each child with its parent, epoch and the parameters explore changed.
-TEST(PbtReportTest, TheTextAndHtmlReportsListTheLineage) {
+TEST(PbtReportTest, EveryReportFormatListsTheLineage) {
   StudyContents study;
   study.attributes.metric_name = "val_accuracy";
   study.attributes.metric_goal = "maximize";
@@ -674,7 +705,26 @@ TEST(PbtReportTest, TheTextAndHtmlReportsListTheLineage) {
   EXPECT_EQ(count("stroke=\"#d62728\" stroke-width=\"3\""), 2u) << svg;
   EXPECT_EQ(count("fill=\"white\""), 1u) << svg;
   EXPECT_EQ(count("stroke-dasharray"), 1u) << svg;
-  study.layout.lineage = false;  // a study without pbt has neither
+  // CSV and JSON carry each trial's parent and epoch (empty / null for a drawn trial).
+  options.format = ReportFormat::kCsv;
+  const std::string csv = FormatReport(study, options);
+  EXPECT_NE(csv.find(",message,parent_trial,parent_epoch\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,2,completed,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",,0,2\n"), std::string::npos) << csv;  // trial 2: empty message, parent 0
+  EXPECT_NE(csv.find(",,,\n"), std::string::npos) << csv;    // trials 0 and 1: no parent
+  options.format = ReportFormat::kJson;
+  const std::string json = FormatReport(study, options);
+  EXPECT_NE(json.find("\"trial_id\": 2, "), std::string::npos) << json;
+  EXPECT_NE(json.find("\"message\": \"\", \"parent_trial\": 0, \"parent_epoch\": 2}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"parent_trial\": null, \"parent_epoch\": null}"), std::string::npos)
+      << json;
+  study.layout.lineage = false;  // a study without pbt has none of these
+  EXPECT_EQ(FormatReport(study, options).find("parent_trial"), std::string::npos);
+  options.format = ReportFormat::kCsv;
+  EXPECT_EQ(FormatReport(study, options).find("parent_trial"), std::string::npos);
+  options.format = ReportFormat::kTable;
   EXPECT_EQ(FormatReport(study, options).find("Lineage"), std::string::npos);
   EXPECT_EQ(FormatHtmlReport(study).find("id=\"lineage\""), std::string::npos);
 }

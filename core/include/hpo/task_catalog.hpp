@@ -27,6 +27,9 @@ struct HyperparameterInfo {
   bool max_exclusive = false;
   std::vector<std::string> choices;  // for kString: the accepted values
   std::string help;
+  // True when a checkpoint taken under one value does not load under another (the value shapes
+  // the model or picks the optimizer's kind): population-based training refuses it as a mutation.
+  bool binds_checkpoint = false;
 };
 
 // A named matrix a task reports about the best model on the test split (e.g. the confusion
@@ -70,6 +73,11 @@ class TaskDescription {
     return Status::Ok();
   }
 
+  // Whether a trial's checkpoint holds only under its own value of `parameter`, so that a child
+  // that loads it with another value fails (population-based training refuses such mutations).
+  // The default: the hyperparameter's binds_checkpoint; false for a name the task does not list.
+  virtual bool BindsCheckpoint(const std::string& parameter, const SweepConfig& config) const;
+
   // Looks a hyperparameter up by name; nullptr when the task has none of that name.
   const HyperparameterInfo* FindHyperparameter(const std::string& name) const;
 };
@@ -81,6 +89,8 @@ HyperparameterInfo NumericHyperparameter(std::string name, ParamType type, Param
 // A string hyperparameter taking one of `choices`.
 HyperparameterInfo ChoiceHyperparameter(std::string name, std::string default_value,
                                         std::vector<std::string> choices, std::string help);
+// `info` with binds_checkpoint set: BindingCheckpoint(NumericHyperparameter("width", ...)).
+HyperparameterInfo BindingCheckpoint(HyperparameterInfo info);
 
 // A description with a fixed list of hyperparameters and of metrics (whatever the config), for a
 // user's own task: MakeTaskDescription("my_task", hyperparameters, metric_names).

@@ -320,7 +320,7 @@ Status CheckSeveralObjectives(const ErrorFormatter& errors, const MappingFields&
 // The keys beside `sweep:` that steer search and early stopping; checked after the sweep, as they
 // depend on its method.
 Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields& top,
-                              SweepConfig* config) {
+                              const TaskDescription& task, SweepConfig* config) {
   if (const Field* search = top.Find("search")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseSearchOptions(errors, *search, config->sweep.method,
                                                             &config->search));
@@ -357,7 +357,7 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   HPO_RETURN_IF_ERROR(CheckSeveralObjectives(errors, top, *config));
   HPO_RETURN_IF_ERROR(config_internal::ParseBudget(errors, top, &config->budget));
   if (const Field* pbt = top.Find("pbt")) {
-    HPO_RETURN_IF_ERROR(config_internal::ParsePbt(errors, *pbt, top, *config, &config->pbt));
+    HPO_RETURN_IF_ERROR(config_internal::ParsePbt(errors, *pbt, top, *config, task, &config->pbt));
   }
   return Status::Ok();
 }
@@ -551,7 +551,7 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
     HPO_RETURN_IF_ERROR(config_internal::ParseCommand(errors, sweep, &top, folder,
                                                       parsed->sweep.objectives, &parsed->command));
   }
-  return ParseSearchAndStopping(errors, top, parsed);
+  return ParseSearchAndStopping(errors, top, task, parsed);
 }
 
 // A bare W&B sweep file: its top level is the sweep; the execution settings come from `bare`.

@@ -8,7 +8,7 @@
 namespace hpo::config_internal {
 
 Status ParsePbt(const ErrorFormatter& errors, const Field& field, const MappingFields& top,
-                const SweepConfig& config, PbtSpec* spec) {
+                const SweepConfig& config, const TaskDescription& task, PbtSpec* spec) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
   HPO_RETURN_IF_ERROR(fields.CheckKeys(
@@ -73,6 +73,12 @@ Status ParsePbt(const ErrorFormatter& errors, const Field& field, const MappingF
     }
     if (found->distribution == Distribution::kConstant) {
       return errors.At(entry, "'" + name + "' is a constant (value:): nothing to perturb");
+    }
+    if (task.BindsCheckpoint(name, config)) {
+      return errors.At(entry, "'" + name +
+                                  "' shapes the model or picks the optimizer, so a child could "
+                                  "not load its parent's checkpoint under another value; mutate "
+                                  "training settings (lr, weight_decay, dropout, batch_size)");
     }
     for (const std::string& earlier : parsed.mutations) {
       if (earlier == name) return errors.At(entry, "names '" + name + "' twice");

@@ -9,6 +9,7 @@
 
 #include "hpo/config.hpp"
 #include "hpo/status.hpp"
+#include "hpo/task_catalog.hpp"
 #include "yaml_fields.hpp"
 
 namespace hpo::config_internal {
@@ -44,12 +45,13 @@ Status ParseBudget(const ErrorFormatter& errors, const MappingFields& top, Budge
 Status ParseCheckpoint(const ErrorFormatter& errors, const Field& field, CheckpointSpec* spec);
 
 // `pbt:` {population >= 2, perturbation_interval in [1, epochs), quantile in (0, 0.5], mutations:
-// parameters of the sweep that are not constants, resample_probability in [0, 1]} (PbtSpec),
-// read after the rest of the config. BadInput, at the line of `pbt:`, beside early_terminate or
-// median_stopping, with several objectives, without checkpoints (checkpoint.interval 0), or in a
-// command sweep without `epochs`.
+// parameters of the sweep that are not constants and that `task` lets a checkpoint carry across
+// (TaskDescription::BindsCheckpoint), resample_probability in [0, 1]} (PbtSpec), read after the
+// rest of the config. BadInput, at the line of `pbt:`, beside early_terminate or median_stopping,
+// with several objectives, without checkpoints (checkpoint.interval 0), or in a command sweep
+// without `epochs`.
 Status ParsePbt(const ErrorFormatter& errors, const Field& field, const MappingFields& top,
-                const SweepConfig& config, PbtSpec* spec);
+                const SweepConfig& config, const TaskDescription& task, PbtSpec* spec);
 
 // `ddp:` {bucket_mb > 0, first_bucket_mb > 0, overlap: true|false}.
 Status ParseDdp(const ErrorFormatter& errors, const Field& field, DdpSpec* spec);

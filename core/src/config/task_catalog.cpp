@@ -34,6 +34,11 @@ class FixedTaskDescription final : public TaskDescription {
 
 }  // namespace
 
+bool TaskDescription::BindsCheckpoint(const std::string& parameter, const SweepConfig&) const {
+  const HyperparameterInfo* info = FindHyperparameter(parameter);
+  return info != nullptr && info->binds_checkpoint;
+}
+
 const HyperparameterInfo* TaskDescription::FindHyperparameter(const std::string& name) const {
   for (const HyperparameterInfo& info : hyperparameters()) {
     if (info.name == name) return &info;
@@ -68,7 +73,8 @@ std::vector<HyperparameterInfo> TrainerHyperparameters() {
                             "learning rate of the optimizer", true, false),
       NumericHyperparameter("batch_size", ParamType::kInt, int64_t{64}, 1, 65536,
                             "global batch size, split across the trial's ranks"),
-      ChoiceHyperparameter("optimizer", "adam", {"sgd", "adam", "adamw"}, "sgd, adam or adamw"),
+      BindingCheckpoint(ChoiceHyperparameter("optimizer", "adam", {"sgd", "adam", "adamw"},
+                                             "sgd, adam or adamw")),
       NumericHyperparameter("momentum", ParamType::kFloat, 0.9, 0.0, 1.0, "momentum of sgd", false,
                             true),
       NumericHyperparameter("weight_decay", ParamType::kFloat, 0.0, 0.0, kInfinity,
@@ -119,6 +125,11 @@ HyperparameterInfo ChoiceHyperparameter(std::string name, std::string default_va
   info.default_value = std::move(default_value);
   info.choices = std::move(choices);
   info.help = std::move(help);
+  return info;
+}
+
+HyperparameterInfo BindingCheckpoint(HyperparameterInfo info) {
+  info.binds_checkpoint = true;
   return info;
 }
 

@@ -277,6 +277,7 @@ std::string FormatCsv(const StudyContents& study, const ReportOptions& options) 
   if (!further.empty()) header.push_back("pareto_front");
   for (const StudyParamColumn& column : study.layout.params) header.push_back(column.name);
   header.insert(header.end(), {"epochs", "duration_s", "group", "message"});
+  if (study.layout.lineage) header.insert(header.end(), {"parent_trial", "parent_epoch"});
   std::string out;
   const auto add_row = [&out](const std::vector<std::string>& fields) {
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -300,6 +301,11 @@ std::string FormatCsv(const StudyContents& study, const ReportOptions& options) 
     }
     row.insert(row.end(), {std::to_string(trial.epochs), CsvNumber(trial.duration_s),
                            std::to_string(trial.group), trial.message});
+    if (study.layout.lineage) {
+      const bool child = trial.parent_trial >= 0;
+      row.push_back(child ? std::to_string(trial.parent_trial) : "");
+      row.push_back(child ? std::to_string(trial.parent_epoch) : "");
+    }
     add_row(row);
   }
   return out;
@@ -319,6 +325,15 @@ std::string FurtherJson(const StudyContents& study, const std::set<int64_t>& fro
     out += ", " + JsonString(further[j].metric) + ": " + JsonNumber(FurtherObjective(trial, j));
   }
   return out + "}, \"pareto_front\": " + (front.count(trial.trial_id) != 0 ? "true" : "false");
+}
+
+// Population-based training: a trial's `, "parent_trial": N, "parent_epoch": E` (both null for a
+// trial drawn rather than copied); nothing for a study without lineage.
+std::string LineageJson(const StudyContents& study, const TrialResult& trial) {
+  if (!study.layout.lineage) return "";
+  const bool child = trial.parent_trial >= 0;
+  return ", \"parent_trial\": " + (child ? std::to_string(trial.parent_trial) : "null") +
+         ", \"parent_epoch\": " + (child ? std::to_string(trial.parent_epoch) : "null");
 }
 
 std::string FormatJson(const StudyContents& study, const ReportOptions& options) {
@@ -365,7 +380,7 @@ std::string FormatJson(const StudyContents& study, const ReportOptions& options)
            ", \"params\": {" + params + "}, \"epochs\": " + std::to_string(trial.epochs) +
            ", \"duration_s\": " + JsonNumber(trial.duration_s) +
            ", \"group\": " + std::to_string(trial.group) +
-           ", \"message\": " + JsonString(trial.message) + "}";
+           ", \"message\": " + JsonString(trial.message) + LineageJson(study, trial) + "}";
   }
   out += shown == 0 ? "]\n}\n" : "\n  ]\n}\n";
   return out;

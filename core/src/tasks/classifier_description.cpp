@@ -9,8 +9,8 @@ const std::vector<HyperparameterInfo>& ClassifierHyperparameters() {
     std::vector<HyperparameterInfo> list = TrainerHyperparameters();
     list.push_back(NumericHyperparameter("dropout", ParamType::kFloat, 0.0, 0.0, 1.0,
                                          "dropout probability", false, true));
-    list.push_back(NumericHyperparameter("width", ParamType::kInt, int64_t{16}, 1, 4096,
-                                         "width of the model's hidden layers"));
+    list.push_back(BindingCheckpoint(NumericHyperparameter(
+        "width", ParamType::kInt, int64_t{16}, 1, 4096, "width of the model's hidden layers")));
     return list;
   }();
   return kHyperparameters;

@@ -19,22 +19,22 @@ namespace {
 class TextClassificationDescription final : public TaskDescription {
  public:
   TextClassificationDescription() : hyperparameters_(TrainerHyperparameters()) {
-    hyperparameters_.push_back(
-        NumericHyperparameter("layers", ParamType::kInt, int64_t{2}, 1, 48, "encoder layers"));
+    hyperparameters_.push_back(BindingCheckpoint(
+        NumericHyperparameter("layers", ParamType::kInt, int64_t{2}, 1, 48, "encoder layers")));
     hyperparameters_.push_back(
         NumericHyperparameter("heads", ParamType::kInt, int64_t{4}, 1, 64,
                               "attention heads (d_model must be a multiple)"));
-    hyperparameters_.push_back(NumericHyperparameter("d_model", ParamType::kInt, int64_t{128}, 1,
-                                                     4096, "embedding and encoder width"));
-    hyperparameters_.push_back(NumericHyperparameter("ff_dim", ParamType::kInt, int64_t{256}, 1,
-                                                     65536,
-                                                     "hidden width of each feed-forward block"));
+    hyperparameters_.push_back(BindingCheckpoint(NumericHyperparameter(
+        "d_model", ParamType::kInt, int64_t{128}, 1, 4096, "embedding and encoder width")));
+    hyperparameters_.push_back(
+        BindingCheckpoint(NumericHyperparameter("ff_dim", ParamType::kInt, int64_t{256}, 1, 65536,
+                                                "hidden width of each feed-forward block")));
     hyperparameters_.push_back(
         NumericHyperparameter("dropout", ParamType::kFloat, 0.1, 0.0, 1.0,
                               "dropout on embeddings, attention and residuals", false, true));
-    hyperparameters_.push_back(
-        NumericHyperparameter("max_seq_length", ParamType::kInt, int64_t{128}, 1, 8192,
-                              "tokens the encoder sees per text (with cls pooling, [CLS] is one)"));
+    hyperparameters_.push_back(BindingCheckpoint(NumericHyperparameter(
+        "max_seq_length", ParamType::kInt, int64_t{128}, 1, 8192,
+        "tokens the encoder sees per text (with cls pooling, [CLS] is one)")));
     hyperparameters_.push_back(ChoiceHyperparameter("pooling", "mean", {"mean", "cls"},
                                                     "mean over the tokens, or the [CLS] token"));
   }

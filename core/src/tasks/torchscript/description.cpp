@@ -26,6 +26,15 @@ class TorchScriptDescription final : public TaskDescription {
     return hyperparameters_;
   }
   std::vector<std::string> option_keys() const override { return {"model", "loss", "data"}; }
+  // A `{placeholder}` of `model` picks the model file, and so the checkpoint's layout.
+  bool BindsCheckpoint(const std::string& parameter, const SweepConfig& config) const override {
+    std::vector<std::string> placeholders;
+    if (ModelPathPlaceholders(config.task_options.Get("model", ""), &placeholders).ok() &&
+        std::find(placeholders.begin(), placeholders.end(), parameter) != placeholders.end()) {
+      return true;
+    }
+    return TaskDescription::BindsCheckpoint(parameter, config);
+  }
   std::vector<std::string> MetricNames(const SweepConfig& config) const override {
     const std::vector<std::string> classification = {"val_loss", "val_accuracy", "val_macro_f1"};
     const std::vector<std::string> regression = {"val_loss", "val_rmse", "val_r2"};
