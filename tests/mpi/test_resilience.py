@@ -380,11 +380,13 @@ class Curves(Promotion):
     """The learning-curve model's scheduler pauses and promotes trials by its predictions."""
     config = CURVES_CONFIG
 
-    def assert_pauses_name_the_prediction(self, config, name):
-        """Runs `config` to the end: every pause names the prediction that made it."""
+    def assert_pauses_name_the_prediction(self, config, name, banner):
+        """Runs `config` to the end: the banner says `banner`; every pause names the prediction
+        that made it."""
         output = self.out(name)
         rc, log = run(2, output, config=config)
         self.assertEqual(rc, 0, log)
+        self.assertIn(" | %s | " % banner, log)
         trials = self.assert_consistent(os.path.join(output, "study.h5"), log)
         with h5py.File(os.path.join(output, "study.h5"), "r") as f:
             reasons = [row["message"].decode() for row in published_rows(f, "trials")
@@ -397,7 +399,8 @@ class Curves(Promotion):
         self.assertIn(b"completed", {row["status"] for row in trials.values()})
 
     def test_pauses_name_the_prediction(self):
-        self.assert_pauses_name_the_prediction(self.config, "reasons")
+        self.assert_pauses_name_the_prediction(self.config, "reasons",
+                                               "bayes search (curves), curve scheduler")
 
     def test_method_random_draws_and_the_curves_judge(self):
         with open(self.config) as f:
@@ -405,7 +408,7 @@ class Curves(Promotion):
         config = self.out("random_curves.yaml")
         with open(config, "w") as f:
             f.write(text.replace("method: bayes", "method: random"))
-        self.assert_pauses_name_the_prediction(config, "random")
+        self.assert_pauses_name_the_prediction(config, "random", "random search, curve scheduler")
 
 
 class WarmStart(ResilienceCase):
@@ -509,6 +512,7 @@ class Pbt(ResilienceCase):
 
         rc, log = run(2, output, ["--resume"], config=PBT_CONFIG)
         self.assertEqual(rc, 0, log)
+        self.assertIn(" search, population-based training | ", log)
         after, curves = read_trials(study)
         self.assertEqual(sorted(after), list(range(6)), log)  # no trial lost, none added
         self.assertEqual(self.all_rows(study)[:len(rows_before)], rows_before)  # byte for byte
