@@ -135,6 +135,16 @@ class SharedGpu(GpuSweep):
         # The best trial's model, saved from the GPU, is read back and scored on the test split.
         self.assertIn("best trial test accuracy: ", log)
         self.assertNotIn("could not evaluate", log)
+        # Its file holds CPU tensors: it loads without map_location where there is no GPU.
+        python, _ = torch_python()
+        skip_unless(python is not None, "needs a torch to read the model file (HPO_TORCH_PYTHON)")
+        (model,) = glob.glob(os.path.join(output, "models", "trial_*.pt"))
+        devices = subprocess.run(
+            [python, "-c", "import sys, torch; m = torch.jit.load(sys.argv[1]); "
+             "print(sorted({t.device.type for t in list(m.parameters()) + list(m.buffers())}))",
+             model], capture_output=True, text=True, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+        self.assertEqual(devices.returncode, 0, devices.stderr)
+        self.assertEqual(devices.stdout.strip(), "['cpu']")
 
 
 class VisibleDevices(GpuSweep):

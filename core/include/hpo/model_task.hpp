@@ -89,9 +89,10 @@ class TrainableModel {
   virtual void Save(torch::serialize::OutputArchive& archive) = 0;
   virtual void Load(torch::serialize::InputArchive& archive) = 0;
   // Writes the trained model where a user can load it again (the best trial's model file), and
-  // reads such a file back into this model (to evaluate the best trial on the test split). The
-  // file may come from a model on another device (trained on a GPU, read into a model on the
-  // CPU): Import puts the tensors on this model's device (InputArchive::load_from(path, device)).
+  // reads such a file back into this model (to evaluate the best trial on the test split). Export
+  // should write CPU tensors (the built-in models do), so that the file loads where there is no
+  // GPU; Import puts the tensors on this model's device (InputArchive::load_from(path, device)),
+  // whichever device the file's came from.
   virtual void Export(const std::string& path) = 0;
   virtual void Import(const std::string& path) = 0;
 };
@@ -100,7 +101,8 @@ class TrainableModel {
 //   auto net = std::make_shared<MyNet>(width);
 //   *model = std::make_unique<ModuleModel>(net, [net](const Batch& b) {
 //     return net->forward(b.inputs[0]); });
-// Export writes the module's parameters and buffers as torch::save does (torch::load reads it).
+// Export writes the module's parameters and buffers as torch::save does (torch::load reads it),
+// copied to the CPU.
 // Forward must not keep the batch beyond the call.
 class ModuleModel final : public TrainableModel {
  public:

@@ -16,8 +16,13 @@ namespace hpo {
 // Throws std::runtime_error("writing PATH: reason") when the file cannot be written.
 void SaveArchiveToFile(torch::serialize::OutputArchive& archive, const std::string& path);
 
-// The same for a TorchScript module (torch.jit.load reads the file).
+// The same for a TorchScript module (torch.jit.load reads the file), its tensors on the CPU
+// whatever device the module is on (the module itself stays where it is).
 void SaveScriptModuleToFile(const torch::jit::Module& module, const std::string& path);
+
+// Writes `module` to `archive` as module.save does, every parameter and buffer copied to the CPU:
+// an exported model loads on a machine without a GPU (torch.jit.load needs no map_location).
+void SaveModuleOnCpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive);
 
 // Reads the parameters and buffers that `module.save` wrote to `path` into `module`, onto the
 // device of the module's first parameter (the CPU for a module without one): a model saved from a

@@ -61,7 +61,7 @@ Batch TensorDataset::Gather(const torch::Tensor& indices) const {
 
 void ModuleModel::Export(const std::string& path) {
   torch::serialize::OutputArchive archive;
-  module_->save(archive);
+  SaveModuleOnCpu(*module_, archive);
   SaveArchiveToFile(archive, path);
 }
 

@@ -71,7 +71,7 @@ class TextClassifierModel final : public TrainableModel {
   void Load(torch::serialize::InputArchive& archive) override { net_->load(archive); }
   void Export(const std::string& path) override {
     torch::serialize::OutputArchive archive;
-    net_->save(archive);
+    SaveModuleOnCpu(*net_, archive);
     c10::List<std::string> vocabulary;
     for (const std::string& token : corpus_->vocabulary.tokens()) vocabulary.push_back(token);
     c10::List<std::string> classes;
