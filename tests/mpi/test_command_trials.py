@@ -63,6 +63,28 @@ def program_pids():
     return [int(pid) for pid in found.stdout.split()]
 
 
+def leftover_pids(folder):
+    """The processes the programs of sweeps under `folder` left behind (trial_program.py's
+    --leftover writes each one's pid to TRIAL_DIR/leftover-rank-R.pid)."""
+    pids = []
+    for pid_file in glob.glob(os.path.join(folder, "*", "trials", "*", "leftover-*.pid")):
+        try:
+            with open(pid_file) as f:
+                pids.append(int(f.read()))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def alive(pid):
+    """Whether `pid` is a process that has not exited (a zombie has)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
 def wait_until(predicate, what, process=None, timeout=180):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -91,7 +113,7 @@ class CommandCase(unittest.TestCase):
                 job.wait()
             if job.stdout:
                 job.stdout.close()
-        for pid in program_pids():  # nothing of ours outlives the test, even when it failed
+        for pid in program_pids() + leftover_pids(self.tmp):  # nothing of ours outlives the test
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -237,15 +259,6 @@ class FailureMessages(CommandCase):
 
 
 class Leftovers(CommandCase):
-    def tearDown(self):
-        for pid_file in glob.glob(os.path.join(self.tmp, "out", "trials", "*", "leftover-*.pid")):
-            try:
-                with open(pid_file) as f:
-                    os.kill(int(f.read()), signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
-        super().tearDown()
-
     def test_what_a_program_leaves_behind_ends_with_its_trial(self):
         path = self.write("leftover.yaml", config(
             "    leftover: {values: [setsid, double_fork]}\n"
@@ -299,6 +312,13 @@ class ProgramEnvironment(CommandCase):
                          os.path.join(os.path.abspath(trial_dir), "params.json"))
         with open(program_env["HPO_PARAMS_JSON"]) as f:
             self.assertEqual(json.load(f), {"mode": "ok", "lr": 0.5, "steps": 2})
+        # HPO_PROCESS_TAG: one per rank ("PID-RANDOM"), the same for each trial a rank runs.
+        tags = set()
+        for start_file in glob.glob(os.path.join(output, "trials", "*", "start-rank-0.json")):
+            with open(start_file) as f:
+                tags.add(json.load(f)["env"]["HPO_PROCESS_TAG"])
+        self.assertRegex(program_env["HPO_PROCESS_TAG"], r"^[0-9]+-[0-9a-f]{16}$")
+        self.assertLessEqual(len(tags), 2, tags)  # 2 ranks, one group each
 
 
     def test_the_note_on_metrics_not_recorded_is_printed_once_per_sweep(self):
@@ -630,14 +650,16 @@ class EarlyStopping(CommandCase):
 
 class Lifetime(CommandCase):
     def test_kill_9_of_the_job_leaves_no_program_running(self):
+        # Each program also leaves a process behind in a session of its own (ignoring SIGTERM):
+        # the ranks' orphan watches end those once the ranks are gone.
         path = self.write("long.yaml", config(
-            "    lr: {values: [0.1, 0.2]}\n"
+            "    leftover: {values: [setsid, double_fork]}\n"
             "    steps: {value: 1000}\n"
-            "    sleep: {value: 0.5}\n", ranks_per_trial=2))
+            "    sleep: {value: 0.5}\n", ranks_per_trial=2, grace=1))
         output = os.path.join(self.tmp, "out")
         job = self.start(4, path, output)
-        wait_until(lambda: len(glob.glob(os.path.join(output, "trials", "*", "start-rank-*.json")))
-                   == 4, "both groups' programs to start", job)
+        wait_until(lambda: len(leftover_pids(self.tmp)) == 4,
+                   "both groups' programs to start and leave a process behind", job)
         pids = []
         for start_file in glob.glob(os.path.join(output, "trials", "*", "start-rank-*.json")):
             with open(start_file) as f:
@@ -650,17 +672,10 @@ class Lifetime(CommandCase):
             os.kill(pid, signal.SIGKILL)
         job.wait()
 
-        def all_gone():
-            for pid in pids:
-                try:
-                    os.kill(pid, 0)
-                    with open("/proc/%d/stat" % pid) as f:
-                        if f.read().split()[2] != "Z":
-                            return False
-                except (ProcessLookupError, FileNotFoundError):
-                    pass
-            return True
-        wait_until(all_gone, "the programs to die with their ranks", timeout=60)
+        wait_until(lambda: not any(alive(pid) for pid in pids),
+                   "the programs to die with their ranks", timeout=60)
+        wait_until(lambda: not any(alive(pid) for pid in leftover_pids(self.tmp)),
+                   "what the programs left behind to be ended", timeout=60)
 
     def test_sigusr1_then_resume_continues_from_the_programs_checkpoint(self):
         path = self.write("resume.yaml", config(

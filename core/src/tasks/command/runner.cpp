@@ -40,6 +40,7 @@
 #include "command/child_process.hpp"
 #include "command/command_line.hpp"
 #include "command/metric_reader.hpp"
+#include "command/orphan_watch.hpp"
 #include "command/process_tree.hpp"
 #include "command/test_results.hpp"
 #include "common/diagnostic.hpp"
@@ -327,6 +328,8 @@ class CommandRunner final : public TaskRunner {
     for (const MetricRegex& definition : config_.command.metric_definitions) {
       definitions_.push_back({definition.name, definition.regex});
     }
+    // The watch first: once this rank is a subreaper, the watcher would be its descendant.
+    HPO_RETURN_IF_ERROR(OrphanWatch::Start(config_.command.terminate_grace_s, &orphan_watch_));
     HPO_RETURN_IF_ERROR(BecomeChildSubreaper());
     MetricReader probe;
     return MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_,
@@ -476,6 +479,7 @@ class CommandRunner final : public TaskRunner {
     set("HPO_TRIAL_DIR", trial_dir);
     set("HPO_CHECKPOINT_DIR", checkpoint_dir);
     set("HPO_PARAMS_JSON", params_json);
+    set(kProcessTagVariable, orphan_watch_->tag());
     // Python writes a pipe in blocks: without this a program's metric lines wait for a full
     // buffer, or are lost when it is stopped.
     if (!HasVariable(environment, "PYTHONUNBUFFERED")) set("PYTHONUNBUFFERED", "1");
@@ -750,6 +754,8 @@ class CommandRunner final : public TaskRunner {
   std::vector<MetricDefinition> definitions_;
   std::set<std::string> warned_;
   bool warned_unreadable_ = false;
+  // Ends the programs' processes if this rank dies without ending them (Prepare starts it).
+  std::unique_ptr<OrphanWatch> orphan_watch_;
 };
 
 // Collective over the group (the ranks learn each other's hosts).
