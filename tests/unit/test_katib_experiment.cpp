@@ -156,6 +156,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "  metricsCollectorSpec:\n    source:\n      filter:\n        metricsFormat:\n"
                 "          - \"([\\\\w|-]+)\\\\s*:\\\\s*(\\\\d+)\"\n  parallelTrialCount: 3",
                 "experiment.yaml:23: spec.metricsCollectorSpec.source: a custom source"},
+        // Found by the hpo config's parser after translation: named at the spec's own line.
+        BadSpec{"MinAboveMax", "random.yaml", "min: \"0.01\"", "min: \"0.05\"",
+                "experiment.yaml:28: spec.parameters[0].feasibleSpace.min (read as "
+                "sweep.parameters.lr.min): must be less than max (min 0.05, max 0.03)"},
+        BadSpec{"NoTrials", "random.yaml", "maxTrialCount: 6", "maxTrialCount: 0",
+                "experiment.yaml:22: spec.maxTrialCount (read as run_cap): must be >= 1, got 0"},
         BadSpec{"Hyperband", "random.yaml", "algorithmName: random", "algorithmName: hyperband",
                 "experiment.yaml:17: spec.algorithm.algorithmName: 'hyperband' has no hpo "
                 "equivalent"},

@@ -149,6 +149,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"NotAnInteger", "\"MinValue\": \"16\"", "\"MinValue\": \"sixteen\"",
                 ":18: HyperParameterTuningJobConfig.ParameterRanges.IntegerParameterRanges[0]."
                 "MinValue: must be an integer, got 'sixteen'"},
+        // Found by the hpo config's parser after translation: named at the spec's own line.
+        BadSpec{"MinAboveMax", "\"MinValue\": \"16\"", "\"MinValue\": \"256\"",
+                ":18: HyperParameterTuningJobConfig.ParameterRanges.IntegerParameterRanges[0]."
+                "MinValue (read as sweep.parameters.hidden-units.min): must be less than max"},
+        BadSpec{"NoTrainingJobs", "\"MaxNumberOfTrainingJobs\": 6",
+                "\"MaxNumberOfTrainingJobs\": 0",
+                ":10: HyperParameterTuningJobConfig.ResourceLimits.MaxNumberOfTrainingJobs (read "
+                "as run_cap): must be >= 1"},
         BadSpec{"RegexWithoutGroup", "\"Regex\": \"Test set: Average loss: ([0-9\\\\.]+)\"",
                 "\"Regex\": \"Test set\"",
                 ":40: TrainingJobDefinition.AlgorithmSpecification.MetricDefinitions[1].Regex: "

@@ -412,6 +412,36 @@ Status ParseYaml(const ErrorFormatter& errors, const std::string& text, YAML::No
   return Status::Ok();
 }
 
+// An error the hpo config's parser found in a translated spec ("TRANSLATED_FILE:LINE: KEY: WHAT"),
+// restated at the line of the spec's key that KEY (or the longest recorded key above it) was
+// written from: "PATH:LINE: SPEC_KEY (read as KEY): WHAT". Unchanged when no recorded key covers
+// KEY: it then still names the translated text, which the sweep's study keeps.
+Status RestateTranslatedError(const Status& error, const std::string& translated_file,
+                              const std::string& path,
+                              const std::vector<TranslatedKeyOrigin>& origins) {
+  const std::string& message = error.message();
+  const std::string prefix = translated_file + ":";
+  if (error.code() != Status::Code::kBadInput || message.rfind(prefix, 0) != 0) return error;
+  const size_t line_end = message.find_first_not_of("0123456789", prefix.size());
+  if (line_end == prefix.size() || line_end == std::string::npos ||
+      message.compare(line_end, 2, ": ") != 0) {
+    return error;
+  }
+  const size_t key_end = message.find(": ", line_end + 2);
+  if (key_end == std::string::npos) return error;
+  const std::string key = message.substr(line_end + 2, key_end - line_end - 2);
+  const TranslatedKeyOrigin* best = nullptr;
+  for (const TranslatedKeyOrigin& origin : origins) {
+    const std::string& known = origin.hpo_key;
+    const bool covers = key == known || (key.rfind(known, 0) == 0 && key.size() > known.size() &&
+                                         (key[known.size()] == '.' || key[known.size()] == '['));
+    if (covers && (best == nullptr || known.size() > best->hpo_key.size())) best = &origin;
+  }
+  if (best == nullptr) return error;
+  return Status::BadInput(path + ":" + std::to_string(best->line) + ": " + best->spec_path +
+                          " (read as " + key + "): " + message.substr(key_end + 2));
+}
+
 // The wrapped config equivalent to a bare W&B sweep file run with `bare`'s settings: the
 // settings, then the file's text indented under `sweep:` (its leading document markers dropped).
 std::string WrapBareSweep(const std::string& text, const std::string& path,
@@ -614,15 +644,19 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
                               "sweep file (the spec's own keys set them)");
     }
     std::string translated;
-    std::vector<std::string> ignored;
-    HPO_RETURN_IF_ERROR(
-        katib ? TranslateKatibExperiment(errors, root, path, &translated, &ignored)
-              : TranslateSageMakerTuningJob(errors, root, path, &translated, &ignored));
+    TranslationNotes notes;
+    HPO_RETURN_IF_ERROR(katib
+                            ? TranslateKatibExperiment(errors, root, path, &translated, &notes)
+                            : TranslateSageMakerTuningJob(errors, root, path, &translated, &notes));
     SweepConfig parsed;
-    HPO_RETURN_IF_ERROR(ParseConfig(translated, path + " (as the hpo config it reads as)", catalog,
-                                    BareSweepSettings(), &parsed));
+    const std::string translated_file = path + " (as the hpo config it reads as)";
+    const Status translated_parse =
+        ParseConfig(translated, translated_file, catalog, BareSweepSettings(), &parsed);
+    if (!translated_parse.ok()) {
+      return RestateTranslatedError(translated_parse, translated_file, path, notes.origins);
+    }
     parsed.path = path;
-    parsed.ignored_keys = std::move(ignored);
+    parsed.ignored_keys = std::move(notes.ignored);
     *config = std::move(parsed);
     return Status::Ok();
   }

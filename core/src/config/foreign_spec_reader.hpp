@@ -17,21 +17,40 @@
 
 namespace hpo {
 
+// Where a key of the translated hpo config came from in the spec: `hpo_key` (dotted, e.g.
+// sweep.parameters.lr.min) was written from the spec's `spec_path` at `line`.
+struct TranslatedKeyOrigin {
+  std::string hpo_key;
+  int line = 1;
+  std::string spec_path;
+};
+
+// What a translation gives beside the hpo config's text: the keys that only place the work on a
+// cluster ("KEY (line N)[: why]", for one warning) and where the config's keys came from.
+struct TranslationNotes {
+  std::vector<std::string> ignored;
+  std::vector<TranslatedKeyOrigin> origins;
+};
+
 // Fail and the readers return BadInput "FILE:LINE: PATH: WHAT"; Ignore appends
-// "PATH (line N)[: why]" to the list given at construction.
+// "PATH (line N)[: why]" to notes->ignored and Origin a key's origin to notes->origins.
 class ForeignSpecReader {
  public:
-  ForeignSpecReader(const config_internal::ErrorFormatter& errors,
-                    std::vector<std::string>* ignored)
-      : errors_(errors), ignored_(ignored) {}
+  ForeignSpecReader(const config_internal::ErrorFormatter& errors, TranslationNotes* notes)
+      : errors_(errors), notes_(notes) {}
 
   Status Fail(const YAML::Node& node, const std::string& path, const std::string& what) const {
     return errors_.At(std::max(1, config_internal::LineOf(node)), path, what);
   }
   void Ignore(const YAML::Node& node, const std::string& path, const std::string& why = "") {
-    ignored_->push_back(path + " (line " +
-                        std::to_string(std::max(1, config_internal::LineOf(node))) + ")" +
-                        (why.empty() ? "" : ": " + why));
+    notes_->ignored.push_back(path + " (line " +
+                              std::to_string(std::max(1, config_internal::LineOf(node))) + ")" +
+                              (why.empty() ? "" : ": " + why));
+  }
+  // Records that the hpo config's `hpo_key` is written from `node`, the spec's `spec_path`: an
+  // error the hpo config's parser finds at that key (or below it) then names the spec's line.
+  void Origin(const std::string& hpo_key, const YAML::Node& node, const std::string& spec_path) {
+    notes_->origins.push_back({hpo_key, std::max(1, config_internal::LineOf(node)), spec_path});
   }
 
   // The keys of the mapping `node` at `path`, each known, ignored (listed) or an error.
@@ -98,7 +117,7 @@ class ForeignSpecReader {
   static std::string Text(const YAML::Node& node) { return node.IsScalar() ? node.Scalar() : "?"; }
 
   const config_internal::ErrorFormatter& errors_;
-  std::vector<std::string>* ignored_;
+  TranslationNotes* notes_;
 };
 
 // The hpo config of a translated spec as YAML text: `header` (a comment line), then `sweep:`,

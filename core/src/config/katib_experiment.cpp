@@ -59,6 +59,8 @@ Status TranslateAlgorithm(ForeignSpecReader& reader, const YAML::Node& algorithm
                            "bayes with sweep.early_terminate in an hpo config)");
   }
   (*sweep)["method"] = found->second.first;
+  reader.Origin("sweep.method", name_node, path + ".algorithmName");
+  reader.Origin("search", algorithm, path);
   const std::string model = found->second.second;
   YAML::Node search;
   if (model == "sobol") {
@@ -74,13 +76,16 @@ Status TranslateAlgorithm(ForeignSpecReader& reader, const YAML::Node& algorithm
     if (setting == "random_state") {
       HPO_RETURN_IF_ERROR(reader.Integer(value.first, value.second, &number));
       (*config)["seed"] = number;
+      reader.Origin("seed", value.first, value.second);
     } else if ((setting == "n_startup_trials" || setting == "n_initial_points") &&
                found->second.first == std::string("bayes")) {
       HPO_RETURN_IF_ERROR(reader.Integer(value.first, value.second, &number));
       search["startup_trials"] = number;
+      reader.Origin("search.startup_trials", value.first, value.second);
     } else if (setting == "n_ei_candidates" && model != "gp" && !model.empty()) {
       HPO_RETURN_IF_ERROR(reader.Integer(value.first, value.second, &number));
       search["candidates"] = number;
+      reader.Origin("search.candidates", value.first, value.second);
     } else {
       reader.Ignore(value.first, value.second, "setting '" + setting + "' has no hpo equivalent");
     }
@@ -122,6 +127,12 @@ Status TranslateEarlyStopping(ForeignSpecReader& reader, const YAML::Node& early
   median["min_trials"] = min_trials;
   median["start_step"] = start_step;
   (*config)["median_stopping"] = median;
+  reader.Origin("median_stopping", early, path);
+  for (const auto& [setting, value] : settings) {
+    reader.Origin(std::string("median_stopping.") +
+                      (setting == "min_trials_required" ? "min_trials" : setting),
+                  value.first, value.second);
+  }
   return Status::Ok();
 }
 
@@ -131,6 +142,8 @@ Status TranslateParameter(ForeignSpecReader& reader, const YAML::Node& item, con
   YAML::Node node;
   HPO_RETURN_IF_ERROR(reader.Required(item, at, "name", &node));
   HPO_RETURN_IF_ERROR(reader.String(node, at + ".name", name));
+  const std::string hpo_key = "sweep.parameters." + *name;
+  reader.Origin(hpo_key, item, at);
   std::string type;
   YAML::Node type_node;
   HPO_RETURN_IF_ERROR(reader.RequiredString(item, at, "parameterType", &type_node, &type));
@@ -184,6 +197,8 @@ Status TranslateParameter(ForeignSpecReader& reader, const YAML::Node& item, con
   YAML::Node max_node;
   HPO_RETURN_IF_ERROR(reader.Required(space, space_path, "min", &min_node));
   HPO_RETURN_IF_ERROR(reader.Required(space, space_path, "max", &max_node));
+  reader.Origin(hpo_key + ".min", min_node, space_path + ".min");
+  reader.Origin(hpo_key + ".max", max_node, space_path + ".max");
   const YAML::Node step_node = space["step"];
   if (type == "int") {
     int64_t min = 0;
@@ -450,8 +465,8 @@ bool IsKatibExperiment(const YAML::Node& root) {
 
 Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
                                 const YAML::Node& root, const std::string& path,
-                                std::string* config_text, std::vector<std::string>* ignored) {
-  ForeignSpecReader reader(errors, ignored);
+                                std::string* config_text, TranslationNotes* notes) {
+  ForeignSpecReader reader(errors, notes);
   HPO_RETURN_IF_ERROR(
       reader.Keys(root, "", {"apiVersion", "kind", "metadata", "spec"}, {"status"}));
   if (root["apiVersion"].Scalar() != "kubeflow.org/v1beta1") {
@@ -491,10 +506,13 @@ Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
                                             &node, &metric_name));
   metric["name"] = metric_name;
   metric["goal"] = type;
+  reader.Origin("sweep.metric", objective, "spec.objective");
+  reader.Origin("sweep.metric.name", node, "spec.objective.objectiveMetricName");
   if (const YAML::Node goal = objective["goal"]) {
     std::string target;
     HPO_RETURN_IF_ERROR(reader.NumberText(goal, "spec.objective.goal", &target));
     metric["target"] = target;
+    reader.Origin("sweep.metric.target", goal, "spec.objective.goal");
   }
   sweep["metric"] = metric;
   if (const YAML::Node additional = objective["additionalMetricNames"]) {
@@ -509,6 +527,7 @@ Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
       metrics.push_back(name);
     }
     config["metrics"] = metrics;
+    reader.Origin("metrics", additional, "spec.objective.additionalMetricNames");
   }
   // Katib scores a trial by its best report of the objective unless told `latest`; hpo by its
   // last report.
@@ -540,6 +559,7 @@ Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
       int64_t value = 0;
       HPO_RETURN_IF_ERROR(reader.Integer(count, std::string("spec.") + key, &value));
       config[hpo_key] = value;
+      reader.Origin(hpo_key, count, std::string("spec.") + key);
     }
   }
   if (const YAML::Node parallel = spec["parallelTrialCount"]) {
@@ -566,6 +586,8 @@ Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
 
   YAML::Node templ;
   HPO_RETURN_IF_ERROR(reader.Required(spec, "spec", "trialTemplate", &templ));
+  reader.Origin("sweep.command", templ, "spec.trialTemplate");
+  reader.Origin("ranks_per_trial", templ, "spec.trialTemplate");
   HPO_RETURN_IF_ERROR(TranslateTrialTemplate(reader, templ, &sweep, &config));
   if (const YAML::Node collector = spec["metricsCollectorSpec"]) {
     HPO_RETURN_IF_ERROR(TranslateCollector(reader, collector));

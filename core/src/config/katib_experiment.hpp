@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "foreign_spec_reader.hpp"
 #include "hpo/status.hpp"
 #include "yaml_fields.hpp"
 
@@ -33,13 +34,14 @@ bool IsKatibExperiment(const YAML::Node& root);
 //     PyTorchJob's Master, whose Master and Worker replicas become ranks_per_trial) -> command, its
 //     env values in front through /usr/bin/env, each ${trialParameters.X} -> ${param:REFERENCE}.
 // Keys that only place the work on a cluster (metadata.namespace, parallelTrialCount, image,
-// resources, ...) are listed in `ignored` ("KEY (line N)"), for one warning. BadInput naming the
-// file, line and key for anything hpo cannot honour: another algorithm or early stopping, a
+// resources, ...) are listed in notes->ignored ("KEY (line N)"), for one warning, and where the
+// config's keys came from in notes->origins (to restate the hpo config's errors). BadInput naming
+// the file, line and key for anything hpo cannot honour: another algorithm or early stopping, a
 // metrics collector other than StdOut (or a custom metricsFormat), a trial template from a
 // ConfigMap, a trial spec without a command or of another kind, a trialParameter that refers to
 // no parameter, a normal or logNormal distribution, a malformed value.
 Status TranslateKatibExperiment(const config_internal::ErrorFormatter& errors,
                                 const YAML::Node& root, const std::string& path,
-                                std::string* config_text, std::vector<std::string>* ignored);
+                                std::string* config_text, TranslationNotes* notes);
 
 }  // namespace hpo

@@ -41,6 +41,8 @@ Status TranslateRanges(ForeignSpecReader& reader, const YAML::Node& ranges,
       YAML::Node node;
       YAML::Node spec;
       HPO_RETURN_IF_ERROR(reader.RequiredString(list[i], at, "Name", &node, &name));
+      const std::string hpo_key = "sweep.parameters." + name;
+      reader.Origin(hpo_key, list[i], at);
       if (categorical) {
         HPO_RETURN_IF_ERROR(reader.Keys(list[i], at, {"Name", "Values"}));
         YAML::Node values_node;
@@ -74,6 +76,8 @@ Status TranslateRanges(ForeignSpecReader& reader, const YAML::Node& ranges,
       YAML::Node max_node;
       HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "MinValue", &min_node));
       HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "MaxValue", &max_node));
+      reader.Origin(hpo_key + ".min", min_node, at + ".MinValue");
+      reader.Origin(hpo_key + ".max", max_node, at + ".MaxValue");
       const bool logarithmic = scaling == "Logarithmic";
       if (integer) {
         int64_t min = 0;
@@ -116,6 +120,8 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
   YAML::Node node;
   std::string strategy;
   HPO_RETURN_IF_ERROR(reader.RequiredString(tuning, path, "Strategy", &node, &strategy));
+  reader.Origin("sweep.method", node, path + ".Strategy");
+  reader.Origin("search", node, path + ".Strategy");
   YAML::Node search;
   if (strategy == "Bayesian") {
     (*sweep)["method"] = "bayes";
@@ -152,6 +158,7 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
         HPO_RETURN_IF_ERROR(
             reader.Integer(hyperband["MaxResource"], at + ".MaxResource", &max_resource));
         (*config)["epochs"] = max_resource;
+        reader.Origin("epochs", hyperband["MaxResource"], at + ".MaxResource");
       }
     }
     YAML::Node early;
@@ -159,6 +166,7 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
     early["min_iter"] = min_resource;
     early["eta"] = 3;
     (*sweep)["early_terminate"] = early;
+    reader.Origin("sweep.early_terminate", tuning["Strategy"], path + ".Strategy");
   }
   YAML::Node objective;
   HPO_RETURN_IF_ERROR(
@@ -176,6 +184,8 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
   YAML::Node metric;
   metric["name"] = metric_name;
   metric["goal"] = type == "Maximize" ? "maximize" : "minimize";
+  reader.Origin("sweep.metric", objective, objective_path);
+  reader.Origin("sweep.metric.name", node, objective_path + ".MetricName");
   if (const YAML::Node criteria = tuning["TuningJobCompletionCriteria"]) {
     const std::string at = path + ".TuningJobCompletionCriteria";
     HPO_RETURN_IF_ERROR(reader.Keys(criteria, at, {"TargetObjectiveMetricValue"},
@@ -184,6 +194,7 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
       std::string text;
       HPO_RETURN_IF_ERROR(reader.NumberText(target, at + ".TargetObjectiveMetricValue", &text));
       metric["target"] = text;
+      reader.Origin("sweep.metric.target", target, at + ".TargetObjectiveMetricValue");
     }
   }
   (*sweep)["metric"] = metric;
@@ -197,10 +208,12 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
   if (const YAML::Node jobs = limits["MaxNumberOfTrainingJobs"]) {
     HPO_RETURN_IF_ERROR(reader.Integer(jobs, limits_path + ".MaxNumberOfTrainingJobs", &number));
     (*config)["run_cap"] = number;
+    reader.Origin("run_cap", jobs, limits_path + ".MaxNumberOfTrainingJobs");
   }
   if (const YAML::Node runtime = limits["MaxRuntimeInSeconds"]) {
     HPO_RETURN_IF_ERROR(reader.Integer(runtime, limits_path + ".MaxRuntimeInSeconds", &number));
     (*config)["time_budget_s"] = number;
+    reader.Origin("time_budget_s", runtime, limits_path + ".MaxRuntimeInSeconds");
   }
   if (const YAML::Node parallel = limits["MaxParallelTrainingJobs"]) {
     reader.Ignore(parallel, limits_path + ".MaxParallelTrainingJobs",
@@ -214,6 +227,7 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
       YAML::Node median;
       median["min_trials"] = 5;
       (*config)["median_stopping"] = median;
+      reader.Origin("median_stopping", early, path + ".TrainingJobEarlyStoppingType");
     } else if (value != "Off") {
       return reader.Fail(early, path + ".TrainingJobEarlyStoppingType", "must be Off or Auto");
     }
@@ -221,6 +235,7 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
   if (const YAML::Node seed = tuning["RandomSeed"]) {
     HPO_RETURN_IF_ERROR(reader.Integer(seed, path + ".RandomSeed", &number));
     (*config)["seed"] = number;
+    reader.Origin("seed", seed, path + ".RandomSeed");
   }
   YAML::Node ranges;
   HPO_RETURN_IF_ERROR(reader.Required(tuning, path, "ParameterRanges", &ranges));
@@ -267,6 +282,7 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
       YAML::Node constant;
       constant["value"] = Unquoted(value);
       parameters[name] = constant;
+      reader.Origin("sweep.parameters." + name, entry.second, at);
     }
   }
   if (program.empty()) {
@@ -278,6 +294,7 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
                                 ? fs::path(program)
                                 : (fs::path(spec_folder) / program).lexically_normal();
   (*sweep)["program"] = resolved.string();
+  reader.Origin("sweep.program", statics["sagemaker_program"], statics_path + ".sagemaker_program");
   YAML::Node command;
   if (const YAML::Node environment = job["Environment"]) {
     if (!environment.IsMap()) {
@@ -294,6 +311,7 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
     command.push_back(element);
   }
   (*sweep)["command"] = command;
+  reader.Origin("sweep.command", job, path);
   if (const YAML::Node algorithm = job["AlgorithmSpecification"]) {
     const std::string at = path + ".AlgorithmSpecification";
     HPO_RETURN_IF_ERROR(reader.Keys(algorithm, at, {"MetricDefinitions"},
@@ -322,6 +340,8 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
         }
       }
       (*config)["metric_definitions"] = definitions;  // Name/Regex, as hpo reads them
+      reader.Origin("metric_definitions", definitions, list_path);
+      reader.Origin("metrics", definitions, list_path);
       YAML::Node metrics;
       const std::string objective = (*sweep)["metric"]["name"].Scalar();
       for (size_t i = 0; definitions.IsSequence() && i < definitions.size(); ++i) {
@@ -339,6 +359,7 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
       int64_t seconds = 0;
       HPO_RETURN_IF_ERROR(reader.Integer(runtime, at + ".MaxRuntimeInSeconds", &seconds));
       (*config)["trial_timeout_s"] = seconds;
+      reader.Origin("trial_timeout_s", runtime, at + ".MaxRuntimeInSeconds");
     }
   }
   if (const YAML::Node resources = job["ResourceConfig"]) {
@@ -350,6 +371,7 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
       int64_t instances = 1;
       HPO_RETURN_IF_ERROR(reader.Integer(count, at + ".InstanceCount", &instances));
       if (instances != 1) (*config)["ranks_per_trial"] = instances;
+      reader.Origin("ranks_per_trial", count, at + ".InstanceCount");
     }
   }
   return Status::Ok();
@@ -363,8 +385,8 @@ bool IsSageMakerTuningJob(const YAML::Node& root) {
 
 Status TranslateSageMakerTuningJob(const config_internal::ErrorFormatter& errors,
                                    const YAML::Node& root, const std::string& path,
-                                   std::string* config_text, std::vector<std::string>* ignored) {
-  ForeignSpecReader reader(errors, ignored);
+                                   std::string* config_text, TranslationNotes* notes) {
+  ForeignSpecReader reader(errors, notes);
   if (root["TrainingJobDefinitions"]) {
     return reader.Fail(root["TrainingJobDefinitions"], "TrainingJobDefinitions",
                        "several training job definitions have no hpo equivalent; give one "

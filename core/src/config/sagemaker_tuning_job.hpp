@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "foreign_spec_reader.hpp"
 #include "hpo/status.hpp"
 #include "yaml_fields.hpp"
 
@@ -34,12 +35,13 @@ bool IsSageMakerTuningJob(const YAML::Node& root);
 //     Environment -> /usr/bin/env NAME=VALUE in front, StoppingCondition.MaxRuntimeInSeconds ->
 //     trial_timeout_s, ResourceConfig.InstanceCount -> ranks_per_trial.
 // Keys that only place the work on AWS (RoleArn, InputDataConfig, OutputDataConfig, the image,
-// instance type, ...) are listed in `ignored` for one warning. BadInput naming the file, line
+// instance type, ...) are listed in notes->ignored for one warning, and where the config's keys
+// came from in notes->origins. BadInput naming the file, line
 // and key for what hpo cannot honour: no sagemaker_program (an image's own entrypoint),
 // ReverseLogarithmic scaling, AutoParameters, several TrainingJobDefinitions, a warm start,
 // another strategy configuration, a malformed value.
 Status TranslateSageMakerTuningJob(const config_internal::ErrorFormatter& errors,
                                    const YAML::Node& root, const std::string& path,
-                                   std::string* config_text, std::vector<std::string>* ignored);
+                                   std::string* config_text, TranslationNotes* notes);
 
 }  // namespace hpo
