@@ -16,6 +16,8 @@ What it relies on, all of which hpo (like torchrun) provides:
   from them (NCCL on GPUs; gloo on CPUs, where the script passes --use_cpu True unless told).
 * HPO_CHECKPOINT_DIR (optional): the default --output_dir, where Trainer saves its checkpoints; a
   preempted trial that hpo starts again (`--resume`) continues from the last one.
+* --average_tokens_across_devices False unless given: transformers 5's default scales a sequence
+  classifier's loss by the number of processes (eval_loss printed doubled on 2, see main()).
 * HPO_TRIAL_DIR (optional): where rank 0 writes test_results.json (test accuracy, macro F1 and the
   confusion matrix on --test_file) once training has finished.
 
@@ -128,6 +130,14 @@ def main():
         # Without it, Accelerate sets up no DDP on a machine without a GPU: each process would
         # train alone on the whole data set.
         argv += ["--use_cpu", "True"]
+    if not any(arg.startswith("--average_tokens_across_devices") for arg in argv):
+        # transformers 5 (average_tokens_across_devices on by default) multiplies the loss of a
+        # model that takes loss keyword arguments (this one, through **kwargs) by the number of
+        # processes, expecting the loss to be a sum over the whole world's labels; a sequence
+        # classifier's is a mean over its own batch. Trainer then printed eval_loss doubled on 2
+        # processes and clipped doubled gradients (huggingface/transformers#35078). One label
+        # per row: the mean per process, averaged by DDP, is the global mean.
+        argv += ["--average_tokens_across_devices", "False"]
     parser = HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))
     model_args, data_args, training_args = parser.parse_args_into_dataclasses(args=argv)
 
