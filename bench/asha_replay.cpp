@@ -36,7 +36,10 @@
 // hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler sobol: the Sobol
 // start-up), hpo_curves (search.model curves with early_terminate: the learning-curve model and
 // its scheduler, judging from epoch 1 on), hpo_curves_sobol (the same with the Sobol start-up),
-// hpo_random_curves (method random with search.model curves: random draws, the curve scheduler).
+// hpo_random_curves (method random with search.model curves: random draws, the curve scheduler),
+// and oracle_after_N_epochs (oracle_after_1_epoch, oracle_after_3_epochs, ...): the least cost
+// any scheduler can reach on random search's draws when it must train a trial N epochs before
+// judging it (OracleAfterEpochs).
 // One sweep per seed (the config's seed replaced):
 // MakeSearcher and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch:
 // ObserveEpoch, then the scheduler's OnEpoch; a trial's end: Observe with its last value, then
@@ -49,6 +52,7 @@
 // --nearest prints the row (0-based, in the CSV's order) of each configuration's nearest
 // recorded one, one `nearest=ROW` line each (tests/unit/check_peer_blackbox.py).
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -698,6 +702,41 @@ SearchRun SimulateSearch(const hpo::SweepConfig& config, const Blackbox& box,
   return run;
 }
 
+// The lower bound on any scheduler's cost over random search's draws of `config` (the draws of
+// hpo_random and hpo_random_curves, which do not depend on results) when a trial must train
+// `judge_after` epochs before it can be judged: a scheduler that then knew every such trial's
+// whole curve would train draws 1..k for judge_after epochs each (a draw that reaches the target
+// sooner ends the sweep there) and continue the one that reaches it soonest; the bound is the
+// least such cost over k.
+SearchRun OracleAfterEpochs(const hpo::SweepConfig& config, const Blackbox& box,
+                            const Options& options, int64_t judge_after) {
+  std::unique_ptr<hpo::Searcher> searcher;
+  if (!hpo::MakeSearcher(config, &searcher).ok()) Fail("cannot make the random searcher");
+  SearchRun run;
+  run.cost.epochs = options.run_cap * std::min<int64_t>(judge_after, box.pool.epochs);
+  std::optional<int64_t> soonest;  // the least first epoch at the target among draws 1..k
+  for (int64_t k = 1; k <= options.run_cap; ++k) {
+    run.trials = k;
+    const std::vector<double>& curve = box.pool.curves[NearestRow(box, *searcher->Suggest(k - 1))];
+    const auto hit = std::find_if(curve.begin(), curve.end(), [&](double value) {
+      return Reaches(box.pool, options.target, value);
+    });
+    if (hit == curve.end()) continue;
+    const int64_t reach = hit - curve.begin() + 1;
+    if (reach <= judge_after) {  // the sweep ends while this draw is being judged
+      const int64_t cost = (k - 1) * judge_after + reach;
+      if (!run.cost.reached || cost < run.cost.epochs) run.cost.epochs = cost;
+      run.cost.reached = true;
+      break;
+    }
+    if (!soonest || reach < *soonest) soonest = reach;
+    const int64_t cost = k * judge_after + *soonest - judge_after;
+    if (!run.cost.reached || cost < run.cost.epochs) run.cost.epochs = cost;
+    run.cost.reached = true;
+  }
+  return run;
+}
+
 // The --curves mode: --nearest queries, or one sweep per seed.
 int RunOnCurves(const Options& options) {
   hpo::SweepConfig config = LoadSpaceConfig(options.config);
@@ -718,12 +757,22 @@ int RunOnCurves(const Options& options) {
     std::printf("nearest=%zu\n", Nearest(box, point));
   }
   if (options.system.empty()) return 0;
-  if (!ApplySystem(options.system, &config)) Fail("unknown system " + options.system);
+  // oracle_after_N_epochs: OracleAfterEpochs with judge_after N.
+  int64_t judge_after = 0;
+  const bool oracle =
+      std::sscanf(options.system.c_str(), "oracle_after_%" SCNd64, &judge_after) == 1 &&
+      judge_after >= 1 &&
+      options.system ==
+          "oracle_after_" + std::to_string(judge_after) + (judge_after == 1 ? "_epoch" : "_epochs");
+  if (!ApplySystem(oracle ? "hpo_random" : options.system, &config)) {
+    Fail("unknown system " + options.system);
+  }
   config.sweep.run_cap = options.run_cap;
   config.sweep.metric.target = options.target;
   for (int64_t seed = options.first_seed; seed <= options.last_seed; ++seed) {
     config.execution.seed = static_cast<uint64_t>(seed);
-    const SearchRun run = SimulateSearch(config, box, options);
+    const SearchRun run = oracle ? OracleAfterEpochs(config, box, options, judge_after)
+                                 : SimulateSearch(config, box, options);
     hpo::bench::PrintResult("peer_target",
                             {{"system", options.system},
                              {"target", hpo::bench::Number(options.target)},

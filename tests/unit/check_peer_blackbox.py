@@ -11,7 +11,9 @@ On a small study file and config it writes (not the recorded pool), checks that:
   slightly different learning rate, momentum) to its recorded neighbour, with categorical
   parameters as a mismatch;
 - given the bench binary: the C++ blackbox picks the same rows as the Python one for recorded,
-  nearby and random points, and its hpo_random sweep passes its own check.
+  nearby and random points, its hpo_random sweep passes its own check, and the oracle that judges
+  each trial after 1 epoch costs no more, seed by seed, than the one judging after 3, random
+  search or the curve scheduler on the same draws.
 Needs h5py and PyYAML (/usr/bin/python3 on the machine image), no peer environment.
 """
 
@@ -170,6 +172,30 @@ def main():
                     not all(line.endswith("check=ok") for line in lines):
                 problems.append("hpo_random on the blackbox: exit %d\n%s%s" %
                                 (done.returncode, done.stdout, done.stderr))
+            # The oracles are lower bounds: on every seed, judging after 1 epoch costs no more
+            # than after 3, than random search, or than the curve scheduler on the same draws.
+            costs = {}
+            for system in ("oracle_after_1_epoch", "oracle_after_3_epochs", "hpo_random",
+                           "hpo_random_curves"):
+                done = subprocess.run([bench, "--curves", csv_path, "--config", config,
+                                       "--target", "0.85", "--system", system, "--seeds", "1-8",
+                                       "--run-cap", "5"], capture_output=True, text=True)
+                costs[system] = [int(line.split(" epochs=")[1].split()[0])
+                                 for line in done.stdout.splitlines() if " epochs=" in line]
+                if done.returncode != 0 or len(costs[system]) != 8:
+                    problems.append("%s on the blackbox: exit %d\n%s%s" %
+                                    (system, done.returncode, done.stdout, done.stderr))
+            bound = costs["oracle_after_1_epoch"]
+            for system in ("oracle_after_3_epochs", "hpo_random", "hpo_random_curves"):
+                if len(bound) == 8 and len(costs[system]) == 8 and \
+                        any(low > cost for low, cost in zip(bound, costs[system])):
+                    problems.append("the 1-epoch oracle %s is above %s %s" %
+                                    (bound, system, costs[system]))
+            done = subprocess.run([bench, "--curves", csv_path, "--config", config, "--target",
+                                   "0.85", "--system", "oracle_after_0_epochs", "--seeds", "1-1"],
+                                  capture_output=True, text=True)
+            if done.returncode == 0:
+                problems.append("oracle_after_0_epochs was accepted")
 
     for problem in problems:
         print(problem)
