@@ -37,6 +37,7 @@
 // start-up), hpo_curves (search.model curves with early_terminate: the learning-curve model and
 // its scheduler, judging from epoch 1 on), hpo_curves_sobol (the same with the Sobol start-up),
 // hpo_random_curves (method random with search.model curves: random draws, the curve scheduler),
+// hpo_random_sobol_curves (the same with search.sampler sobol: scrambled Sobol draws),
 // and oracle_after_N_epochs (oracle_after_1_epoch, oracle_after_3_epochs, ...): the least cost
 // any scheduler can reach on random search's draws when it must train a trial N epochs before
 // judging it (OracleAfterEpochs).
@@ -566,13 +567,15 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
       {"hpo_curves", {"curves", "curves"}},
       {"hpo_curves_sobol", {"curves_sobol", "curves"}},
       {"hpo_random_curves", {"random", "curves"}},
+      {"hpo_random_sobol_curves", {"random_sobol", "curves"}},
   };
   const auto found = kSystems.find(system);
   if (found == kSystems.end()) return false;
   const std::string method = found->second.first;
   const std::string stopping = found->second.second;
-  config->sweep.method =
-      method == "random" ? hpo::SearchMethod::kRandom : hpo::SearchMethod::kBayes;
+  config->sweep.method = method == "random" || method == "random_sobol" ? hpo::SearchMethod::kRandom
+                                                                        : hpo::SearchMethod::kBayes;
+  if (method == "random_sobol") config->search.sampler = hpo::RandomSampler::kSobol;
   if (method == "gp") config->search.model = hpo::BayesModel::kGp;
   if (method == "curves" || method == "curves_sobol" || stopping == "curves") {
     config->search.model = hpo::BayesModel::kCurves;
