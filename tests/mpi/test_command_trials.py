@@ -622,6 +622,30 @@ class EarlyStopping(CommandCase):
             self.assertEqual(int(trials[trial_id]["epochs"]), len(curves[trial_id]))
         self.assert_no_program_left()
 
+    def test_the_curve_model_judges_a_program_that_reports_every_second_epoch(self):
+        # Epochs 2, 4, 6 and 8 only: the curve scheduler reads the epochs between as interpolated
+        # (it dereferenced a missing prediction and crashed rank 0 at the first judged epoch).
+        path = self.write("sparse.yaml", config(
+            "    lr: {values: [0.1, 0.2, 0.4, 0.8, 1.6]}\n"
+            "    steps: {value: 8}\n"
+            "    report_every: {value: 2}\n",
+            method="bayes",
+            early="  early_terminate: {type: hyperband, min_iter: 1, eta: 2}\n",
+            run_cap="  run_cap: 5\n",
+            extra="epochs: 8\nsearch: {model: curves, startup_trials: 2}\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("curve scheduler", log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 5, log)
+        completed = [t for t, row in trials.items() if text(row["status"]) == "completed"]
+        self.assertTrue(completed, log)
+        for trial_id in completed:
+            self.assertEqual([int(row["epoch"]) for row in curves[trial_id]], [2, 4, 6, 8],
+                             (trial_id, {t: (row["status"], row["message"]) for t, row in trials.items()}, log))
+        self.assert_no_program_left()
+
     def test_population_based_training_copies_the_parents_checkpoint_folder(self):
         path = self.write("pbt.yaml", config(
             "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
@@ -682,7 +706,8 @@ class Lifetime(CommandCase):
             "    lr: {value: 0.5}\n"
             "    epochs: {value: 6}\n"
             "    steps: {value: 6}\n"
-            "    sleep: {value: 0.4}\n",
+            "    sleep: {value: 0.4}\n"
+            "    graceful: {value: true}\n",
             method="random", run_cap="  run_cap: 1\n", ranks_per_trial=2))
         output = os.path.join(self.tmp, "out")
         job = self.start(2, path, output)
@@ -715,7 +740,8 @@ class Lifetime(CommandCase):
         with open(os.path.join(output, "trials", "0", "rank-0.log")) as f:
             self.assertIn("resumed after step %d" % stopped_after, f.read())
         # The resumed run reported only the steps after the checkpoint; the study keeps the
-        # steps from before the interruption too (OUTPUT/trials/0/steps.tsv), each once.
+        # steps from before the interruption too (OUTPUT/trials/0/steps.tsv), each once, with the
+        # step the program finished and printed after SIGTERM.
         self.assertEqual([int(r["epoch"]) for r in curves[0]], list(range(1, 7)))
         self.assertEqual([float(r["loss"]) for r in curves[0]],
                          [0.5 * step for step in range(1, 7)])

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +114,27 @@ TEST(CurvePredictorTest, WithNothingToGoOnTheSpreadIsTheChangeSoFar) {
   EXPECT_NEAR(two.variance, 0.3 * 0.3, 1e-12);
   const FinalPrediction one = predictor.Predict({0.5});
   EXPECT_NEAR(one.variance, 0.025 * 0.025, 1e-12);  // 5% of the last loss
+}
+
+TEST(CurvePredictorTest, CurveThroughGapsInterpolatesMissingEpochs) {
+  const double none = std::numeric_limits<double>::infinity();
+  const LearningCurve late = CurveThroughGaps({none, 0.5, none, 0.3, std::nan(""), none});
+  EXPECT_EQ(late.losses, (std::vector<double>{0.5, 0.5, 0.4, 0.3}));
+  EXPECT_EQ(late.first_reported, 2);
+  const LearningCurve sparse = CurveThroughGaps({0.9, none, none, 0.6});
+  EXPECT_EQ(sparse.losses, (std::vector<double>{0.9, 0.8, 0.7, 0.6}));
+  EXPECT_EQ(sparse.first_reported, 1);
+  EXPECT_TRUE(CurveThroughGaps({none, std::nan("")}).losses.empty());
+  EXPECT_TRUE(CurveThroughGaps({}).losses.empty());
+  // A curve reported from epoch 4 on is extrapolated from its reports alone, and is no reference.
+  const LearningCurve resumed = CurveThroughGaps({none, none, none, 0.25, 0.2, 1.0 / 6.0});
+  const std::optional<FinalPrediction> extrapolated = CurvePredictor::Extrapolate(resumed, 20);
+  ASSERT_TRUE(extrapolated.has_value());
+  EXPECT_NEAR(extrapolated->mean, 0.05, 0.02);
+  EXPECT_FALSE(CurvePredictor::Extrapolate(CurveThroughGaps({none, none, 0.3, 0.2}), 20));
+  CurvePredictor predictor(3);
+  predictor.AddReference(CurveThroughGaps({none, 0.5, 0.4}));
+  EXPECT_EQ(predictor.references(), 0);
 }
 
 TEST(CurvePredictorTest, ProbabilityOfImprovement) {
@@ -253,6 +275,34 @@ TEST(CurveSchedulerTest, NotANumberAtADecisionEpochStops) {
   EXPECT_NE(decision.reason.find("not a number"), std::string::npos) << decision.reason;
 }
 
+TEST(CurveSchedulerTest, ReportsWithGapsAreJudgedOnTheCurveThroughThem) {
+  // Gaps in a trial's reports: a trial resumed from a checkpoint at epoch 5 after its first
+  // reports were lost with a killed job (it reports from epoch 6 on), a program that reports every
+  // second epoch, and one whose first report was not a number. Each is judged from the first
+  // rung on (the killed CI job's resume crashed here), and its prediction is the full curve's.
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(100, 1);
+  auto* curves = static_cast<CurveScheduler*>(scheduler.get());
+  for (int64_t epoch = 1; epoch <= kEpochs; ++epoch) {  // two complete references
+    scheduler->OnEpoch(0, epoch, kSteep(epoch));
+    scheduler->OnEpoch(1, epoch, kFlattening(epoch));
+  }
+  for (int64_t epoch = 6; epoch <= 8; ++epoch) {
+    const SchedulerDecision resumed = scheduler->OnEpoch(2, epoch, kSteep(epoch));
+    EXPECT_FALSE(!resumed.keep_going && !resumed.pause) << "epoch " << epoch << resumed.reason;
+  }
+  for (int64_t epoch = 2; epoch <= 8; epoch += 2) {
+    const SchedulerDecision sparse = scheduler->OnEpoch(3, epoch, kSteep(epoch));
+    EXPECT_FALSE(!sparse.keep_going && !sparse.pause) << "epoch " << epoch << sparse.reason;
+  }
+  scheduler->OnEpoch(4, 1, std::nan(""));
+  for (int64_t epoch = 2; epoch <= 4; ++epoch) scheduler->OnEpoch(4, epoch, kSteep(epoch));
+  for (const int64_t trial_id : {2, 3, 4}) {
+    const std::optional<FinalPrediction> gapped = curves->PredictFinal(trial_id);
+    ASSERT_TRUE(gapped.has_value()) << trial_id;
+    EXPECT_NEAR(gapped->mean, kSteep(kEpochs), 0.05) << trial_id;
+  }
+}
+
 TEST(CurveSchedulerTest, ReplayOnResumeRebuildsTheSameStateAndDecisions) {
   std::unique_ptr<Scheduler> live = MakeCurves(4, 2);
   std::map<int64_t, std::map<int64_t, double>> reports;
@@ -364,14 +414,17 @@ TEST(CurveSearcherDataTest, EveryTrialThatReportedIsModelledAtItsPredictedFinal)
   history.RecordEpoch(2, params, 1, 0.6);  // running, one report
   history.RecordSuggestion(3, params);     // running, no report: pending
   history.RecordResult(4, params, TrialStatus::kFailed, std::nan(""));
+  history.RecordEpoch(5, params, 2, 0.65);  // resumed at epoch 2, its first report lost
   std::vector<TrialHistory::DataPoint> observed, pending;
-  ASSERT_TRUE(history.CollectData(5, &observed, &pending));
-  ASSERT_EQ(observed.size(), 4u);
+  ASSERT_TRUE(history.CollectData(6, &observed, &pending));
+  ASSERT_EQ(observed.size(), 5u);
   EXPECT_NEAR(observed[0].loss, -0.8, 1e-12);
   EXPECT_NEAR(observed[1].loss, -0.7, 1e-12);
   EXPECT_NEAR(observed[2].loss, -(0.6 + 0.25), 1e-12);  // epoch 1 plus the mean gain
   EXPECT_EQ(observed[3].trial_id, 4);
   EXPECT_TRUE(std::isinf(observed[3].loss));
+  EXPECT_EQ(observed[4].trial_id, 5);
+  EXPECT_NEAR(observed[4].loss, -(0.65 + 0.15), 1e-12);  // epoch 2 plus the gain from epoch 2
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].trial_id, 3);
 }

@@ -36,10 +36,8 @@ void CurveScheduler::Record(int64_t epoch, double objective, TrialCurve* trial) 
 }
 
 void CurveScheduler::Update(TrialCurve* trial) const {
-  const auto end = std::find_if(trial->losses.begin(), trial->losses.end(),
-                                [](double loss) { return !std::isfinite(loss); });
-  trial->finite.assign(trial->losses.begin(), end);
-  trial->extrapolation = CurvePredictor::Extrapolate(trial->finite, epochs_);
+  trial->curve = CurveThroughGaps(trial->losses);
+  trial->extrapolation = CurvePredictor::Extrapolate(trial->curve, epochs_);
 }
 
 const CurveScheduler::Option* CurveScheduler::Valuation::Find(int64_t trial_id) const {
@@ -52,16 +50,16 @@ const CurveScheduler::Option* CurveScheduler::Valuation::Find(int64_t trial_id) 
 CurveScheduler::Valuation CurveScheduler::Value() const {
   Valuation valuation;
   CurvePredictor predictor(epochs_);
-  for (const auto& [id, trial] : trials_) predictor.AddReference(trial.finite);
+  for (const auto& [id, trial] : trials_) predictor.AddReference(trial.curve);
   valuation.incumbent = kInfinity;
   valuation.options.reserve(trials_.size());
   for (const auto& [id, trial] : trials_) {
-    if (trial.finite.empty()) continue;
+    if (trial.curve.losses.empty()) continue;
     Option option;
     option.trial_id = id;
     option.paused = trial.paused;
-    option.trained = static_cast<int64_t>(trial.finite.size());
-    option.prediction = predictor.Predict(trial.finite, trial.extrapolation);
+    option.trained = static_cast<int64_t>(trial.curve.losses.size());
+    option.prediction = predictor.Predict(trial.curve.losses, trial.extrapolation);
     valuation.incumbent = std::min(valuation.incumbent, option.prediction.mean);
     valuation.options.push_back(option);
   }
@@ -115,7 +113,7 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
     return decision;
   }
   const Valuation valuation = Value();
-  const Option& own = *valuation.Find(trial_id);
+  const Option& own = *valuation.Find(trial_id);  // it has an option: this report is finite
   double best_other = valuation.new_trial_value;
   std::string rival = "a new trial";
   for (const Option& other : valuation.options) {
@@ -146,7 +144,7 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
   // every epoch, only the paused trials that may still end best are candidates.
   const bool late = idle || valuation.new_trial_value == -kInfinity;
   const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
-    return static_cast<int64_t>(entry.second.finite.size()) >= epochs_;
+    return static_cast<int64_t>(entry.second.curve.losses.size()) >= epochs_;
   });
   const bool only_contenders = late && any_complete;
   std::optional<int64_t> best;

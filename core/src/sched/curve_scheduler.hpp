@@ -16,7 +16,8 @@ namespace hpo::sched_internal {
 
 // A multi-fidelity acquisition over learning curves (freeze-thaw style, on hpo's pause and
 // promote machinery). Each trial's final loss (the metric by its goal, lower is better) is
-// predicted from its reports with CurvePredictor, the complete curves of the sweep its references.
+// predicted from its reports (CurveThroughGaps: epochs not reported are interpolated) with
+// CurvePredictor, the complete curves of the sweep its references.
 // The incumbent is the lowest predicted final mean of all trials. Each option is valued by its
 // expected improvement below the incumbent per epoch it costs, in logs:
 //  * continuing trial i (running at an epoch it is judged, or paused): log EI(prediction_i) -
@@ -68,19 +69,20 @@ class CurveScheduler final : public Scheduler {
 
  private:
   struct TrialCurve {
-    std::vector<double> losses;  // per epoch from 1; +infinity for a non-finite report
+    // Per epoch from 1; +infinity for a non-finite report and for an epoch not reported.
+    std::vector<double> losses;
     bool paused = false;
-    // Derived from `losses` by Update: the finite losses up to the first non-finite one, and
-    // their extrapolation (CurvePredictor::Extrapolate), kept so that a decision over n trials
-    // costs O(n) and not n curve fits.
-    std::vector<double> finite;
+    // Derived from `losses` by Update: CurveThroughGaps(losses), and its extrapolation
+    // (CurvePredictor::Extrapolate), kept so that a decision over n trials costs O(n) and not n
+    // curve fits.
+    LearningCurve curve;
     std::optional<FinalPrediction> extrapolation;
   };
   // One trial with a finite report, as the valuation sees it.
   struct Option {
     int64_t trial_id = 0;
     bool paused = false;
-    int64_t trained = 0;  // epochs, up to the first non-finite report
+    int64_t trained = 0;  // epochs of its curve, up to its last finite report
     FinalPrediction prediction;
     double continue_value = 0.0;  // log EI per epoch left (see the class comment)
   };

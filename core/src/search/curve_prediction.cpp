@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "gaussian.hpp"
 
@@ -37,10 +39,12 @@ struct ShapeFit {
   double residual_sum = 0.0;
 };
 
-ShapeFit FitShape(const Shape& shape, const std::vector<double>& losses, double final_epoch) {
-  const auto n = static_cast<double>(losses.size());
+// Fits the losses of epochs first + 1 .. losses.size().
+ShapeFit FitShape(const Shape& shape, const std::vector<double>& losses, size_t first,
+                  double final_epoch) {
+  const auto n = static_cast<double>(losses.size() - first);
   double sum_x = 0.0, sum_y = 0.0, sum_xx = 0.0, sum_xy = 0.0;
-  for (size_t i = 0; i < losses.size(); ++i) {
+  for (size_t i = first; i < losses.size(); ++i) {
     const double x = shape(static_cast<double>(i + 1));
     sum_x += x;
     sum_y += losses[i];
@@ -54,7 +58,7 @@ ShapeFit FitShape(const Shape& shape, const std::vector<double>& losses, double 
   slope = std::max(slope, 0.0);
   const double intercept = mean_y - slope * mean_x;
   ShapeFit fit;
-  for (size_t i = 0; i < losses.size(); ++i) {
+  for (size_t i = first; i < losses.size(); ++i) {
     const double residual = losses[i] - (intercept + slope * shape(static_cast<double>(i + 1)));
     fit.residual_sum += residual * residual;
   }
@@ -68,13 +72,15 @@ ShapeFit FitShape(const Shape& shape, const std::vector<double>& losses, double 
   return fit;
 }
 
-// The shape-averaged extrapolation of `losses` to `final_epoch` (see the header).
-FinalPrediction AverageOfShapes(const std::vector<double>& losses, int64_t final_epoch) {
+// The shape-averaged extrapolation to `final_epoch` of the losses of epochs first + 1 ..
+// losses.size() (see the header).
+FinalPrediction AverageOfShapes(const std::vector<double>& losses, size_t first,
+                                int64_t final_epoch) {
   std::array<ShapeFit, 5> fits;
   std::array<double, 5> log_weights{};
-  const auto n = static_cast<double>(losses.size());
+  const auto n = static_cast<double>(losses.size() - first);
   for (size_t s = 0; s < fits.size(); ++s) {
-    fits[s] = FitShape(Shapes()[s], losses, static_cast<double>(final_epoch));
+    fits[s] = FitShape(Shapes()[s], losses, first, static_cast<double>(final_epoch));
     log_weights[s] = -0.5 * std::log(std::max(fits[s].residual_sum / n, 1e-300));
   }
   const double top = *std::max_element(log_weights.begin(), log_weights.end());
@@ -116,11 +122,21 @@ void CurvePredictor::AddReference(const std::vector<double>& losses) {
   ++references_;
 }
 
+void CurvePredictor::AddReference(const LearningCurve& curve) {
+  if (curve.first_reported == 1) AddReference(curve.losses);
+}
+
 std::optional<FinalPrediction> CurvePredictor::Extrapolate(const std::vector<double>& losses,
                                                            int64_t final_epoch) {
-  const auto k = static_cast<int64_t>(losses.size());
-  if (k < kMinExtrapolationPoints || k >= final_epoch) return std::nullopt;
-  return AverageOfShapes(losses, final_epoch);
+  return Extrapolate(LearningCurve{losses, 1}, final_epoch);
+}
+
+std::optional<FinalPrediction> CurvePredictor::Extrapolate(const LearningCurve& curve,
+                                                           int64_t final_epoch) {
+  const auto k = static_cast<int64_t>(curve.losses.size());
+  const int64_t first = std::max<int64_t>(curve.first_reported, 1) - 1;
+  if (k - first < kMinExtrapolationPoints || k >= final_epoch) return std::nullopt;
+  return AverageOfShapes(curve.losses, static_cast<size_t>(first), final_epoch);
 }
 
 FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses) const {
@@ -156,6 +172,28 @@ FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses,
     return {last, spread * spread};
   }
   return {weighted_mean / precision_sum, 1.0 / precision_sum};
+}
+
+LearningCurve CurveThroughGaps(const std::vector<double>& losses_by_epoch) {
+  LearningCurve curve;
+  std::optional<size_t> previous;  // the index of the last finite loss so far
+  for (size_t index = 0; index < losses_by_epoch.size(); ++index) {
+    const double loss = losses_by_epoch[index];
+    if (!std::isfinite(loss)) continue;
+    if (!previous) {
+      curve.losses.assign(index + 1, loss);
+      curve.first_reported = static_cast<int64_t>(index) + 1;
+    } else {
+      const double from = losses_by_epoch[*previous];
+      const auto span = static_cast<double>(index - *previous);
+      for (size_t gap = *previous + 1; gap < index; ++gap) {
+        curve.losses.push_back(from + (loss - from) * static_cast<double>(gap - *previous) / span);
+      }
+      curve.losses.push_back(loss);
+    }
+    previous = index;
+  }
+  return curve;
 }
 
 double LossOf(Goal goal, double objective) {

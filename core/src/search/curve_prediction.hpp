@@ -16,6 +16,23 @@ namespace hpo {
 // failed value, is +infinity.
 double LossOf(Goal goal, double objective);
 
+// A trial's learning curve as the model reads it: the losses of epochs 1..k. Epochs before
+// `first_reported` had no finite report and carry that epoch's loss; the curve's extrapolation
+// fits only from there on, and it is no reference for the population (its early gains are
+// unknown).
+struct LearningCurve {
+  std::vector<double> losses;
+  int64_t first_reported = 1;
+};
+
+// The curve of a trial's losses by epoch (`losses_by_epoch[e - 1]` is epoch e's, non-finite
+// where no report reached the coordinator or it was not a number): epochs 1..k, k the last epoch
+// with a finite loss; an epoch without one between two finite losses takes the loss interpolated
+// linearly between them. Gaps come from programs that report every few epochs, a NaN that later
+// recovers, and reports lost when a job was killed before they were written, its trial resuming
+// from a later checkpoint. Empty losses without a finite one.
+LearningCurve CurveThroughGaps(const std::vector<double>& losses_by_epoch);
+
 // A Gaussian belief about a trial's loss at the last epoch.
 struct FinalPrediction {
   double mean = 0.0;
@@ -46,6 +63,8 @@ class CurvePredictor {
 
   // A complete curve: at least final_epoch losses, all finite (others are ignored).
   void AddReference(const std::vector<double>& losses);
+  // The same, ignoring a curve whose first epochs were not reported.
+  void AddReference(const LearningCurve& curve);
   int64_t references() const { return references_; }
 
   FinalPrediction Predict(const std::vector<double>& losses) const;
@@ -57,6 +76,9 @@ class CurvePredictor {
   // The curve's own extrapolation to `final_epoch` (the first estimate above), or nullopt below
   // 3 losses or at or past final_epoch.
   static std::optional<FinalPrediction> Extrapolate(const std::vector<double>& losses,
+                                                    int64_t final_epoch);
+  // The same, fitted on the epochs from `curve.first_reported` on (nullopt below 3 of them).
+  static std::optional<FinalPrediction> Extrapolate(const LearningCurve& curve,
                                                     int64_t final_epoch);
 
   int64_t final_epoch() const { return final_epoch_; }

@@ -157,12 +157,14 @@ bool TrialHistory::CollectScalarised(int64_t trial_id, std::vector<DataPoint>* o
 
 void TrialHistory::CacheCurve(TrialRecord* record) const {
   if (rule_ != DataRule::kPredictedFinals) return;
-  record->curve.clear();
-  for (const auto& entry : record->epoch_objectives) {
-    const double loss = Loss(entry.second);
-    if (!std::isfinite(loss)) break;
-    record->curve.push_back(loss);
+  std::vector<double> losses_by_epoch;
+  for (const auto& [epoch, objective] : record->epoch_objectives) {
+    if (epoch < 1) continue;
+    losses_by_epoch.resize(std::max(losses_by_epoch.size(), static_cast<size_t>(epoch)),
+                           std::numeric_limits<double>::infinity());
+    losses_by_epoch[static_cast<size_t>(epoch - 1)] = Loss(objective);
   }
+  record->curve = CurveThroughGaps(losses_by_epoch);
   record->extrapolation = CurvePredictor::Extrapolate(record->curve, final_epoch_);
 }
 
@@ -174,8 +176,9 @@ bool TrialHistory::CollectPredictedFinals(int64_t trial_id, std::vector<DataPoin
   }
   for (const auto& [id, record] : records_) {
     if (id == trial_id || !record.coordinates) continue;
-    if (!record.curve.empty()) {
-      const FinalPrediction prediction = predictor.Predict(record.curve, record.extrapolation);
+    if (!record.curve.losses.empty()) {
+      const FinalPrediction prediction =
+          predictor.Predict(record.curve.losses, record.extrapolation);
       observed->push_back({id, &*record.coordinates, 0, prediction.mean, prediction.variance});
     } else if (record.finished) {
       observed->push_back({id, &*record.coordinates, 0, Loss(record.objective)});

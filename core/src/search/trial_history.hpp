@@ -33,9 +33,9 @@ namespace hpo {
 //  * Predicted finals (`search.model: curves`): every trial that reported an epoch is a data
 //    point (at epoch 0, so that all rank by loss alone), its loss the CurvePredictor's mean for the
 //    last epoch
-//    (`final_epoch`) from its reports (epochs in order, up to the first non-finite one), the
-//    complete curves of the others its references; a trial whose first report is not finite,
-//    or that finished without reports, counts with its final objective's loss (failed: worst).
+//    (`final_epoch`) from its reports (CurveThroughGaps: epochs without a finite report are
+//    interpolated), the complete curves of the others its references; a trial without a finite
+//    report counts with its final objective's loss (failed: worst).
 //    Unfinished trials without reports are pending.
 //  * Several objectives (ParEGO, Knowles 2006), whatever the rule: the finished trials are the
 //    data, each with the augmented Chebyshev scalarisation (common/pareto.hpp) of its objectives'
@@ -115,10 +115,10 @@ class TrialHistory {
     double objective = 0.0;
     std::vector<double> further_objectives;  // several objectives only
     std::map<int64_t, double> epoch_objectives;
-    // kPredictedFinals only, derived from epoch_objectives by CacheCurve: the losses up to the
-    // first non-finite one and their extrapolation, so that collecting the data costs O(n) and
+    // kPredictedFinals only, derived from epoch_objectives by CacheCurve: CurveThroughGaps of
+    // the losses by epoch and its extrapolation, so that collecting the data costs O(n) and
     // not n curve fits on the coordinator's message loop.
-    std::vector<double> curve;
+    LearningCurve curve;
     std::optional<FinalPrediction> extrapolation;
   };
 

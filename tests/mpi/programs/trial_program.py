@@ -8,7 +8,9 @@ Behaviours the tests ask for by parameter: `--mode fail` exits 3 on rank `--fail
 `--fail_step`; `--mode hang` sleeps forever on rank 0 at that step; `--mode silent` never prints the
 metric; `--mode traceback` raises RuntimeError on rank 0 at `--fail_step`, many frames deep (a
 traceback of well over 256 bytes); `--mode unflushed` prints rank 0's first step without flushing
-and sleeps forever. `--leftover setsid|double_fork` first leaves a process behind that ignores
+and sleeps forever. `--report_every N` prints only every N-th step (epochs N, 2N, ...). `--graceful true`
+finishes the step it is in when SIGTERM comes (prints it, keeps it) and exits 0, as a program
+that checkpoints on SIGTERM does. `--leftover setsid|double_fork` first leaves a process behind that ignores
 SIGTERM and sleeps 300 s in a session of its own (a child that called setsid, or a daemon's double
 fork, re-parented away from the program), its pid in HPO_TRIAL_DIR/leftover-rank-R.pid. Every
 rank writes what it was started with to HPO_TRIAL_DIR/start-rank-R.json (argv, environment, pid)
@@ -65,6 +67,8 @@ def main():
     parser.add_argument("--fail_step", type=int, default=1)
     parser.add_argument("--format", default="json")
     parser.add_argument("--leftover", default="")
+    parser.add_argument("--report_every", type=int, default=1)
+    parser.add_argument("--graceful", type=boolean, default=False)
     args, _ = parser.parse_known_args()  # swept names the program does not use are fine
 
     rank = int(os.environ.get("RANK", "0"))
@@ -81,6 +85,10 @@ def main():
         import torch
         import torch.distributed as dist
         dist.init_process_group("gloo")  # MASTER_ADDR/PORT, RANK, WORLD_SIZE from the environment
+
+    terminated = []
+    if args.graceful:
+        signal.signal(signal.SIGTERM, lambda number, frame: terminated.append(number))
 
     state_path = os.path.join(checkpoint_dir, "state-rank-%d.json" % rank)
     first = 1
@@ -109,7 +117,7 @@ def main():
         if rank == 0 and args.mode == "unflushed":
             print(json.dumps({"epoch": step, "loss": loss}))  # buffered unless PYTHONUNBUFFERED
             time.sleep(1e6)
-        if rank == 0 and args.mode != "silent":
+        if rank == 0 and args.mode != "silent" and step % args.report_every == 0:
             if args.format == "json":
                 print(json.dumps({"epoch": step, "loss": loss, "allreduce_sum": total}), flush=True)
             elif args.format == "keyvalue":
@@ -119,6 +127,8 @@ def main():
         with open(state_path + ".tmp", "w") as f:
             json.dump({"step": step}, f)
         os.replace(state_path + ".tmp", state_path)
+        if terminated:
+            sys.exit(0)
 
     if args.dist:
         dist.destroy_process_group()

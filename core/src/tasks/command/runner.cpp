@@ -510,7 +510,14 @@ class CommandRunner final : public TaskRunner {
     } else {
       end = WatchTrial(trial, context, child, start, &reader, &record, &outcome->curve);
     }
-    FinishTrial(trial, child, &end);
+    std::vector<OutputLine> last_lines;
+    FinishTrial(trial, child, &end, &last_lines);
+    // Steps the program printed after the verdict that ended the trial, while it was stopped (a
+    // pause lets it run until SIGTERM, and its checkpoint keeps what it trained): the curve's,
+    // not reported (the ending is decided).
+    std::vector<EpochMetrics> late_steps;
+    for (const OutputLine& line : last_lines) reader.ReadLine(line.text, &late_steps);
+    for (const EpochMetrics& step : late_steps) record.Add(step, &outcome->curve);
     WarnUndeclared(reader);
     WarnUnreadable(reader, trial.trial_id);
     SetOutcome(trial, end, outcome);
@@ -602,16 +609,17 @@ class CommandRunner final : public TaskRunner {
     return ended;
   }
 
-  // Tells the other ranks the trial is over, stops the leader's program and collects the others'
-  // final reports (a failed one fails a trial that had completed); drops any messages left.
-  void FinishTrial(const TrialSpec& trial, ChildProcess* child, TrialEnd* end) {
+  // Tells the other ranks the trial is over, stops the leader's program (its output until then in
+  // `last_lines`) and collects the others' final reports (a failed one fails a trial that had
+  // completed); drops any messages left.
+  void FinishTrial(const TrialSpec& trial, ChildProcess* child, TrialEnd* end,
+                   std::vector<OutputLine>* last_lines) {
     const Communicator& group = layout_.group_comm;
     const std::string finish = std::to_string(trial.trial_id);
     for (int r = 1; r < group.size(); ++r) SendText(group, r, kTagFinish, finish);
     const double grace =
         end->ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
-    std::vector<OutputLine> lines;
-    StopProgram(child, grace, &lines);
+    StopProgram(child, grace, last_lines);
     for (int r = 1; r < group.size(); ++r) {
       const EndReport report = Decode(ReceiveText(group, r, kTagFinal));
       if (end->ending == Ending::kCompleted && report.failed) {
