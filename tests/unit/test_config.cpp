@@ -425,6 +425,33 @@ TEST(ConfigTest, SearchAndStoppingDefaultsWhenAbsent) {
   EXPECT_DOUBLE_EQ(config.checkpoint.grace_period_s, 60.0);
 }
 
+TEST(ConfigTest, EveryBayesModelParsesByItsNameAndIsDescribed) {
+  const std::string text = std::string(kFullConfig) +
+                           "  early_terminate: {type: hyperband, min_iter: 1}\n"
+                           "search: {model: MODEL}\n";
+  std::string bayes = text;
+  bayes.replace(bayes.find("method: random"), 14, "method: bayes");
+  for (const BayesModel model : kBayesModels) {
+    std::string with_model = bayes;
+    with_model.replace(with_model.find("MODEL"), 5, BayesModelName(model));
+    SweepConfig config;
+    const Status status = Parse(with_model, &config);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(config.search.model, model);
+    const std::string stopping =
+        model == BayesModel::kCurves ? ", curve scheduler" : ", ASHA stopping";
+    EXPECT_EQ(DescribeSearchAndStopping(config),
+              std::string("bayes search (") + BayesModelName(model) + ")" + stopping);
+  }
+  std::string random = text;
+  random.replace(random.find("MODEL"), 5, "curves");
+  SweepConfig config;
+  ASSERT_TRUE(Parse(random, &config).ok());
+  EXPECT_EQ(DescribeSearchAndStopping(config), "random search, curve scheduler");
+  ASSERT_TRUE(Parse(kFullConfig, &config).ok());
+  EXPECT_EQ(DescribeSearchAndStopping(config), "random search");
+}
+
 TEST(ConfigTest, EmptyMedianStoppingEnablesItsDefaultsAndSobolSuitsRandom) {
   const std::string text = R"(task: synthetic
 epochs: 2

@@ -485,7 +485,7 @@ TEST(HtmlReportTest, ComparisonOverlaysStudiesAndWarnsAboutAnotherMetric) {
   EXPECT_EQ(Count(page, "<section id=\"comparison\">"), 1u) << page;
   EXPECT_NE(page.find("<script id=\"hpo-comparison\" type=\"application/json\">"),
             std::string::npos);
-  EXPECT_NE(page.find("<td>runs/&lt;b&gt;/study.h5</td><td>random</td>"), std::string::npos)
+  EXPECT_NE(page.find("<td>runs/&lt;b&gt;/study.h5</td><td>random search</td>"), std::string::npos)
       << page;
   EXPECT_EQ(page.find("runs/<b>"), std::string::npos) << "the name must be escaped everywhere";
   // Epochs in all (3 + 1 + 2) and until the best trial (trial 0, the first: 3).

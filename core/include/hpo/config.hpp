@@ -170,6 +170,10 @@ struct ExecutionSpec {
 // continues or pauses trials by the same predictions. Method random takes kCurves alone (with
 // early_terminate): its draws stay random and the curve scheduler judges the trials.
 enum class BayesModel { kTpe, kGp, kTpeIndependent, kCurves };
+constexpr BayesModel kBayesModels[] = {BayesModel::kTpe, BayesModel::kTpeIndependent,
+                                       BayesModel::kGp, BayesModel::kCurves};
+// The config's spelling (`search.model`): tpe, gp, tpe_independent, curves.
+const char* BayesModelName(BayesModel model);
 enum class RandomSampler { kIndependent, kSobol };
 
 struct SearchOptions {
@@ -327,6 +331,11 @@ struct SweepConfig {
   // cluster settings); rank 0 prints them as one warning before the sweep starts.
   std::vector<std::string> ignored_keys;
 };
+
+// How the sweep searches and stops trials, in words: "bayes search (curves), curve scheduler",
+// "random search, ASHA stopping", "grid search, median stopping", "..., population-based
+// training". The sweep banner and the comparison page's method column say it.
+std::string DescribeSearchAndStopping(const SweepConfig& config);
 
 // Execution keys given on the command line for a bare W&B sweep file (a file whose top level is
 // a W&B sweep configuration, no `sweep:` around it): `hpo sweep --run-cap N --ranks-per-trial R

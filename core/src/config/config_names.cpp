@@ -1,4 +1,7 @@
-// The spellings of the config's enumerations, as written in config files and study files.
+// The spellings of the config's enumerations, as written in config files and study files, and
+// the search and stopping of a config in words.
+#include <string>
+
 #include "hpo/config.hpp"
 
 namespace hpo {
@@ -71,6 +74,38 @@ const char* SearchMethodName(SearchMethod method) {
       return "bayes";
   }
   return "unknown";
+}
+
+const char* BayesModelName(BayesModel model) {
+  switch (model) {
+    case BayesModel::kTpe:
+      return "tpe";
+    case BayesModel::kGp:
+      return "gp";
+    case BayesModel::kTpeIndependent:
+      return "tpe_independent";
+    case BayesModel::kCurves:
+      return "curves";
+  }
+  return "unknown";
+}
+
+std::string DescribeSearchAndStopping(const SweepConfig& config) {
+  std::string text = std::string(SearchMethodName(config.sweep.method)) + " search";
+  const bool curves = config.search.model == BayesModel::kCurves;
+  if (config.sweep.method == SearchMethod::kBayes) {
+    text += std::string(" (") + BayesModelName(config.search.model) + ")";
+  }
+  if (config.sweep.early_terminate.enabled) {
+    if (curves) {
+      text += ", curve scheduler";
+    } else {
+      text += config.sweep.early_terminate.promotion ? ", ASHA promotion" : ", ASHA stopping";
+    }
+  }
+  if (config.median_stopping.enabled) text += ", median stopping";
+  if (config.pbt.enabled) text += ", population-based training";
+  return text;
 }
 
 const char* GoalName(Goal goal) {

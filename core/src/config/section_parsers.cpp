@@ -3,6 +3,8 @@
 // when both min_iter and max_iter are given W&B silently uses max_iter, which is an error here.
 #include "section_parsers.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -120,17 +122,13 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
       return errors.At(*model, "only used by method bayes (this sweep's method is " + method_name +
                                    "; method random takes model curves alone)");
     }
-    if (name == "tpe") {
-      parsed.model = BayesModel::kTpe;
-    } else if (name == "tpe_independent") {
-      parsed.model = BayesModel::kTpeIndependent;
-    } else if (name == "gp") {
-      parsed.model = BayesModel::kGp;
-    } else if (name == "curves") {
-      parsed.model = BayesModel::kCurves;
-    } else {
+    const auto* found =
+        std::find_if(std::begin(kBayesModels), std::end(kBayesModels),
+                     [&](BayesModel known) { return name == BayesModelName(known); });
+    if (found == std::end(kBayesModels)) {
       return errors.At(*model, "must be tpe, tpe_independent, gp or curves, got '" + name + "'");
     }
+    parsed.model = *found;
   }
   if (method != SearchMethod::kBayes) {
     // startup_trials also sets the curve scheduler's explore-first count.

@@ -629,15 +629,13 @@ std::string ComparisonTrialJson(const TrialResult& trial, size_t order) {
          ", \"start_time_s\": " + JsonNumber(trial.start_time_s) + "}";
 }
 
-// "random", "bayes + hyperband", ... from the study's config ("" when it does not parse).
+// DescribeSearchAndStopping of the study's config ("" when it does not parse).
 std::string MethodWords(const StudyContents& study, const TaskCatalog& catalog) {
   SweepConfig config;
   if (!ParseStoredConfig(study.attributes.config, catalog, &config).ok()) {
     return "";
   }
-  std::string words = SearchMethodName(config.sweep.method);
-  if (config.sweep.early_terminate.enabled) words += " + hyperband";
-  return words;
+  return DescribeSearchAndStopping(config);
 }
 
 }  // namespace

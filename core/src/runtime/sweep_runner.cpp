@@ -465,39 +465,6 @@ std::unique_ptr<TaskRunner> PrepareRunner(const SweepConfig& config, const Group
   AbortJob(ExitCode::kPeerLost, LostPeerMessage(lost, study_path));
 }
 
-// The banner's "how trials are chosen and judged": "bayes search (gp), ASHA stopping",
-// "random search, curve scheduler", "grid search, population-based training".
-std::string DescribeSearchAndStopping(const SweepConfig& config) {
-  std::string text = std::string(SearchMethodName(config.sweep.method)) + " search";
-  const bool curves = config.search.model == BayesModel::kCurves;
-  if (config.sweep.method == SearchMethod::kBayes) {
-    switch (config.search.model) {
-      case BayesModel::kTpe:
-        text += " (tpe)";
-        break;
-      case BayesModel::kTpeIndependent:
-        text += " (tpe_independent)";
-        break;
-      case BayesModel::kGp:
-        text += " (gp)";
-        break;
-      case BayesModel::kCurves:
-        text += " (curves)";
-        break;
-    }
-  }
-  if (config.sweep.early_terminate.enabled) {
-    if (curves) {
-      text += ", curve scheduler";
-    } else {
-      text += config.sweep.early_terminate.promotion ? ", ASHA promotion" : ", ASHA stopping";
-    }
-  }
-  if (config.median_stopping.enabled) text += ", median stopping";
-  if (config.pbt.enabled) text += ", population-based training";
-  return text;
-}
-
 // Rank 0, once before the trials start: the sweep in one line.
 void PrintSweepBanner(const SweepConfig& config, const GroupLayout& layout, int world_size,
                       const Coordinator& coordinator, const std::string& study_path) {
