@@ -118,6 +118,15 @@ TEST_F(CommandConfigTest, BadCommandSweepsNameFileKeyAndLine) {
   ExpectError(Parse(text, &config),
               "sweep.yaml:19: data: is an option of task fashion_mnist, torchscript, not of a "
               "command sweep");
+  text = kCommandSweep;
+  text.replace(text.find("  parameters:"), 0,
+               "  early_terminate: {type: hyperband, min_iter: 1}\n");
+  text += "search: {model: curves}\n";  // without epochs it aborted rank 0 (std::bad_alloc)
+  ExpectError(Parse(text, &config),
+              "sweep.yaml:20: search.model: curves predicts each trial's value at its last step: "
+              "a command sweep needs `epochs`");
+  ExpectError(Parse(text + "epochs: 0\n", &config), "epochs");
+  ASSERT_TRUE(Parse(text + "epochs: 8\n", &config).ok());
   ExpectError(Parse("task: synthetic\nepochs: 2\nmetrics: [a]\nsweep:\n  method: grid\n"
                     "  metric: {name: val_loss}\n  parameters:\n    lr: {value: 0.1}\n",
                     &config),

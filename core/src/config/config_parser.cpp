@@ -324,6 +324,14 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* search = top.Find("search")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseSearchOptions(errors, *search, config->sweep.method,
                                                             &config->search));
+    if (config->search.model == BayesModel::kCurves &&
+        config->execution.epochs == kUnboundedEpochs) {
+      MappingFields fields;
+      HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *search, &fields));
+      return errors.At(*fields.Find("model"),
+                       "curves predicts each trial's value at its last step: a command sweep "
+                       "needs `epochs` (the steps each trial reports in all)");
+    }
     if (config->sweep.method == SearchMethod::kRandom &&
         config->search.model == BayesModel::kCurves && !config->sweep.early_terminate.enabled) {
       MappingFields fields;
