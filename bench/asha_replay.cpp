@@ -47,7 +47,9 @@
 // OnTrialEnd; a free group takes a promoted trial, else a new suggestion, else, with nothing
 // running, the idle promotion), `workers` groups each training one epoch per time step; the sweep
 // ends at the first epoch reaching the target or when all of run-cap trials ended. Prints one line
-// per seed: its epochs trained by every group, reached 1|0, the trials started. Check: those epochs
+// per seed: its epochs trained by every group, reached 1|0, the trials started, the resumes (paused
+// trials that went on: each a checkpoint read and, for a command trial, a program restarted;
+// 0 for the oracles). Check: those epochs
 // are every epoch the trials trained, the target trial's curve first reaches the target at the
 // epoch that ended the sweep, and random search costs what its suggestions' curves say it must.
 // --nearest prints the row (0-based, in the CSV's order) of each configuration's nearest
@@ -597,6 +599,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
 struct SearchRun {
   SweepCost cost;
   int64_t trials = 0;
+  int64_t resumes = 0;  // paused trials that went on (each a checkpoint read, a program restarted)
   bool check = true;
 };
 
@@ -613,11 +616,13 @@ SearchRun SimulateSearch(const hpo::SweepConfig& config, const Blackbox& box,
     int64_t trained = 0;
   };
   std::vector<Trial> trials;
+  SearchRun run;
   // What a free group runs next, as the coordinator's AnswerWaitingGroups picks it.
   auto next_trial = [&](bool busy) -> std::optional<int64_t> {
     const bool paused = scheduler && scheduler->paused_trials() > 0;
     if (paused) {
       if (const std::optional<int64_t> promoted = scheduler->Promote(/*idle=*/false)) {
+        ++run.resumes;
         return promoted;
       }
     }
@@ -630,11 +635,14 @@ SearchRun SimulateSearch(const hpo::SweepConfig& config, const Blackbox& box,
         return id;
       }
     }
-    if (paused && !busy) return scheduler->Promote(/*idle=*/true);
+    if (paused && !busy) {
+      const std::optional<int64_t> promoted = scheduler->Promote(/*idle=*/true);
+      if (promoted) ++run.resumes;
+      return promoted;
+    }
     return std::nullopt;
   };
   std::vector<std::optional<int64_t>> slots(static_cast<size_t>(options.workers));
-  SearchRun run;
   std::optional<int64_t> target_trial;
   while (!target_trial) {
     bool any_running = false;
@@ -782,7 +790,8 @@ int RunOnCurves(const Options& options) {
                              {"seed", std::to_string(seed)},
                              {"epochs", std::to_string(run.cost.epochs)},
                              {"reached", run.cost.reached ? "1" : "0"},
-                             {"trials", std::to_string(run.trials)}},
+                             {"trials", std::to_string(run.trials)},
+                             {"resumes", std::to_string(run.resumes)}},
                             run.check);
   }
   return 0;

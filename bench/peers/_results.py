@@ -5,7 +5,7 @@ Every measurement of the peers benchmark is one line `bench=NAME key=value ... c
   peer_overhead  system, version, workload, trials, concurrency, wall_s, steady_s, busy_s,
                  idle_share, steady_idle_share, trials_per_s
   peer_quality   system, version, function, seed, best_at_25, best_at_50, best_at_100, seconds
-  peer_target    system, version, target, seed, epochs, reached, trials
+  peer_target    system, version, target, seed, epochs, reached, trials (hpo's replay: resumes)
 Systems whose name starts with `hpo_` are hpo's; every other system is a peer's.
 
 The goals (issue 35):
