@@ -8,15 +8,15 @@ Behaviours the tests ask for by parameter: `--mode fail` exits 3 on rank `--fail
 `--fail_step`; `--mode hang` sleeps forever on rank 0 at that step; `--mode silent` never prints the
 metric; `--mode traceback` raises RuntimeError on rank 0 at `--fail_step`, many frames deep (a
 traceback of well over 256 bytes); `--mode unflushed` prints rank 0's first step without flushing
-and sleeps forever. `--report_every N` prints only every N-th step (epochs N, 2N, ...). `--graceful true`
-finishes the step it is in when SIGTERM comes (prints it, keeps it) and exits 0, as a program
-that checkpoints on SIGTERM does. `--leftover setsid|double_fork` first leaves a process behind that ignores
-SIGTERM and sleeps 300 s in a session of its own (a child that called setsid, or a daemon's double
-fork, re-parented away from the program), its pid in HPO_TRIAL_DIR/leftover-rank-R.pid. Every
-rank writes what it was started with to HPO_TRIAL_DIR/start-rank-R.json (argv, environment, pid)
-and keeps its last step in HPO_CHECKPOINT_DIR/state-rank-R.json, so a resumed trial continues
-after it (one file per rank: a rank that starts late must not skip the steps another rank already
-took).
+and sleeps forever. `--report_every N` prints only every N-th step (epochs N, 2N, ...).
+`--graceful true` finishes the step it is in when SIGTERM comes (prints it, keeps it) and exits 0,
+as a program that checkpoints on SIGTERM does. `--leftover setsid|double_fork` first leaves a
+process behind that ignores SIGTERM and sleeps 300 s in a session of its own (a child that called
+setsid, or a daemon's double fork, re-parented away from the program), its pid in
+HPO_TRIAL_DIR/leftover-rank-R.pid. Every rank writes what it was started with to
+HPO_TRIAL_DIR/start-rank-R.json (argv, environment, pid) and keeps its last step in
+HPO_CHECKPOINT_DIR/state-rank-R.json, so a resumed trial continues after it (one file per rank: a
+rank that starts late must not skip the steps another rank already took).
 """
 
 import argparse
