@@ -524,6 +524,14 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nepochs: 1.5\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n"
      "    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n",
      "test.yaml:2: epochs: must be an integer, got '1.5'"},
+    {"MinIsEmpty",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      min:\n      max: 0.1\n",
+     "test.yaml:9: sweep.parameters.lr.min: must be a number, got nothing"},
+    {"RunCapIsAList",
+     "task: synthetic\nsweep:\n  method: random\n  run_cap: [4]\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:4: sweep.run_cap: must be an integer, got a list"},
     {"RunCapNegative",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: -1\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",

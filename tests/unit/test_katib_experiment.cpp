@@ -160,6 +160,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"MinAboveMax", "random.yaml", "min: \"0.01\"", "min: \"0.05\"",
                 "experiment.yaml:28: spec.parameters[0].feasibleSpace.min (read as "
                 "sweep.parameters.lr.min): must be less than max (min 0.05, max 0.03)"},
+        BadSpec{"ListForANumber", "random.yaml", "maxTrialCount: 6", "maxTrialCount: [6]",
+                "experiment.yaml:22: spec.maxTrialCount: must be an integer, got a list"},
         BadSpec{"NoTrials", "random.yaml", "maxTrialCount: 6", "maxTrialCount: 0",
                 "experiment.yaml:22: spec.maxTrialCount (read as run_cap): must be >= 1, got 0"},
         BadSpec{"Hyperband", "random.yaml", "algorithmName: random", "algorithmName: hyperband",

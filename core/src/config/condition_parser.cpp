@@ -97,8 +97,7 @@ Status ParseCondition(const ErrorFormatter& errors, const Field& entry,
       for (const ParamValue& candidate : parent->values) {
         accepted += (accepted.empty() ? "" : ", ") + FormatParamValueExact(candidate);
       }
-      const std::string text = item.value.IsScalar() ? item.value.Scalar() : "a collection";
-      return errors.At(item, "'" + text + "' is not a value of '" + parent->name +
+      return errors.At(item, DescribeValue(item.value) + " is not a value of '" + parent->name +
                                  "' (it takes: " + accepted + ")");
     }
     if (std::find(condition.values.begin(), condition.values.end(), *value) ==

@@ -95,7 +95,7 @@ class ForeignSpecReader {
   Status Number(const YAML::Node& node, const std::string& path, double* out) const {
     if (!node.IsScalar() || !config_internal::ParseNumberScalar(node.Scalar(), out) ||
         !std::isfinite(*out)) {
-      return Fail(node, path, "must be a number, got '" + Text(node) + "'");
+      return Fail(node, path, "must be a number, got " + config_internal::DescribeValue(node));
     }
     return Status::Ok();
   }
@@ -108,14 +108,12 @@ class ForeignSpecReader {
   }
   Status Integer(const YAML::Node& node, const std::string& path, int64_t* out) const {
     if (!node.IsScalar() || !config_internal::ParseIntegerScalar(node.Scalar(), out)) {
-      return Fail(node, path, "must be an integer, got '" + Text(node) + "'");
+      return Fail(node, path, "must be an integer, got " + config_internal::DescribeValue(node));
     }
     return Status::Ok();
   }
 
  private:
-  static std::string Text(const YAML::Node& node) { return node.IsScalar() ? node.Scalar() : "?"; }
-
   const config_internal::ErrorFormatter& errors_;
   TranslationNotes* notes_;
 };

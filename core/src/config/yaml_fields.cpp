@@ -210,6 +210,13 @@ Status MappingFields::CheckKeys(const std::vector<std::string>& known,
   return Status::Ok();
 }
 
+std::string DescribeValue(const YAML::Node& node) {
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  return "nothing";
+}
+
 Status ReadString(const ErrorFormatter& errors, const Field& field, std::string* value) {
   if (!field.value.IsScalar() || ResolveScalar(field.value) == ScalarKind::kNull) {
     return errors.At(field, "must be a string");
@@ -220,7 +227,9 @@ Status ReadString(const ErrorFormatter& errors, const Field& field, std::string*
 
 Status ReadInteger(const ErrorFormatter& errors, const Field& field, int64_t minimum,
                    int64_t maximum, int64_t* value) {
-  if (!field.value.IsScalar()) return errors.At(field, "must be an integer, got a collection");
+  if (!field.value.IsScalar()) {
+    return errors.At(field, "must be an integer, got " + DescribeValue(field.value));
+  }
   const std::string& text = field.value.Scalar();
   if (ResolveScalar(field.value) != ScalarKind::kInt) {
     return errors.At(field, "must be an integer, got '" + text + "'");
@@ -242,7 +251,9 @@ Status ReadInteger(const ErrorFormatter& errors, const Field& field, int64_t min
 
 Status ReadFiniteNumber(const ErrorFormatter& errors, const Field& field, double* value,
                         bool* is_integer) {
-  if (!field.value.IsScalar()) return errors.At(field, "must be a number, got a collection");
+  if (!field.value.IsScalar()) {
+    return errors.At(field, "must be a number, got " + DescribeValue(field.value));
+  }
   const std::string& text = field.value.Scalar();
   const ScalarKind kind = ResolveScalar(field.value);
   if (kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {

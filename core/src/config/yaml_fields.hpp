@@ -32,6 +32,10 @@ bool ParseNumberScalar(const std::string& text, double* value);
 // 1-based line of a node parsed from text; 0 for nodes that were not.
 int LineOf(const YAML::Node& node);
 
+// A value as an error message names what it got: 'TEXT' for a scalar, else "nothing" (an empty
+// value), "a list" or "a mapping".
+std::string DescribeValue(const YAML::Node& node);
+
 // One `key: value` pair of a mapping, with the key's dotted path and 1-based line.
 struct Field {
   std::string key;
