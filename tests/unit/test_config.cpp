@@ -532,6 +532,14 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nsweep:\n  method: random\n  run_cap: [4]\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",
      "test.yaml:4: sweep.run_cap: must be an integer, got a list"},
+    {"TaskIsAList",
+     "task: [synthetic]\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\nsynthetic: {features: 8}\n",
+     "test.yaml:1: task: must be a string, got a list"},
+    {"TaskIsEmpty",
+     "task:\nsweep:\n  method: random\n  run_cap: 4\n  metric:\n    name: val_loss\n"
+     "  parameters:\n    lr:\n      values: [0.1]\n",
+     "test.yaml:1: task: must be a string, got nothing"},
     {"RunCapNegative",
      "task: synthetic\nsweep:\n  method: random\n  run_cap: -1\n  metric:\n    name: val_loss\n"
      "  parameters:\n    lr:\n      values: [0.1]\n",

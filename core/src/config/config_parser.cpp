@@ -503,7 +503,7 @@ std::vector<std::string> TaskOptionKeys(const MappingFields& top, const TaskCata
 Status RefuseOtherTasksOptions(const ErrorFormatter& errors, const MappingFields& top,
                                const std::vector<std::string>& known, const TaskCatalog& catalog) {
   const Field* named = top.Find("task");
-  const std::string this_task = named != nullptr && named->value.IsScalar()
+  const std::string this_task = named != nullptr
                                     ? "task " + named->value.Scalar()
                                     : "a command sweep (its program reads its own settings: pass "
                                       "them as parameters)";
@@ -555,6 +555,10 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "terminate_grace_s",
                                     "peer_timeout_s",
                                     "cuda_visible_devices"};
+  if (const Field* named = top.Find("task")) {  // a string, before its option keys are looked up
+    std::string name;
+    HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *named, &name));
+  }
   const std::vector<std::string> option_keys = TaskOptionKeys(top, catalog);
   known.insert(known.end(), option_keys.begin(), option_keys.end());
   HPO_RETURN_IF_ERROR(RefuseOtherTasksOptions(errors, top, known, catalog));

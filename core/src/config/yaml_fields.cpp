@@ -219,7 +219,9 @@ std::string DescribeValue(const YAML::Node& node) {
 
 Status ReadString(const ErrorFormatter& errors, const Field& field, std::string* value) {
   if (!field.value.IsScalar() || ResolveScalar(field.value) == ScalarKind::kNull) {
-    return errors.At(field, "must be a string");
+    const bool null = field.value.IsScalar() || field.value.IsNull();
+    return errors.At(field, "must be a string, got " +
+                                (null ? std::string("nothing") : DescribeValue(field.value)));
   }
   *value = field.value.Scalar();
   return Status::Ok();
