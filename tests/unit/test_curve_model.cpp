@@ -303,6 +303,16 @@ TEST(CurveSchedulerTest, ReportsWithGapsAreJudgedOnTheCurveThroughThem) {
   }
 }
 
+TEST(CurveSchedulerTest, AReportNumberedPastTheLastEpochIsNotKept) {
+  // A program that numbers its reports by batch (`step: 5000000`) beside `epochs: 27`: the
+  // scheduler kept a loss per step up to it (40 MB a trial, and O(steps) per report).
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(10, 1);
+  Report(scheduler.get(), 0, kSteep, 1, 3);
+  const size_t before = scheduler->SaveState().size();
+  EXPECT_TRUE(scheduler->OnEpoch(0, 5000000, 0.1).keep_going);
+  EXPECT_EQ(scheduler->SaveState().size(), before);
+}
+
 TEST(CurveSchedulerTest, ReplayOnResumeRebuildsTheSameStateAndDecisions) {
   std::unique_ptr<Scheduler> live = MakeCurves(4, 2);
   std::map<int64_t, std::map<int64_t, double>> reports;

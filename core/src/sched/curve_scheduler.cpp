@@ -29,6 +29,9 @@ CurveScheduler::CurveScheduler(std::vector<int64_t> rungs, int64_t epochs, Goal 
       run_cap_(run_cap) {}
 
 void CurveScheduler::Record(int64_t epoch, double objective, TrialCurve* trial) const {
+  // Past the last epoch a report changes no prediction (they read the last epoch's loss); a
+  // program that numbers its reports by batch must not grow the curve to millions of entries.
+  if (epoch > epochs_) return;
   if (static_cast<int64_t>(trial->losses.size()) < epoch) {
     trial->losses.resize(static_cast<size_t>(epoch), kInfinity);
   }

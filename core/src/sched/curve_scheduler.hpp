@@ -69,7 +69,8 @@ class CurveScheduler final : public Scheduler {
 
  private:
   struct TrialCurve {
-    // Per epoch from 1; +infinity for a non-finite report and for an epoch not reported.
+    // Per epoch from 1 to at most `epochs`; +infinity for a non-finite report and for an epoch
+    // not reported.
     std::vector<double> losses;
     bool paused = false;
     // Derived from `losses` by Update: CurveThroughGaps(losses), and its extrapolation
@@ -94,7 +95,8 @@ class CurveScheduler final : public Scheduler {
     const Option* Find(int64_t trial_id) const;
   };
 
-  // Records the loss of `objective` at `epoch` (>= 1); the caller then calls Update.
+  // Records the loss of `objective` at `epoch` (>= 1; nothing past `epochs`); the caller then
+  // calls Update.
   void Record(int64_t epoch, double objective, TrialCurve* trial) const;
   void Update(TrialCurve* trial) const;
   Valuation Value() const;

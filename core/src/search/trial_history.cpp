@@ -159,7 +159,7 @@ void TrialHistory::CacheCurve(TrialRecord* record) const {
   if (rule_ != DataRule::kPredictedFinals) return;
   std::vector<double> losses_by_epoch;
   for (const auto& [epoch, objective] : record->epoch_objectives) {
-    if (epoch < 1) continue;
+    if (epoch < 1 || epoch > final_epoch_) continue;  // later reports change no prediction
     losses_by_epoch.resize(std::max(losses_by_epoch.size(), static_cast<size_t>(epoch)),
                            std::numeric_limits<double>::infinity());
     losses_by_epoch[static_cast<size_t>(epoch - 1)] = Loss(objective);
