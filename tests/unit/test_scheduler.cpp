@@ -559,6 +559,24 @@ TEST(MedianRuleTest, WaitsForStartStepAndMinTrials) {
   RunScript(scheduler.get(), steps);
 }
 
+TEST(MedianRuleTest, ReportsNumberedByBatchAreComparedAtTheirSteps) {
+  // A command sweep without `epochs` whose program numbers its reports by batch: the rule kept
+  // a point per step up to the largest (96 GB at step 4e9, std::bad_alloc). At step 2e9 each
+  // other trial's running average is its last report's at or before it: trial 0's 1.0 (it
+  // trained to 4e9), trial 1's 1.2 (to 3e9); median 1.1.
+  std::unique_ptr<Scheduler> scheduler =
+      Make(MedianConfig(Goal::kMinimize, kUnboundedEpochs, 2, 2));
+  RunScript(scheduler.get(), {
+                                 {0, 1000000000, 1.0, true},
+                                 {0, 4000000000, 0.8, true},  // no other trial that far
+                                 {1, 1000000000, 1.2, true},  // one other trial, min_trials 2
+                                 {1, 3000000000, kNaN, true},
+                                 {2, 2000000000, 1.5, false,
+                                  "stopped at epoch 2000000000 by the median rule: best val_loss "
+                                  "1.5 worse than the median running average 1.1 of 2 trials"},
+                             });
+}
+
 TEST(MedianRuleTest, EqualToTheMedianGoesOn) {
   std::unique_ptr<Scheduler> scheduler = Make(MedianConfig(Goal::kMinimize, 3, 1, 1));
   RunScript(scheduler.get(), {

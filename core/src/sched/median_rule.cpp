@@ -1,8 +1,12 @@
 // MedianRule: the median stopping rule (see stopping_rules.hpp).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <map>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "stopping_rules.hpp"
 
@@ -33,25 +37,29 @@ MedianRule::MedianRule(int64_t min_trials, int64_t start_step, int64_t epochs, G
       metric_(std::move(metric)) {}
 
 void MedianRule::Record(History* history, int64_t epoch, double objective) {
-  history->resize(std::min(history->size(), static_cast<size_t>(epoch - 1)));
-  while (static_cast<int64_t>(history->size()) < epoch) {
-    const double value = static_cast<int64_t>(history->size()) == epoch - 1 ? objective : kNaN;
-    Point point{value, 0.0, 0};
-    if (!history->empty()) {
-      point.finite_sum = history->back().finite_sum;
-      point.finite_count = history->back().finite_count;
-    }
-    if (std::isfinite(value)) {
-      point.finite_sum += value;
-      ++point.finite_count;
-    }
-    history->push_back(point);
+  history->erase(history->lower_bound(epoch), history->end());
+  Point point{objective, 0.0, 0};
+  if (!history->empty()) {
+    point.finite_sum = history->rbegin()->second.finite_sum;
+    point.finite_count = history->rbegin()->second.finite_count;
   }
+  if (std::isfinite(objective)) {
+    point.finite_sum += objective;
+    ++point.finite_count;
+  }
+  history->emplace(epoch, point);
+}
+
+std::optional<double> MedianRule::RunningAverage(const History& history, int64_t epoch) {
+  if (history.empty() || history.rbegin()->first < epoch) return std::nullopt;
+  const Point& point = std::prev(history.upper_bound(epoch))->second;
+  if (point.finite_count == 0) return std::nullopt;
+  return point.finite_sum / static_cast<double>(point.finite_count);
 }
 
 double MedianRule::BestSoFar(const History& history) const {
   double best = kNaN;
-  for (const Point& point : history) {
+  for (const auto& [epoch, point] : history) {
     if (std::isfinite(point.objective) && IsBetter(goal_, point.objective, best)) {
       best = point.objective;
     }
@@ -65,11 +73,12 @@ SchedulerDecision MedianRule::OnEpoch(int64_t trial_id, int64_t epoch, double ob
   Record(&history, epoch, objective);
   if (epoch < start_step_ || epoch >= epochs_) return {};
 
-  const size_t index = static_cast<size_t>(epoch - 1);
   std::vector<double> averages;
   for (const auto& [other_id, other] : histories_) {
-    if (other_id == trial_id || other.size() <= index || other[index].finite_count == 0) continue;
-    averages.push_back(other[index].finite_sum / static_cast<double>(other[index].finite_count));
+    if (other_id == trial_id) continue;
+    if (const std::optional<double> average = RunningAverage(other, epoch)) {
+      averages.push_back(*average);
+    }
   }
   if (static_cast<int64_t>(averages.size()) < min_trials_) return {};
   const double median = Median(averages);
@@ -88,9 +97,11 @@ void MedianRule::Save(ByteWriter* writer) const {
   writer->Put<uint64_t>(histories_.size());
   for (const auto& [trial_id, history] : histories_) {
     writer->Put(trial_id);
-    std::vector<double> objectives;
-    objectives.reserve(history.size());
-    for (const Point& point : history) objectives.push_back(point.objective);
+    std::vector<double> objectives;  // per epoch from 1, NaN where none was reported
+    for (const auto& [epoch, point] : history) {
+      objectives.resize(static_cast<size_t>(epoch - 1), kNaN);
+      objectives.push_back(point.objective);
+    }
     writer->PutDoubles(objectives);
   }
 }
@@ -105,7 +116,9 @@ bool MedianRule::Restore(ByteReader* reader) {
     const auto [entry, inserted] = histories_.emplace(trial_id, History());
     if (!inserted) return false;
     for (size_t epoch = 1; epoch <= objectives.size(); ++epoch) {
-      Record(&entry->second, static_cast<int64_t>(epoch), objectives[epoch - 1]);
+      if (!std::isnan(objectives[epoch - 1]) || epoch == objectives.size()) {
+        Record(&entry->second, static_cast<int64_t>(epoch), objectives[epoch - 1]);
+      }
     }
   }
   return reader->ok();

@@ -220,11 +220,16 @@ class MedianRule {
     double finite_sum;
     int64_t finite_count;
   };
-  using History = std::vector<Point>;  // index e - 1 holds epoch e
+  // Reported epoch -> its point; epochs not reported have no entry (a program that numbers its
+  // reports by batch reports a few of millions), and their running average is the last
+  // reported one's.
+  using History = std::map<int64_t, Point>;
 
-  // Sets epoch `epoch` of `history` to `objective`, dropping later epochs; epochs skipped before
-  // it are NaN.
+  // Sets epoch `epoch` of `history` to `objective`, dropping later epochs.
   static void Record(History* history, int64_t epoch, double objective);
+  // The running average of `history` at `epoch` (from its last report at or before it), or
+  // nullopt when the trial has not trained that far or reported no finite value by then.
+  static std::optional<double> RunningAverage(const History& history, int64_t epoch);
   double BestSoFar(const History& history) const;
 
   int64_t min_trials_;
