@@ -748,6 +748,44 @@ class Lifetime(CommandCase):
         self.assertEqual(int(trials[0]["epochs"]), 6)
 
 
+    def test_a_program_resumed_after_its_last_step_completes_with_the_steps_it_reported(self):
+        # SIGUSR1 while the program trains its last step: it finishes that step on SIGTERM
+        # (printing it) and exits. Resumed, it has nothing left to train and reports nothing; the
+        # trial completes with the steps recorded before (it failed: "exited without reporting").
+        path = self.write("last.yaml", config(
+            "    lr: {value: 0.5}\n"
+            "    steps: {value: 2}\n"
+            "    sleep: {value: 2.0}\n"
+            "    graceful: {value: true}\n",
+            method="random", run_cap="  run_cap: 1\n", extra="epochs: 2\n"))
+        output = os.path.join(self.tmp, "out")
+        job = self.start(1, path, output)
+        state = os.path.join(output, "checkpoints", "trial_0", "state-rank-0.json")
+
+        def first_step_done():
+            try:
+                with open(state) as f:
+                    return json.load(f)["step"] >= 1
+            except (OSError, ValueError):
+                return False
+        wait_until(first_step_done, "the program's first checkpoint", job)
+        ranks = subprocess.run(["pgrep", "-s", str(job.pid), "-f", "^" + HPO],
+                               capture_output=True, text=True).stdout.split()
+        for pid in ranks:
+            os.kill(int(pid), signal.SIGUSR1)
+        log, _ = job.communicate(timeout=120)
+        self.assertEqual(job.returncode, 3, log)
+        with open(state) as f:
+            self.assertEqual(json.load(f)["step"], 2, log)  # it finished the last step
+
+        rc, resumed = self.run_sweep(1, path, output, ["--resume"])
+        self.assertEqual(rc, 0, resumed)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(text(trials[0]["status"]), "completed", resumed)
+        self.assertAlmostEqual(float(trials[0]["objective"]), 1.0)
+        self.assertEqual([int(r["epoch"]) for r in curves[0]], [1, 2])
+
+
 class BareWandbFile(CommandCase):
     def test_a_bare_wandb_sweep_file_runs_with_command_line_settings(self):
         program = os.path.join(self.tmp, "train.py")

@@ -256,7 +256,8 @@ bool IsMpiLauncherVariable(const std::string& entry) {
 // program's own checkpoint keeps the steps from before the interruption. When the program reports
 // its first step n (numbered with `epoch`/`step`, or counted from 1), the earlier record's steps
 // before n are kept and the rest dropped: a program that starts over (a retry, or one that keeps no
-// checkpoint) drops them all. Used by the group leader alone.
+// checkpoint) drops them all. A program that reports nothing (it resumed after its last step)
+// keeps them all. Used by the group leader alone.
 class StepRecord {
  public:
   StepRecord(std::string path, size_t columns) : path_(std::move(path)) {
@@ -271,6 +272,11 @@ class StepRecord {
         earlier_.push_back(std::move(step));
       }
     }
+  }
+
+  // The earlier steps as `curve` when the program reported none (it resumed after its last).
+  void KeepEarlierIfNoneAdded(std::vector<EpochMetrics>* curve) const {
+    if (!out_.is_open() && !given_up_ && curve->empty()) *curve = earlier_;
   }
 
   // Appends `step` to `curve` (after the earlier steps it keeps, on the first call) and the record.
@@ -518,6 +524,7 @@ class CommandRunner final : public TaskRunner {
     std::vector<EpochMetrics> late_steps;
     for (const OutputLine& line : last_lines) reader.ReadLine(line.text, &late_steps);
     for (const EpochMetrics& step : late_steps) record.Add(step, &outcome->curve);
+    record.KeepEarlierIfNoneAdded(&outcome->curve);
     WarnUndeclared(reader);
     WarnUnreadable(reader, trial.trial_id);
     SetOutcome(trial, end, outcome);
