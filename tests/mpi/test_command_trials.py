@@ -701,6 +701,24 @@ class Lifetime(CommandCase):
         wait_until(lambda: not any(alive(pid) for pid in leftover_pids(self.tmp)),
                    "what the programs left behind to be ended", timeout=60)
 
+    def preempt_after_step(self, job, state, step):
+        """Waits until the program's checkpoint `state` holds `step`, sends SIGUSR1 to the job's
+        ranks (a preemption) and returns the job's log once it has exited 3."""
+        def step_done():
+            try:
+                with open(state) as f:
+                    return json.load(f)["step"] >= step
+            except (OSError, ValueError):
+                return False
+        wait_until(step_done, "the program's checkpoint of step %d" % step, job)
+        ranks = subprocess.run(["pgrep", "-s", str(job.pid), "-f", "^" + HPO],
+                               capture_output=True, text=True).stdout.split()
+        for pid in ranks:
+            os.kill(int(pid), signal.SIGUSR1)
+        log, _ = job.communicate(timeout=120)
+        self.assertEqual(job.returncode, 3, log)
+        return log
+
     def test_sigusr1_then_resume_continues_from_the_programs_checkpoint(self):
         path = self.write("resume.yaml", config(
             "    lr: {value: 0.5}\n"
@@ -712,20 +730,7 @@ class Lifetime(CommandCase):
         output = os.path.join(self.tmp, "out")
         job = self.start(2, path, output)
         state = os.path.join(output, "checkpoints", "trial_0", "state-rank-0.json")
-
-        def step_done():
-            try:
-                with open(state) as f:
-                    return json.load(f)["step"] >= 2
-            except (OSError, ValueError):
-                return False
-        wait_until(step_done, "the program's second checkpoint", job)
-        ranks = subprocess.run(["pgrep", "-s", str(job.pid), "-f", "^" + HPO],
-                               capture_output=True, text=True).stdout.split()
-        for pid in ranks:
-            os.kill(int(pid), signal.SIGUSR1)
-        log, _ = job.communicate(timeout=120)
-        self.assertEqual(job.returncode, 3, log)
+        log = self.preempt_after_step(job, state, 2)
         self.assertIn("--resume", log)
         self.assert_no_program_left()
         with open(state) as f:
@@ -747,7 +752,6 @@ class Lifetime(CommandCase):
                          [0.5 * step for step in range(1, 7)])
         self.assertEqual(int(trials[0]["epochs"]), 6)
 
-
     def test_a_program_resumed_after_its_last_step_completes_with_the_steps_it_reported(self):
         # SIGUSR1 while the program trains its last step: it finishes that step on SIGTERM
         # (printing it) and exits. Resumed, it has nothing left to train and reports nothing; the
@@ -761,20 +765,7 @@ class Lifetime(CommandCase):
         output = os.path.join(self.tmp, "out")
         job = self.start(1, path, output)
         state = os.path.join(output, "checkpoints", "trial_0", "state-rank-0.json")
-
-        def first_step_done():
-            try:
-                with open(state) as f:
-                    return json.load(f)["step"] >= 1
-            except (OSError, ValueError):
-                return False
-        wait_until(first_step_done, "the program's first checkpoint", job)
-        ranks = subprocess.run(["pgrep", "-s", str(job.pid), "-f", "^" + HPO],
-                               capture_output=True, text=True).stdout.split()
-        for pid in ranks:
-            os.kill(int(pid), signal.SIGUSR1)
-        log, _ = job.communicate(timeout=120)
-        self.assertEqual(job.returncode, 3, log)
+        log = self.preempt_after_step(job, state, 1)
         with open(state) as f:
             self.assertEqual(json.load(f)["step"], 2, log)  # it finished the last step
 
