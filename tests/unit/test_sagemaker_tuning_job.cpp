@@ -1,4 +1,4 @@
-// A SageMaker tuning job as `hpo sweep --config` reads it (config/sagemaker_tuning_job.hpp): a
+// A SageMaker tuning job as `hpo sweep --config` reads it (platforms/sagemaker/tuning_job.hpp): a
 // script-mode PyTorch tuning job translates key by key, the AWS-only keys are listed for the
 // warning, and each spec hpo cannot honour is one BadInput naming the file, line and key.
 #include <gtest/gtest.h>
@@ -76,7 +76,12 @@ TEST(SageMakerTuningJob, AScriptModeTuningJobReadsKeyByKey) {
                                                               "${program}", "${args_no_equals}"}));
   EXPECT_FALSE(config.median_stopping.enabled);  // TrainingJobEarlyStoppingType Off
   EXPECT_TRUE(Listed(config, "TrainingJobDefinition.RoleArn (line 43)"));
-  EXPECT_TRUE(Listed(config, "TrainingJobDefinition.InputDataConfig (line 44): S3 channels"));
+  // The S3 channel from its copy beside the spec, laid out as in SageMaker's container.
+  ASSERT_TRUE(config.command.sagemaker.has_value());
+  EXPECT_EQ(config.command.sagemaker->job_name, "pytorch-mnist-tuning");
+  EXPECT_EQ(config.command.sagemaker->channels,
+            (std::vector<std::pair<std::string, std::string>>{
+                {"training", kDataDir + "input/data/training"}}));
   EXPECT_TRUE(Listed(config, "TrainingJobDefinition.AlgorithmSpecification.TrainingImage"));
   EXPECT_TRUE(Listed(config,
                      "HyperParameterTuningJobConfig.ResourceLimits."
@@ -163,6 +168,43 @@ INSTANTIATE_TEST_SUITE_P(
                 "'Test set' "
                 "has no capture group"}),
     [](const testing::TestParamInfo<BadSpec>& info) { return std::string(info.param.name); });
+
+INSTANTIATE_TEST_SUITE_P(
+    Platform, SageMakerBadSpec,
+    testing::Values(
+        BadSpec{"S3ChannelWithoutCopy", "\"ChannelName\": \"training\"",
+                "\"ChannelName\": \"validation\"",
+                ":46: TrainingJobDefinition.InputDataConfig[0].ChannelName: channel 'validation' "
+                "is s3://example-bucket/pytorch-mnist/data, which hpo does not download: put a "
+                "copy"},
+        BadSpec{"ObjectiveWithoutDefinition", "\"Name\": \"validation:accuracy\", \"Regex\"",
+                "\"Name\": \"validation:acc\", \"Regex\"",
+                ":7: HyperParameterTuningJobConfig.HyperParameterTuningJobObjective.MetricName: "
+                "'validation:accuracy' is not among "
+                "TrainingJobDefinition.AlgorithmSpecification.MetricDefinitions (validation:acc, "
+                "validation:loss)"},
+        BadSpec{"InterpreterMissing", "\"sagemaker_program\": \"\\\"train.py\\\"\"",
+                "\"sagemaker_program\": \"\\\"needs_missing_python.py\\\"\"",
+                ":30: TrainingJobDefinition.StaticHyperParameters.sagemaker_program (read as "
+                "interpreter): the interpreter '/opt/no-such-venv/bin/python'"}),
+    [](const testing::TestParamInfo<BadSpec>& info) { return std::string(info.param.name); });
+
+TEST(SageMakerTuningJob, EnvironmentValuesAreKeptAsWritten) {
+  const std::string text =
+      Replace(Example(), "\"StoppingCondition\"",
+              "\"Environment\": {\"DATA_ROOT\": \"/fsx/reviews/train\", \"OPTS\": \"a=b c\"},\n"
+              "    \"StoppingCondition\"");
+  SweepConfig config;
+  const Status parsed = Parse(text, &config);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  EXPECT_EQ(config.command.environment,
+            (std::vector<std::pair<std::string, std::string>>{{"DATA_ROOT", "/fsx/reviews/train"},
+                                                              {"OPTS", "a=b c"}}));
+  SweepConfig again;  // the translated config, as every other rank and a resumed study read it
+  const Status reparsed = Parse(config.text, &again);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.message() << "\n" << config.text;
+  EXPECT_EQ(again.command.environment, config.command.environment);
+}
 
 }  // namespace
 }  // namespace hpo

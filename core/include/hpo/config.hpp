@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpo/param.hpp"
@@ -132,6 +133,8 @@ struct SweepSpec {
   HyperbandSpec early_terminate;
   std::string name;
   std::string description;
+  std::string project;  // W&B's project and entity: what a command trial's wandb.init() gets
+  std::string entity;
 };
 
 // `epochs` of a command sweep that gives none: the program decides how many steps it reports.
@@ -231,6 +234,27 @@ struct MetricRegex {
   int line = 0;  // 1-based line of the entry in the config file
 };
 
+// Key `metrics_file:` beside `sweep:` (Katib's File metrics collector): the program writes its
+// metrics to a file, read as it grows; its output is then not read for metrics. Each trial gets
+// its own file, OUTPUT/trials/ID/<file name of path>: `path` where it occurs in the command's
+// arguments or in an `environment:` value is replaced by it.
+struct MetricsFileSpec {
+  std::string path;   // absolute, as the Experiment gives it
+  bool json = false;  // format JSON (one object per line) or TEXT (name=value, through filters)
+  // TEXT only: Katib's metricsFormat regexes, each with two groups (name, value); none: Katib's
+  // default.
+  std::vector<std::string> filters;
+};
+
+// Key `sagemaker:` beside `sweep:` (a SageMaker tuning job's training jobs): each rank's program
+// runs in SageMaker script mode's training environment (SM_* variables, the files under
+// SAGEMAKER_BASE_DIR) with one folder of its own per trial (platforms/sagemaker/).
+struct SageMakerSpec {
+  std::string job_name;  // the tuning job's name; its training jobs are JOB-NNN (the trial id)
+  // InputDataConfig's channels: name -> local folder (absolute), in the spec's order.
+  std::vector<std::pair<std::string, std::string>> channels;
+};
+
 // Command trials (docs/design.md, "Tasks"): W&B's `program` and `command` inside `sweep:`, the keys
 // beside it that say how to run and read the program.
 struct CommandSpec {
@@ -252,6 +276,11 @@ struct CommandSpec {
   // `cuda_visible_devices: true`: each rank's program sees only its GPU (by node-local rank, as
   // the built-in tasks choose it); otherwise all GPUs, and LOCAL_RANK picks one.
   bool cuda_visible_devices = false;
+  // `environment:` beside `sweep:` (a SageMaker job's Environment, a Katib trial's env): NAME,
+  // value pairs set in every rank's program after hpo's own, values as written (any characters).
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::optional<MetricsFileSpec> metrics_file;  // `metrics_file:`
+  std::optional<SageMakerSpec> sagemaker;       // `sagemaker:`
 };
 
 // The keys a task owns beside `sweep:` (TaskDescription::option_keys), as written: each scalar

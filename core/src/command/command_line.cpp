@@ -385,6 +385,22 @@ std::string PythonStr(const CommandArg& arg) {
   return std::get<std::string>(arg.value);
 }
 
+std::string ExpandParamReferences(const std::string& text, const std::vector<CommandArg>& args) {
+  return SubstituteParams(text, args);
+}
+
+std::string PythonJsonValue(const CommandArg& arg) {
+  std::string out;
+  AppendJsonValue(arg, &out);
+  return out;
+}
+
+std::string PythonJsonString(std::string_view text) {
+  std::string out;
+  AppendJsonString(text, &out);
+  return out;
+}
+
 std::string PythonJsonDumps(const std::vector<CommandArg>& args) {
   std::string out = "{";
   for (size_t i = 0; i < args.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hpo/param.hpp"
@@ -45,6 +46,13 @@ std::string PythonStr(const CommandArg& arg);
 // UTF-8 becomes \ufffd as with Python's bytes.decode("utf-8", "replace"). Precondition: the names
 // are distinct (they are the keys of a dict in W&B).
 std::string PythonJsonDumps(const std::vector<CommandArg>& args);
+// `text` with each ${param:NAME} naming one of `args` replaced by PythonStr of its value (what
+// ExpandCommand does inside an element; a Katib env value's ${trialParameters.X}).
+std::string ExpandParamReferences(const std::string& text, const std::vector<CommandArg>& args);
+
+// json.dumps of one value, and of one string, spelled as in PythonJsonDumps.
+std::string PythonJsonValue(const CommandArg& arg);
+std::string PythonJsonString(std::string_view text);
 
 // W&B's default command: ${env} ${interpreter} ${program} ${args}.
 const std::vector<std::string>& DefaultCommandTemplate();

@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,6 +116,14 @@ Status ParseMetricDefinitions(const ErrorFormatter& errors, const Field& field,
   return Status::Ok();
 }
 
+// Whether `name` is an environment variable's name as the shell takes it.
+bool IsVariableName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
 // The program the command starts: skips ${env}; checks the interpreter, the program or a literal
 // executable exists.
 Status CheckFirstExecutable(const ErrorFormatter& errors, const Field& at,
@@ -122,8 +133,8 @@ Status CheckFirstExecutable(const ErrorFormatter& errors, const Field& at,
   size_t first = 0;
   if (first < argv.size() && argv[first] == "/usr/bin/env") ++first;
   while (first < argv.size() && argv[first].find('=') != std::string::npos &&
-         argv[first].find('/') == std::string::npos) {
-    ++first;  // env's NAME=VALUE assignments
+         IsVariableName(argv[first].substr(0, argv[first].find('=')))) {
+    ++first;  // env's NAME=VALUE assignments (a value may hold anything, a path too)
   }
   if (first >= argv.size()) return errors.At(at, "the command runs nothing");
   const std::string& executable = argv[first];
@@ -145,6 +156,125 @@ Status CheckFirstExecutable(const ErrorFormatter& errors, const Field& at,
     return errors.At(at, "'" + executable +
                              "' (what the command starts) is not an executable "
                              "on the PATH");
+  }
+  return Status::Ok();
+}
+
+// Variables hpo gives every program itself (torchrun's, the trial's): `environment:` cannot set
+// them.
+bool OwnedByHpo(const std::string& name) {
+  static const std::set<std::string> kOwned = {
+      "MASTER_ADDR", "MASTER_PORT",      "RANK",       "WORLD_SIZE",
+      "LOCAL_RANK",  "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+      "ROLE_RANK",   "ROLE_WORLD_SIZE"};
+  return kOwned.count(name) != 0 || name.rfind("HPO_", 0) == 0;
+}
+
+// `environment:` {NAME: value}: names as the shell takes them, values any scalar, as written.
+Status ParseEnvironment(const ErrorFormatter& errors, const Field& field,
+                        std::vector<std::pair<std::string, std::string>>* environment) {
+  MappingFields entries;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &entries));
+  for (const Field& entry : entries.fields()) {
+    if (!IsVariableName(entry.key)) {
+      return errors.At(entry,
+                       "is not a variable name (letters, digits and '_', not first a digit)");
+    }
+    if (OwnedByHpo(entry.key)) {
+      return errors.At(entry, "hpo sets " + entry.key +
+                                  " for every trial itself (docs/tasks.md, the program's "
+                                  "environment); it cannot be set here");
+    }
+    if (!entry.value.IsScalar()) {
+      return errors.At(entry, "must be a string, got " + DescribeValue(entry.value));
+    }
+    environment->emplace_back(entry.key, entry.value.Scalar());
+  }
+  return Status::Ok();
+}
+
+// `metrics_file:` {path: absolute, format: TEXT|JSON, filters: [regex with two groups]}.
+Status ParseMetricsFile(const ErrorFormatter& errors, const Field& field, MetricsFileSpec* spec) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"path", "format", "filters"}));
+  const Field* path = fields.Find("path");
+  if (path == nullptr) return fields.Missing("path", "the file the program writes its metrics to");
+  HPO_RETURN_IF_ERROR(ReadString(errors, *path, &spec->path));
+  if (!fs::path(spec->path).is_absolute() || fs::path(spec->path).filename().empty()) {
+    return errors.At(*path, "must be an absolute path to a file, got '" + spec->path + "'");
+  }
+  if (const Field* format = fields.Find("format")) {
+    std::string text;
+    HPO_RETURN_IF_ERROR(ReadString(errors, *format, &text));
+    if (text != "TEXT" && text != "JSON") {
+      return errors.At(*format, "must be TEXT or JSON, got '" + text + "'");
+    }
+    spec->json = text == "JSON";
+  }
+  if (const Field* filters = fields.Find("filters")) {
+    if (spec->json) return errors.At(*filters, "apply to format TEXT only");
+    HPO_RETURN_IF_ERROR(ReadStringList(errors, *filters, &spec->filters));
+    for (size_t i = 0; i < spec->filters.size(); ++i) {
+      std::regex compiled;
+      try {
+        compiled = std::regex(spec->filters[i], std::regex::ECMAScript);
+      } catch (const std::regex_error& error) {
+        return errors.At(*filters, "[" + std::to_string(i) + "] '" + spec->filters[i] +
+                                       "' is not a regular expression: " + error.what());
+      }
+      if (compiled.mark_count() < 2) {
+        return errors.At(*filters, "[" + std::to_string(i) + "] '" + spec->filters[i] +
+                                       "' needs two groups: the metric's name, then its value");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// `sagemaker:` {job_name, channels: {name: local folder}}: each folder must exist.
+Status ParseSageMaker(const ErrorFormatter& errors, const Field& field, SageMakerSpec* spec) {
+  MappingFields fields;
+  HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"job_name", "channels"}));
+  if (const Field* name = fields.Find("job_name")) {
+    HPO_RETURN_IF_ERROR(ReadString(errors, *name, &spec->job_name));
+  }
+  if (const Field* channels = fields.Find("channels")) {
+    MappingFields entries;
+    HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *channels, &entries));
+    for (const Field& entry : entries.fields()) {
+      std::string folder;
+      HPO_RETURN_IF_ERROR(ReadString(errors, entry, &folder));
+      if (folder.rfind("file://", 0) == 0) folder = folder.substr(7);
+      std::error_code error;
+      if (!fs::is_directory(folder, error)) {
+        return errors.At(entry, "channel " + entry.key + ": no such folder: " + folder);
+      }
+      spec->channels.emplace_back(entry.key, fs::absolute(folder).lexically_normal().string());
+    }
+  }
+  return Status::Ok();
+}
+
+// The keys beside `sweep:` that say what the program's platform gives it.
+Status ParsePlatformKeys(const ErrorFormatter& errors, const MappingFields& top,
+                         CommandSpec* spec) {
+  if (const Field* environment = top.Find("environment")) {
+    HPO_RETURN_IF_ERROR(ParseEnvironment(errors, *environment, &spec->environment));
+  }
+  if (const Field* metrics_file = top.Find("metrics_file")) {
+    spec->metrics_file.emplace();
+    HPO_RETURN_IF_ERROR(ParseMetricsFile(errors, *metrics_file, &*spec->metrics_file));
+    if (!spec->metric_definitions.empty()) {
+      return errors.At(*metrics_file,
+                       "the metrics come from this file, not from the program's "
+                       "output: drop `metric_definitions`");
+    }
+  }
+  if (const Field* sagemaker = top.Find("sagemaker")) {
+    spec->sagemaker.emplace();
+    HPO_RETURN_IF_ERROR(ParseSageMaker(errors, *sagemaker, &*spec->sagemaker));
   }
   return Status::Ok();
 }
@@ -215,6 +345,7 @@ Status ParseCommand(const ErrorFormatter& errors, const MappingFields& sweep,
       const std::string& text = cuda->value.Scalar();
       spec->cuda_visible_devices = text == "true" || text == "True" || text == "TRUE";
     }
+    HPO_RETURN_IF_ERROR(ParsePlatformKeys(errors, *top, spec));
   }
   if (spec->interpreter.empty()) {
     spec->interpreter = FindExecutable("python").empty() ? "python3" : "python";

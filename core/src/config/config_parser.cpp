@@ -18,9 +18,9 @@
 #include "common/file_io.hpp"
 #include "condition_parser.hpp"
 #include "hpo/task_catalog.hpp"
-#include "katib_experiment.hpp"
+#include "platforms/katib/experiment.hpp"
 #include "parameter_parser.hpp"
-#include "sagemaker_tuning_job.hpp"
+#include "platforms/sagemaker/tuning_job.hpp"
 #include "section_parsers.hpp"
 #include "yaml_fields.hpp"
 
@@ -285,6 +285,12 @@ Status ParseSweep(const ErrorFormatter& errors, const MappingFields& fields,
   }
   if (const Field* description = fields.Find("description")) {
     HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *description, &sweep->description));
+  }
+  if (const Field* project = fields.Find("project")) {
+    HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *project, &sweep->project));
+  }
+  if (const Field* entity = fields.Find("entity")) {
+    HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *entity, &sweep->entity));
   }
 
   const Field* metric = fields.Find("metric");
@@ -554,7 +560,10 @@ Status ParseWrapped(const ErrorFormatter& errors, const MappingFields& top,
                                     "trial_timeout_s",
                                     "terminate_grace_s",
                                     "peer_timeout_s",
-                                    "cuda_visible_devices"};
+                                    "cuda_visible_devices",
+                                    "environment",
+                                    "metrics_file",
+                                    "sagemaker"};
   if (const Field* named = top.Find("task")) {  // a string, before its option keys are looked up
     std::string name;
     HPO_RETURN_IF_ERROR(config_internal::ReadString(errors, *named, &name));

@@ -64,7 +64,8 @@ Status ParseWarmStart(const ErrorFormatter& errors, const Field& field,
 // The keys beside `sweep:` that only command sweeps take.
 inline constexpr std::initializer_list<const char*> kCommandKeys = {
     "metrics",         "metric_definitions", "interpreter",
-    "trial_timeout_s", "terminate_grace_s",  "cuda_visible_devices"};
+    "trial_timeout_s", "terminate_grace_s",  "cuda_visible_devices",
+    "environment",     "metrics_file",       "sagemaker"};
 
 // A command sweep's program and how to read it: W&B's `program` and `command` from the sweep
 // section (`program` resolved against `config_dir`; the command's macros checked, and whatever

@@ -49,6 +49,7 @@
 #include "hpo/param.hpp"
 #include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
+#include "platforms/program_platform.hpp"
 #include "runtime/preemption.hpp"
 #include "runtime/trial_files.hpp"
 #include "tasks/builtin_tasks.hpp"
@@ -244,6 +245,19 @@ bool HasVariable(const std::vector<std::string>& environment, const std::string&
                      [&](const std::string& entry) { return entry.rfind(prefix, 0) == 0; });
 }
 
+// Sets NAME=value in `environment`, replacing an earlier value.
+void SetVariable(const std::string& name, const std::string& value,
+                 std::vector<std::string>* environment) {
+  const std::string prefix = name + "=";
+  for (std::string& entry : *environment) {
+    if (entry.rfind(prefix, 0) == 0) {
+      entry = prefix + value;
+      return;
+    }
+  }
+  environment->push_back(prefix + value);
+}
+
 bool IsMpiLauncherVariable(const std::string& entry) {
   for (const char* prefix : {"OMPI_", "PMIX_", "PMI_"}) {
     if (entry.rfind(prefix, 0) == 0) return true;
@@ -321,6 +335,50 @@ class StepRecord {
   bool given_up_ = false;
 };
 
+// Where the leader's metric lines come from during one trial: its program's output, until a file
+// the program writes its metrics to (ProgramPlatform::metric_sources) has started, and from then
+// on that file alone; with a metrics_file, the file alone from the start.
+class MetricFeed {
+ public:
+  explicit MetricFeed(ProgramPlatform* platform) : platform_(platform) {}
+
+  // The metric lines among the program's output `lines` and the sources' new lines. Failure
+  // when a source cannot be read (the trial fails with its message).
+  Status Collect(const std::vector<OutputLine>& lines, std::vector<std::string>* metric_lines) {
+    Status status = Status::Ok();
+    std::vector<std::string> file_lines;
+    for (const std::unique_ptr<MetricSource>& source : platform_->metric_sources) {
+      const Status polled = source->Poll(&file_lines);
+      if (!polled.ok() && status.ok()) status = polled;
+    }
+    bool file_route = platform_->output_has_no_metrics;
+    for (const std::unique_ptr<MetricSource>& source : platform_->metric_sources) {
+      file_route = file_route || source->started();
+    }
+    if (!file_route) {
+      for (const OutputLine& line : lines) metric_lines->push_back(line.text);
+    }
+    metric_lines->insert(metric_lines->end(), file_lines.begin(), file_lines.end());
+    return status;
+  }
+
+  // Why a program that reported nothing may have: its metrics file never appeared ("" when the
+  // program's output was its route).
+  std::string MissingFileMessage() const {
+    if (!platform_->output_has_no_metrics) return "";
+    for (const std::unique_ptr<MetricSource>& source : platform_->metric_sources) {
+      if (!source->started()) {
+        return "the program exited without writing its metrics file " + source->path() +
+               " (metrics_file: the path in its command or environment is replaced by this one)";
+      }
+    }
+    return "";
+  }
+
+ private:
+  ProgramPlatform* platform_;
+};
+
 class CommandRunner final : public TaskRunner {
  public:
   CommandRunner(const SweepConfig& config, const GroupLayout& layout)
@@ -387,12 +445,26 @@ class CommandRunner final : public TaskRunner {
     }
     spec.argv = ExpandCommand(config_.command.command, args, macros);
     spec.environment = Environment(trial, port, trial_dir, checkpoint_dir, params_json);
+    ProgramPlatform platform;
+    const ProgramPlatformInput platform_input{trial_dir,
+                                              trial.trial_id,
+                                              static_cast<int>(trial.attempt),
+                                              layout_.rank_in_group,
+                                              layout_.group_comm.size(),
+                                              layout_.gpu >= 0,
+                                              static_cast<int>(config_.execution.threads_per_rank),
+                                              args};
+    Status started =
+        PrepareProgramPlatform(config_, platform_input, spec.environment, &spec.argv, &platform);
+    for (const auto& [name, value] : platform.environment)
+      SetVariable(name, value, &spec.environment);
+    spec.working_dir = platform.working_dir;
     spec.log_path =
         (fs::path(trial_dir) / ("rank-" + std::to_string(layout_.rank_in_group) + ".log")).string();
     std::unique_ptr<ChildProcess> child;
-    const Status started = ChildProcess::Start(spec, &child);
+    if (started.ok()) started = ChildProcess::Start(spec, &child);
     if (leader) {
-      LeadTrial(trial, context, started, child.get(), start, outcome);
+      LeadTrial(trial, context, started, child.get(), start, &platform, outcome);
     } else {
       FollowTrial(trial, started, child.get());
     }
@@ -414,6 +486,12 @@ class CommandRunner final : public TaskRunner {
   // wrote none and other trials did (the best was stopped early), a note says so.
   Status EvaluateBest(const TrialResult& best, const std::string& output,
                       BestTrialReport* report) override {
+    const std::string model_dir = TrialModelDir(
+        config_, (fs::path(output) / "trials" / std::to_string(best.trial_id)).string());
+    std::error_code exists_error;
+    if (!model_dir.empty() && fs::is_directory(model_dir, exists_error)) {
+      report->model_path = fs::absolute(model_dir).string();
+    }
     const fs::path file =
         fs::path(output) / "trials" / std::to_string(best.trial_id) / kTestResultsFile;
     std::error_code error;
@@ -454,14 +532,7 @@ class CommandRunner final : public TaskRunner {
     const int rank = layout_.rank_in_group;
     const int world = layout_.group_comm.size();
     auto set = [&environment](const std::string& name, const std::string& value) {
-      const std::string prefix = name + "=";
-      for (std::string& entry : environment) {
-        if (entry.rfind(prefix, 0) == 0) {
-          entry = prefix + value;
-          return;
-        }
-      }
-      environment.push_back(prefix + value);
+      SetVariable(name, value, &environment);
     };
     set("MASTER_ADDR", hosts_.master_addr);
     if (!hosts_.socket_interface.empty() && !HasVariable(environment, "GLOO_SOCKET_IFNAME")) {
@@ -503,28 +574,37 @@ class CommandRunner final : public TaskRunner {
 
   // The leader: reads metrics, reports steps, watches every rank's program, decides the ending.
   void LeadTrial(const TrialSpec& trial, const TrialContext& context, const Status& started,
-                 ChildProcess* child, Clock::time_point start, TrialOutcome* outcome) {
+                 ChildProcess* child, Clock::time_point start, ProgramPlatform* platform,
+                 TrialOutcome* outcome) {
     MetricReader reader;
     MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_, &reader);
     StepRecord record(
         (fs::path(context.output) / "trials" / std::to_string(trial.trial_id) / "steps.tsv")
             .string(),
         config_.metric_names.size());
+    MetricFeed feed(platform);
     TrialEnd end;
     if (!started.ok()) {
       end = {Ending::kFailed, "rank 0: " + started.message()};
     } else {
-      end = WatchTrial(trial, context, child, start, &reader, &record, &outcome->curve);
+      end = WatchTrial(trial, context, child, start, &feed, &reader, &record, &outcome->curve);
     }
     std::vector<OutputLine> last_lines;
     FinishTrial(trial, child, &end, &last_lines);
     // Steps the program printed after the verdict that ended the trial, while it was stopped (a
     // pause lets it run until SIGTERM, and its checkpoint keeps what it trained): the curve's,
     // not reported (the ending is decided).
+    std::vector<std::string> late_lines;
+    const Status late = feed.Collect(last_lines, &late_lines);
+    if (!late.ok() && end.ending == Ending::kCompleted) end = {Ending::kFailed, late.message()};
     std::vector<EpochMetrics> late_steps;
-    for (const OutputLine& line : last_lines) reader.ReadLine(line.text, &late_steps);
+    for (const std::string& line : late_lines) reader.ReadLine(line, &late_steps);
     for (const EpochMetrics& step : late_steps) record.Add(step, &outcome->curve);
     record.KeepEarlierIfNoneAdded(&outcome->curve);
+    if (end.ending == Ending::kCompleted && outcome->curve.empty()) {
+      const std::string missing = feed.MissingFileMessage();
+      if (!missing.empty()) end = {Ending::kFailed, missing};
+    }
     WarnUndeclared(reader);
     WarnUnreadable(reader, trial.trial_id);
     SetOutcome(trial, end, outcome);
@@ -533,22 +613,29 @@ class CommandRunner final : public TaskRunner {
   // Until the trial ends: the leader's program's steps reported, the other ranks' messages read,
   // the programs' exits, a preemption and the trial's time limit watched.
   TrialEnd WatchTrial(const TrialSpec& trial, const TrialContext& context, ChildProcess* child,
-                      Clock::time_point start, MetricReader* reader, StepRecord* record,
-                      std::vector<EpochMetrics>* curve) {
+                      Clock::time_point start, MetricFeed* feed, MetricReader* reader,
+                      StepRecord* record, std::vector<EpochMetrics>* curve) {
     const Communicator& group = layout_.group_comm;
     TrialEnd end;
     int others_ended = 0;
     bool own_ended = false;
     std::vector<OutputLine> lines;
+    std::vector<std::string> metric_lines;
     while (end.ending == Ending::kNone) {
       lines.clear();
+      metric_lines.clear();
       if (own_ended) {
         usleep(kEndedNapUs);
       } else {
         child->Poll(kLeaderPollMs, &lines);
       }
-      end.ending = ReportSteps(trial, context, lines, reader, record, curve);
+      const Status fed = feed->Collect(lines, &metric_lines);
+      end.ending = ReportSteps(trial, context, metric_lines, reader, record, curve);
       if (end.ending != Ending::kNone) break;
+      if (!fed.ok()) {
+        end = {Ending::kFailed, fed.message()};
+        break;
+      }
       others_ended += ReceiveRankMessages(trial, &end);
       if (end.ending != Ending::kNone) break;
       if (!own_ended && child->Exited()) {
@@ -574,14 +661,14 @@ class CommandRunner final : public TaskRunner {
     return end;
   }
 
-  // Reads the steps in the leader's program's `lines`, records them and reports each to rank 0.
+  // Reads the steps in the metric `lines`, records them and reports each to rank 0.
   // Returns kStopped or kInterrupted when a verdict says so (the first such one), else kNone.
   Ending ReportSteps(const TrialSpec& trial, const TrialContext& context,
-                     const std::vector<OutputLine>& lines, MetricReader* reader, StepRecord* record,
-                     std::vector<EpochMetrics>* curve) {
+                     const std::vector<std::string>& lines, MetricReader* reader,
+                     StepRecord* record, std::vector<EpochMetrics>* curve) {
     Ending ending = Ending::kNone;
     std::vector<EpochMetrics> steps;
-    for (const OutputLine& line : lines) reader->ReadLine(line.text, &steps);
+    for (const std::string& line : lines) reader->ReadLine(line, &steps);
     for (const EpochMetrics& step : steps) {
       record->Add(step, curve);
       const EpochVerdict verdict = context.gate.ReportFromLeader(trial.trial_id, step);

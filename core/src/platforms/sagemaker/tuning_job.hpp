@@ -9,9 +9,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "foreign_spec_reader.hpp"
+#include "config/foreign_spec_reader.hpp"
+#include "config/yaml_fields.hpp"
 #include "hpo/status.hpp"
-#include "yaml_fields.hpp"
 
 namespace hpo {
 
@@ -31,15 +31,20 @@ bool IsSageMakerTuningJob(const YAML::Node& root);
 //     Categorical: values); StaticHyperParameters -> constant parameters;
 //   TrainingJobDefinition: StaticHyperParameters sagemaker_program -> the program (found from the
 //     spec's folder), run as `${env} ${interpreter} ${program} ${args_no_equals}` (script mode's
-//     `--name value`), AlgorithmSpecification.MetricDefinitions -> metric_definitions,
-//     Environment -> /usr/bin/env NAME=VALUE in front, StoppingCondition.MaxRuntimeInSeconds ->
+//     `--name value`) by the interpreter its `#!` line names (python without one; /bin/sh for a
+//     .sh script), in SageMaker's training environment (`sagemaker:`, training_environment.hpp);
+//     HyperParameterTuningJobName -> sagemaker.job_name; InputDataConfig -> sagemaker.channels
+//     (a file:// URI or a local path as it is; an s3:// channel from a copy at
+//     SPEC_FOLDER/input/data/CHANNEL); AlgorithmSpecification.MetricDefinitions ->
+//     metric_definitions (the objective must be among them, as SageMaker checks);
+//     Environment -> environment (values as written); StoppingCondition.MaxRuntimeInSeconds ->
 //     trial_timeout_s, ResourceConfig.InstanceCount -> ranks_per_trial.
-// Keys that only place the work on AWS (RoleArn, InputDataConfig, OutputDataConfig, the image,
-// instance type, ...) are listed in notes->ignored for one warning, and where the config's keys
-// came from in notes->origins. BadInput naming the file, line
-// and key for what hpo cannot honour: no sagemaker_program (an image's own entrypoint),
-// ReverseLogarithmic scaling, AutoParameters, several TrainingJobDefinitions, a warm start,
-// another strategy configuration, a malformed value.
+// Keys that only place the work on AWS (RoleArn, OutputDataConfig, the image, instance type, ...)
+// are listed in notes->ignored for one warning, and where the config's keys came from in
+// notes->origins. BadInput naming the file, line and key for what hpo cannot honour: no
+// sagemaker_program (an image's own entrypoint), an objective no metric definition reads, an
+// s3:// channel without a local copy, ReverseLogarithmic scaling, AutoParameters, several
+// TrainingJobDefinitions, a warm start, another strategy configuration, a malformed value.
 Status TranslateSageMakerTuningJob(const config_internal::ErrorFormatter& errors,
                                    const YAML::Node& root, const std::string& path,
                                    std::string* config_text, TranslationNotes* notes);

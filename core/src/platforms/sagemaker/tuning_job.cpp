@@ -1,11 +1,13 @@
-#include "sagemaker_tuning_job.hpp"
+#include "tuning_job.hpp"
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "command/metric_reader.hpp"
-#include "foreign_spec_reader.hpp"
+#include "config/foreign_spec_reader.hpp"
 
 namespace hpo {
 
@@ -248,30 +250,19 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
   return Status::Ok();
 }
 
-Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
-                            const std::string& spec_folder, YAML::Node* sweep, YAML::Node* config) {
-  const std::string path = "TrainingJobDefinition";
-  HPO_RETURN_IF_ERROR(reader.Keys(
-      job, path,
-      {"StaticHyperParameters", "AlgorithmSpecification", "Environment", "StoppingCondition",
-       "ResourceConfig", "InputDataConfig"},
-      {"DefinitionName", "TuningObjective", "HyperParameterRanges", "RoleArn", "OutputDataConfig",
-       "VpcConfig", "EnableNetworkIsolation", "EnableInterContainerTrafficEncryption",
-       "EnableManagedSpotTraining", "CheckpointConfig", "RetryStrategy"}));
-  if (const YAML::Node channels = job["InputDataConfig"]) {
-    reader.Ignore(channels, path + ".InputDataConfig",
-                  "S3 channels are not fetched; point the program at a local copy through "
-                  "Environment (SM_CHANNEL_NAME=/path, as SageMaker sets it)");
-  }
+// StaticHyperParameters: sagemaker_program (found from the spec's folder) and the constants.
+Status TranslateStatics(ForeignSpecReader& reader, const YAML::Node& job,
+                        const std::string& spec_folder, YAML::Node* sweep) {
+  const std::string path = "TrainingJobDefinition.StaticHyperParameters";
   YAML::Node statics;
-  HPO_RETURN_IF_ERROR(reader.Required(job, path, "StaticHyperParameters", &statics));
-  const std::string statics_path = path + ".StaticHyperParameters";
-  if (!statics.IsMap()) return reader.Fail(statics, statics_path, "must be a mapping");
+  HPO_RETURN_IF_ERROR(
+      reader.Required(job, "TrainingJobDefinition", "StaticHyperParameters", &statics));
+  if (!statics.IsMap()) return reader.Fail(statics, path, "must be a mapping");
   std::string program;
   YAML::Node parameters = (*sweep)["parameters"];
   for (const auto& entry : statics) {
     const std::string name = entry.first.Scalar();
-    const std::string at = statics_path + "." + name;
+    const std::string at = path + "." + name;
     std::string value;
     HPO_RETURN_IF_ERROR(reader.String(entry.second, at, &value));
     if (name == "sagemaker_program") {
@@ -286,7 +277,7 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
     }
   }
   if (program.empty()) {
-    return reader.Fail(statics, statics_path + ".sagemaker_program",
+    return reader.Fail(statics, path + ".sagemaker_program",
                        "missing: hpo runs the training script of SageMaker script mode as a "
                        "command trial; a training image's own entrypoint cannot run here");
   }
@@ -294,63 +285,140 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
                                 ? fs::path(program)
                                 : (fs::path(spec_folder) / program).lexically_normal();
   (*sweep)["program"] = resolved.string();
-  reader.Origin("sweep.program", statics["sagemaker_program"], statics_path + ".sagemaker_program");
+  reader.Origin("sweep.program", statics["sagemaker_program"], path + ".sagemaker_program");
+  reader.Origin("interpreter", statics["sagemaker_program"], path + ".sagemaker_program");
   YAML::Node command;
-  if (const YAML::Node environment = job["Environment"]) {
-    if (!environment.IsMap()) {
-      return reader.Fail(environment, path + ".Environment", "must be a mapping");
-    }
-    command.push_back("/usr/bin/env");
-    for (const auto& entry : environment) {
-      command.push_back(entry.first.Scalar() + "=" + entry.second.Scalar());
-    }
-  } else {
-    command.push_back("${env}");
-  }
-  for (const char* element : {"${interpreter}", "${program}", "${args_no_equals}"}) {
+  for (const char* element : {"${env}", "${interpreter}", "${program}", "${args_no_equals}"}) {
     command.push_back(element);
   }
   (*sweep)["command"] = command;
-  reader.Origin("sweep.command", job, path);
-  if (const YAML::Node algorithm = job["AlgorithmSpecification"]) {
-    const std::string at = path + ".AlgorithmSpecification";
-    HPO_RETURN_IF_ERROR(reader.Keys(algorithm, at, {"MetricDefinitions"},
-                                    {"TrainingImage", "AlgorithmName", "TrainingInputMode",
-                                     "EnableSageMakerMetricsTimeSeries"}));
-    if (const YAML::Node definitions = algorithm["MetricDefinitions"]) {
-      const std::string list_path = at + ".MetricDefinitions";
-      if (!definitions.IsSequence()) return reader.Fail(definitions, list_path, "must be a list");
-      for (size_t i = 0; i < definitions.size(); ++i) {
-        const std::string entry = list_path + "[" + std::to_string(i) + "]";
-        HPO_RETURN_IF_ERROR(reader.Keys(definitions[i], entry, {"Name", "Regex"}));
-        YAML::Node name;
-        YAML::Node regex;
-        std::string name_text;
-        std::string regex_text;
-        HPO_RETURN_IF_ERROR(
-            reader.RequiredString(definitions[i], entry, "Name", &name, &name_text));
-        HPO_RETURN_IF_ERROR(
-            reader.RequiredString(definitions[i], entry, "Regex", &regex, &regex_text));
-        const Status checked = CheckMetricDefinitions({{name_text, regex_text}});
-        if (!checked.ok()) {
-          const std::string prefix = "metric_definitions[0].regex: ";
-          std::string message = checked.message();
-          if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
-          return reader.Fail(regex, entry + ".Regex", message);
-        }
-      }
-      (*config)["metric_definitions"] = definitions;  // Name/Regex, as hpo reads them
-      reader.Origin("metric_definitions", definitions, list_path);
-      reader.Origin("metrics", definitions, list_path);
-      YAML::Node metrics;
-      const std::string objective = (*sweep)["metric"]["name"].Scalar();
-      for (size_t i = 0; definitions.IsSequence() && i < definitions.size(); ++i) {
-        const YAML::Node name = definitions[i]["Name"];
-        if (name && name.IsScalar() && name.Scalar() != objective) metrics.push_back(name.Scalar());
-      }
-      if (metrics.size() > 0) (*config)["metrics"] = metrics;
-    }
+  return Status::Ok();
+}
+
+// The interpreter of the script, as the training toolkit chooses it: its `#!` line's
+// (`#!/usr/bin/env python3` -> python3), /bin/sh for a .sh script; "" (hpo's default python) for a
+// script without one. Read where the spec is read (rank 0), so a missing interpreter is refused
+// before any trial runs.
+std::string ScriptInterpreter(const std::string& program) {
+  std::ifstream in(program);
+  std::string line;
+  if (in && std::getline(in, line) && line.rfind("#!", 0) == 0) {
+    std::istringstream words(line.substr(2));
+    std::string first;
+    std::string second;
+    words >> first >> second;
+    if (fs::path(first).filename() == "env" && !second.empty()) return second;
+    return first;
   }
+  if (fs::path(program).extension() == ".sh") return "/bin/sh";
+  return "";
+}
+
+// InputDataConfig: each channel's local folder. A file:// URI or a local path is used as it is;
+// an s3:// one needs a copy beside the spec, laid out as in SageMaker's container
+// (SPEC_FOLDER/input/data/CHANNEL: a folder, or a link to an FSx/EFS mount).
+Status TranslateChannels(ForeignSpecReader& reader, const YAML::Node& channels,
+                         const std::string& spec_folder, YAML::Node* sagemaker) {
+  const std::string path = "TrainingJobDefinition.InputDataConfig";
+  if (!channels.IsSequence()) return reader.Fail(channels, path, "must be a list");
+  YAML::Node folders(YAML::NodeType::Map);
+  for (size_t i = 0; i < channels.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    HPO_RETURN_IF_ERROR(reader.Keys(
+        channels[i], at, {"ChannelName", "DataSource"},
+        {"ContentType", "CompressionType", "RecordWrapperType", "InputMode", "ShuffleConfig"}));
+    YAML::Node node;
+    std::string name;
+    HPO_RETURN_IF_ERROR(reader.RequiredString(channels[i], at, "ChannelName", &node, &name));
+    const YAML::Node uri_node = channels[i]["DataSource"]["S3DataSource"]["S3Uri"];
+    const YAML::Node file_node = channels[i]["DataSource"]["FileSystemDataSource"];
+    std::string uri;
+    if (uri_node && uri_node.IsScalar()) uri = uri_node.Scalar();
+    if (file_node && file_node["DirectoryPath"]) uri = file_node["DirectoryPath"].Scalar();
+    if (uri.rfind("file://", 0) == 0) uri = uri.substr(7);
+    const fs::path beside = fs::path(spec_folder) / "input" / "data" / name;
+    std::error_code error;
+    std::string folder;
+    if (!uri.empty() && uri.rfind("s3://", 0) != 0) {
+      folder = fs::path(uri).is_absolute() ? uri : (fs::path(spec_folder) / uri).string();
+    } else if (fs::is_directory(beside, error)) {
+      folder = beside.string();
+    } else {
+      return reader.Fail(node, at + ".ChannelName",
+                         "channel '" + name + "' is " + (uri.empty() ? "not a local folder" : uri) +
+                             ", which hpo does not download: put a copy (or a link to a mounted "
+                             "copy) at " +
+                             beside.string() + ", as SageMaker lays it out, or give a file:// URI");
+    }
+    folders[name] = fs::absolute(folder).lexically_normal().string();
+  }
+  (*sagemaker)["channels"] = folders;
+  return Status::Ok();
+}
+
+// Environment -> `environment:` (values as written: paths, '=', spaces).
+Status TranslateEnvironment(ForeignSpecReader& reader, const YAML::Node& environment,
+                            YAML::Node* config) {
+  const std::string path = "TrainingJobDefinition.Environment";
+  if (!environment.IsMap()) return reader.Fail(environment, path, "must be a mapping");
+  YAML::Node variables(YAML::NodeType::Map);
+  for (const auto& entry : environment) {
+    std::string value;
+    HPO_RETURN_IF_ERROR(reader.String(entry.second, path + "." + entry.first.Scalar(), &value));
+    variables[entry.first.Scalar()] = value;
+  }
+  (*config)["environment"] = variables;
+  reader.Origin("environment", environment, path);
+  return Status::Ok();
+}
+
+// MetricDefinitions -> metric_definitions and metrics; the objective must be among them, as
+// SageMaker checks at submission.
+Status TranslateMetricDefinitions(ForeignSpecReader& reader, const YAML::Node& definitions,
+                                  const std::string& list_path, const YAML::Node& objective_node,
+                                  const YAML::Node& sweep, YAML::Node* config) {
+  if (!definitions.IsSequence()) return reader.Fail(definitions, list_path, "must be a list");
+  const std::string objective = sweep["metric"]["name"].Scalar();
+  YAML::Node metrics;
+  std::string names;
+  bool objective_defined = false;
+  for (size_t i = 0; i < definitions.size(); ++i) {
+    const std::string entry = list_path + "[" + std::to_string(i) + "]";
+    HPO_RETURN_IF_ERROR(reader.Keys(definitions[i], entry, {"Name", "Regex"}));
+    YAML::Node name;
+    YAML::Node regex;
+    std::string name_text;
+    std::string regex_text;
+    HPO_RETURN_IF_ERROR(reader.RequiredString(definitions[i], entry, "Name", &name, &name_text));
+    HPO_RETURN_IF_ERROR(reader.RequiredString(definitions[i], entry, "Regex", &regex, &regex_text));
+    const Status checked = CheckMetricDefinitions({{name_text, regex_text}});
+    if (!checked.ok()) {
+      const std::string prefix = "metric_definitions[0].regex: ";
+      std::string message = checked.message();
+      if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+      return reader.Fail(regex, entry + ".Regex", message);
+    }
+    objective_defined = objective_defined || name_text == objective;
+    if (name_text != objective) metrics.push_back(name_text);
+    names += (names.empty() ? "" : ", ") + name_text;
+  }
+  if (!objective_defined) {
+    return reader.Fail(objective_node,
+                       "HyperParameterTuningJobConfig.HyperParameterTuningJobObjective.MetricName",
+                       "'" + objective + "' is not among " + list_path + " (" + names +
+                           "): no regex reads it from the script's output (SageMaker refuses "
+                           "such a job too)");
+  }
+  (*config)["metric_definitions"] = definitions;  // Name/Regex, as hpo reads them
+  reader.Origin("metric_definitions", definitions, list_path);
+  reader.Origin("metrics", definitions, list_path);
+  if (metrics.size() > 0) (*config)["metrics"] = metrics;
+  return Status::Ok();
+}
+
+// StoppingCondition and ResourceConfig: the trial's time limit and ranks.
+Status TranslateLimits(ForeignSpecReader& reader, const YAML::Node& job, YAML::Node* config) {
+  const std::string path = "TrainingJobDefinition";
   if (const YAML::Node stopping = job["StoppingCondition"]) {
     const std::string at = path + ".StoppingCondition";
     HPO_RETURN_IF_ERROR(reader.Keys(stopping, at, {"MaxRuntimeInSeconds"},
@@ -375,6 +443,50 @@ Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& job,
     }
   }
   return Status::Ok();
+}
+
+Status TranslateTrainingJob(ForeignSpecReader& reader, const YAML::Node& tuning,
+                            const YAML::Node& job, const std::string& spec_folder,
+                            YAML::Node* sweep, YAML::Node* config) {
+  const std::string path = "TrainingJobDefinition";
+  HPO_RETURN_IF_ERROR(reader.Keys(
+      job, path,
+      {"StaticHyperParameters", "AlgorithmSpecification", "Environment", "StoppingCondition",
+       "ResourceConfig", "InputDataConfig"},
+      {"DefinitionName", "TuningObjective", "HyperParameterRanges", "RoleArn", "OutputDataConfig",
+       "VpcConfig", "EnableNetworkIsolation", "EnableInterContainerTrafficEncryption",
+       "EnableManagedSpotTraining", "CheckpointConfig", "RetryStrategy"}));
+  HPO_RETURN_IF_ERROR(TranslateStatics(reader, job, spec_folder, sweep));
+  const std::string interpreter = ScriptInterpreter((*sweep)["program"].Scalar());
+  if (!interpreter.empty()) (*config)["interpreter"] = interpreter;
+  YAML::Node sagemaker = (*config)["sagemaker"];
+  if (const YAML::Node channels = job["InputDataConfig"]) {
+    HPO_RETURN_IF_ERROR(TranslateChannels(reader, channels, spec_folder, &sagemaker));
+    reader.Origin("sagemaker.channels", channels, path + ".InputDataConfig");
+  }
+  if (const YAML::Node environment = job["Environment"]) {
+    HPO_RETURN_IF_ERROR(TranslateEnvironment(reader, environment, config));
+  }
+  const YAML::Node objective_name = tuning["HyperParameterTuningJobObjective"]["MetricName"];
+  const std::string definitions_path = path + ".AlgorithmSpecification.MetricDefinitions";
+  if (const YAML::Node algorithm = job["AlgorithmSpecification"]) {
+    const std::string at = path + ".AlgorithmSpecification";
+    HPO_RETURN_IF_ERROR(reader.Keys(algorithm, at, {"MetricDefinitions"},
+                                    {"TrainingImage", "AlgorithmName", "TrainingInputMode",
+                                     "EnableSageMakerMetricsTimeSeries"}));
+    if (const YAML::Node definitions = algorithm["MetricDefinitions"]) {
+      HPO_RETURN_IF_ERROR(TranslateMetricDefinitions(reader, definitions, definitions_path,
+                                                     objective_name, *sweep, config));
+    }
+  }
+  if (!(*config)["metric_definitions"]) {
+    return reader.Fail(objective_name,
+                       "HyperParameterTuningJobConfig.HyperParameterTuningJobObjective.MetricName",
+                       "no " + definitions_path +
+                           " reads it from the script's output (SageMaker "
+                           "refuses such a job too): give a Name and Regex for it");
+  }
+  return TranslateLimits(reader, job, config);
 }
 
 }  // namespace
@@ -412,7 +524,11 @@ Status TranslateSageMakerTuningJob(const config_internal::ErrorFormatter& errors
   YAML::Node job;
   HPO_RETURN_IF_ERROR(reader.Required(root, "", "TrainingJobDefinition", &job));
   const std::string folder = fs::absolute(fs::path(path)).parent_path().string();
-  HPO_RETURN_IF_ERROR(TranslateTrainingJob(reader, job, folder, &sweep, &config));
+  YAML::Node sagemaker;
+  sagemaker["job_name"] = sweep["name"] ? sweep["name"].Scalar() : std::string("hpo");
+  config["sagemaker"] = sagemaker;
+  HPO_RETURN_IF_ERROR(TranslateTrainingJob(reader, root["HyperParameterTuningJobConfig"], job,
+                                           folder, &sweep, &config));
 
   *config_text =
       EmitHpoConfig("hpo sweep --config " + path +

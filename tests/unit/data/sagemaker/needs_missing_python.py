@@ -1,0 +1,2 @@
+#!/opt/no-such-venv/bin/python
+print("never runs")
