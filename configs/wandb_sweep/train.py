@@ -1,34 +1,27 @@
 #!/usr/bin/env python3
-"""A small MLP regression on synthetic data: the program of the bare W&B sweep file sweep.yaml.
+"""A small MLP regression on synthetic data: the program of the bare W&B sweep file sweep.yaml,
+written the way W&B's quickstart writes one: its hyperparameters come from `wandb.config` (the
+defaults below, overridden by the sweep), each epoch is logged with `wandb.log`, the run is
+finished at the end. It knows nothing of who started it: `wandb agent`, or hpo, which reads what it
+logs from the run's own log and runs it offline unless you have a W&B API key.
 
-W&B's agent (and hpo) run it as `python3 train.py --activation=relu --hidden=64 --lr=0.001
---use_bias=True`. The data are made with torch from a fixed seed, so every trial sees the same
-problem: y = sin(2 x.a) + 0.5 (x.b)^2 + 0.1 noise, x of 16 standard normal features.
-
-It runs as one process, or as a DDP world when started by torchrun or by hpo with
-`--ranks-per-trial` > 1 (gloo; each rank trains on its share of every batch). Rank 0 prints one
-line per epoch in Katib's name=value format, which hpo reads as metrics:
-    epoch=1 train_loss=0.412 val_loss=0.377
+The data are made with torch from a fixed seed, so every trial sees the same problem:
+y = sin(2 x.a) + 0.5 (x.b)^2 + 0.1 noise, x of 16 standard normal features. It runs as one
+process, or as a DDP world when started by torchrun or by hpo with `--ranks-per-trial` > 1 (gloo;
+each rank trains on its share of every batch; every rank reads wandb.config, rank 0 logs).
 """
 
-import argparse
 import os
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+import wandb
 from torch.nn.parallel import DistributedDataParallel
 
 FEATURES, TRAIN, VAL, BATCH = 16, 4096, 1024, 128
-
-
-def boolean(text):
-    """W&B passes booleans as Python spells them: --use_bias=True / --use_bias=False."""
-    if text.lower() in ("true", "1", "yes"):
-        return True
-    if text.lower() in ("false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError("expected True or False, got %r" % text)
+DEFAULTS = {"lr": 1e-3, "hidden": 64, "activation": "relu", "use_bias": True, "epochs": 5,
+            "seed": 0}
 
 
 def make_data():
@@ -43,15 +36,8 @@ def make_data():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--activation", choices=["relu", "tanh", "gelu"], default="relu")
-    parser.add_argument("--use_bias", type=boolean, default=True)
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=int(os.environ.get("HPO_TRIAL_SEED", "0")))
-    args = parser.parse_args()
-    args.seed %= 2 ** 31  # HPO_TRIAL_SEED is a 64-bit number
+    run = wandb.init(config=DEFAULTS)
+    config = wandb.config
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
     distributed = "WORLD_SIZE" in os.environ  # torchrun or hpo started it
@@ -62,18 +48,18 @@ def main():
         rank, world = 0, 1
 
     train_x, train_y, val_x, val_y = make_data()
-    torch.manual_seed(args.seed)
-    activation = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}[args.activation]
+    torch.manual_seed(config.seed)
+    activation = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}[config.activation]
     net = nn.Sequential(
-        nn.Linear(FEATURES, args.hidden, bias=args.use_bias), activation(),
-        nn.Linear(args.hidden, args.hidden, bias=args.use_bias), activation(),
-        nn.Linear(args.hidden, 1))
+        nn.Linear(FEATURES, config.hidden, bias=config.use_bias), activation(),
+        nn.Linear(config.hidden, config.hidden, bias=config.use_bias), activation(),
+        nn.Linear(config.hidden, 1))
     model = DistributedDataParallel(net) if distributed else net
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.lr)
     loss_fn = nn.MSELoss()
 
-    order = torch.Generator().manual_seed(args.seed)
-    for epoch in range(1, args.epochs + 1):
+    order = torch.Generator().manual_seed(config.seed)
+    for epoch in range(1, config.epochs + 1):
         model.train()
         permutation = torch.randperm(TRAIN, generator=order)  # the same on every rank
         total = 0.0
@@ -91,11 +77,12 @@ def main():
         if distributed:
             dist.all_reduce(train_loss)
         if rank == 0:
-            print("epoch=%d train_loss=%.6f val_loss=%.6f"
-                  % (epoch, train_loss.item() / TRAIN, val_loss), flush=True)
+            wandb.log({"epoch": epoch, "train_loss": train_loss.item() / TRAIN,
+                       "val_loss": val_loss})
 
     if distributed:
         dist.destroy_process_group()
+    run.finish()
 
 
 if __name__ == "__main__":

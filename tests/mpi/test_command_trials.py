@@ -815,8 +815,10 @@ class Examples(CommandCase):
     def test_the_bare_wandb_example_runs_as_the_readme_says(self):
         root = os.path.dirname(os.path.dirname(HERE))
         output = os.path.join(self.tmp, "out")
-        # As on a fresh Debian: /usr/bin first, so `python` falls back to Debian's python3 + torch.
-        env = dict(os.environ, **MPI_ENV, PATH="/usr/bin:/bin:/usr/sbin:/sbin")
+        # As a user with a venv of wandb and torch first on the PATH (`python` is its Python).
+        venv = os.environ.get("HPO_PLATFORM_VENV", "/opt/hpo-mpi/platform-clients")
+        env = dict(os.environ, **MPI_ENV,
+                   PATH=os.path.join(venv, "bin") + ":/usr/bin:/bin:/usr/sbin:/sbin")
         done = run_in_own_session(
             ["mpirun", "--oversubscribe", "-np", "2", HPO, "sweep", "--config",
              os.path.join(root, "configs", "wandb_sweep", "sweep.yaml"), "--run-cap", "3",
