@@ -12,8 +12,13 @@ result to rank 0, the next request and assignment, params.json, the port pick, f
 bash's own start-up. The start-up alone (fork+exec of bash to its first line) is measured with the
 same script outside hpo.
 
-Usage: bench/command_overhead.py --hpo build/hpo [--trials 200] [--np 2]
-Prints one `bench=command_overhead ...` line per group size, check=ok when every trial completed.
+Every command trial also gets W&B's program contract (a parameter file, WANDB_* variables, a
+poll for the run's log); `--platform sagemaker` adds SageMaker's training environment (a channel,
+the /opt/ml files and SM_* variables per rank), measured in the same run beside the plain one.
+
+Usage: bench/command_overhead.py --hpo build/hpo [--trials 200] [--np 2] [--platform sagemaker]
+Prints one `bench=command_overhead ...` line per group size (and platform), check=ok when every
+trial completed.
 """
 
 import argparse
@@ -63,11 +68,15 @@ def startup_ms(folder, runs=50):
     return statistics.median(samples)
 
 
-def measure(hpo, folder, trials, np_count, ranks_per_trial):
-    config = os.path.join(folder, "sweep-%d.yaml" % ranks_per_trial)
+def measure(hpo, folder, trials, np_count, ranks_per_trial, platform):
+    config = os.path.join(folder, "sweep-%d-%s.yaml" % (ranks_per_trial, platform))
     with open(config, "w") as f:
         f.write(CONFIG % (trials, ranks_per_trial))
-    output = os.path.join(folder, "out-%d" % ranks_per_trial)
+        if platform == "sagemaker":
+            os.makedirs(os.path.join(folder, "channel"), exist_ok=True)
+            f.write("sagemaker: {job_name: bench, channels: {train: %s}}\n" %
+                    os.path.join(folder, "channel"))
+    output = os.path.join(folder, "out-%d-%s" % (ranks_per_trial, platform))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     done = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(np_count),
@@ -98,6 +107,7 @@ def main():
     parser.add_argument("--hpo", required=True)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--platform", choices=["sagemaker"], action="append", default=[])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hpo-command-overhead-") as folder:
         script = os.path.join(folder, "trial.sh")
@@ -105,18 +115,19 @@ def main():
             f.write(PROGRAM)
         os.chmod(script, 0o755)
         for ranks_per_trial in (1, 2):
-            before = startup_ms(folder)
-            gaps, ok = measure(os.path.abspath(args.hpo), folder, args.trials, args.np,
-                               ranks_per_trial)
-            start = (before + startup_ms(folder)) / 2  # the load may change during the sweep
-            median = statistics.median(gaps)
-            print("bench=command_overhead ranks_per_trial=%d np=%d trials=%d gaps=%d "
-                  "median_ms=%.2f p90_ms=%.2f max_ms=%.2f program_startup_ms=%.2f "
-                  "hpo_share_ms=%.2f check=%s" %
-                  (ranks_per_trial, args.np, args.trials, len(gaps), median,
-                   percentile(gaps, 0.9), max(gaps), start, median - start,
-                   "ok" if ok else "FAILED"),
-                  flush=True)
+            for platform in ["none"] + args.platform:
+                before = startup_ms(folder)
+                gaps, ok = measure(os.path.abspath(args.hpo), folder, args.trials, args.np,
+                                   ranks_per_trial, platform)
+                start = (before + startup_ms(folder)) / 2  # the load may change meanwhile
+                median = statistics.median(gaps)
+                print("bench=command_overhead ranks_per_trial=%d np=%d platform=%s trials=%d "
+                      "gaps=%d median_ms=%.2f p90_ms=%.2f max_ms=%.2f program_startup_ms=%.2f "
+                      "hpo_share_ms=%.2f check=%s" %
+                      (ranks_per_trial, args.np, platform, args.trials, len(gaps), median,
+                       percentile(gaps, 0.9), max(gaps), start, median - start,
+                       "ok" if ok else "FAILED"),
+                      flush=True)
 
 
 if __name__ == "__main__":

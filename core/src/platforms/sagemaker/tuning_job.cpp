@@ -105,8 +105,9 @@ Status TranslateRanges(ForeignSpecReader& reader, const YAML::Node& ranges,
   return Status::Ok();
 }
 
-Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning, YAML::Node* sweep,
-                             YAML::Node* config) {
+// Strategy (and Hyperband's StrategyConfig) -> sweep.method, search and early_terminate.
+Status TranslateStrategy(ForeignSpecReader& reader, const YAML::Node& tuning, YAML::Node* sweep,
+                         YAML::Node* config) {
   const std::string path = "HyperParameterTuningJobConfig";
   if (tuning["ParameterRanges"] && tuning["ParameterRanges"]["AutoParameters"]) {
     return reader.Fail(tuning["ParameterRanges"]["AutoParameters"],
@@ -170,6 +171,13 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
     (*sweep)["early_terminate"] = early;
     reader.Origin("sweep.early_terminate", tuning["Strategy"], path + ".Strategy");
   }
+  return Status::Ok();
+}
+
+// HyperParameterTuningJobObjective (and TuningJobCompletionCriteria) -> sweep.metric.
+Status TranslateObjective(ForeignSpecReader& reader, const YAML::Node& tuning, YAML::Node* sweep) {
+  const std::string path = "HyperParameterTuningJobConfig";
+  YAML::Node node;
   YAML::Node objective;
   HPO_RETURN_IF_ERROR(
       reader.Required(tuning, path, "HyperParameterTuningJobObjective", &objective));
@@ -200,6 +208,14 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
     }
   }
   (*sweep)["metric"] = metric;
+  return Status::Ok();
+}
+
+// ResourceLimits, TrainingJobEarlyStoppingType and RandomSeed -> run_cap, time_budget_s,
+// median_stopping and seed.
+Status TranslateTuningLimits(ForeignSpecReader& reader, const YAML::Node& tuning,
+                             YAML::Node* config) {
+  const std::string path = "HyperParameterTuningJobConfig";
   YAML::Node limits;
   HPO_RETURN_IF_ERROR(reader.Required(tuning, path, "ResourceLimits", &limits));
   const std::string limits_path = path + ".ResourceLimits";
@@ -239,6 +255,15 @@ Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning
     (*config)["seed"] = number;
     reader.Origin("seed", seed, path + ".RandomSeed");
   }
+  return Status::Ok();
+}
+
+Status TranslateTuningConfig(ForeignSpecReader& reader, const YAML::Node& tuning, YAML::Node* sweep,
+                             YAML::Node* config) {
+  HPO_RETURN_IF_ERROR(TranslateStrategy(reader, tuning, sweep, config));
+  HPO_RETURN_IF_ERROR(TranslateObjective(reader, tuning, sweep));
+  HPO_RETURN_IF_ERROR(TranslateTuningLimits(reader, tuning, config));
+  const std::string path = "HyperParameterTuningJobConfig";
   YAML::Node ranges;
   HPO_RETURN_IF_ERROR(reader.Required(tuning, path, "ParameterRanges", &ranges));
   YAML::Node parameters;
