@@ -281,6 +281,9 @@ class DataAndCommandLines(BadInputCase):
         self.check(["launch"], 2, ["launch"])
         self.check(["report", os.path.join(self.dir, "a-file")], 2, ["a-file", "not an HDF5"])
         self.check(["report", os.path.join(self.dir, "missing.h5")], 2, ["missing.h5"])
+        # Without its argument, named as the usage names it (not as "--path" or "--study").
+        self.check(["status"], 2, ["hpo status needs OUTPUT"])
+        self.check(["report"], 2, ["hpo report needs a STUDY"])
 
 
 class Studies(BadInputCase):

@@ -128,6 +128,12 @@ class EndToEnd(SweepTestCase):
         rc, table_of_folder, err = hpo(["report", output, "--top", "3"])  # the output folder
         self.assertEqual(rc, 0, err)
         self.assertEqual(table_of_folder, table)
+        # --html of the output folder stores the importance in its study, as with the file.
+        rc, _, err = hpo(["report", output, "--html", os.path.join(self.tmp, "folder.html")])
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("not stored", err)
+        with h5py.File(study, "r") as f:
+            self.assertIn("param_importance", f.attrs)
         # The HTML page embeds every trial with its curve of the sweep metric, as in the study.
         page_path = os.path.join(self.tmp, "report.html")
         rc, table_too, err = hpo(["report", study, "--html", page_path])

@@ -1,8 +1,13 @@
 // fANOVA importance (core/src/report/importance.*): the dominant parameter ranks first,
 // importances sum to 1, the result is deterministic, categorical parameters take part, and a
 // study's constants, failed and stopped trials are left out. Agreement with Optuna's
-// FanovaImportanceEvaluator is checked by tests/browser/check_importance_optuna.py.
+// FanovaImportanceEvaluator is checked by tests/browser/check_importance_optuna.py. The importance
+// is stored in a study named by its file or by its output folder.
+#include <stdlib.h>
+
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -171,6 +176,35 @@ TEST(StudyImportance, AConditionalParameterLeavesNoTrialOut) {
   ASSERT_EQ(importance.values.size(), 3u) << importance.note;
   EXPECT_EQ(importance.values[0].first, "optimizer");
   EXPECT_GT(importance.values[0].second, 0.5);
+}
+
+// `hpo report OUTPUT --html` stores the importance in OUTPUT/study.h5 as `hpo report
+// OUTPUT/study.h5 --html` does (issue 52: the folder was opened as if it were the file).
+TEST(StudyImportance, IsStoredInTheStudyOfAnOutputFolder) {
+  std::string folder = testing::TempDir() + "hpo_importance_XXXXXX";
+  ASSERT_NE(mkdtemp(folder.data()), nullptr);
+  const StudyContents written = Study();
+  {
+    std::unique_ptr<StudyWriter> writer;
+    ASSERT_TRUE(
+        StudyWriter::Create(folder + "/study.h5", written.layout, written.attributes, &writer)
+            .ok());
+    for (const TrialResult& trial : written.trials) ASSERT_TRUE(writer->Stage(trial).ok());
+    ASSERT_TRUE(writer->Publish({}).ok());
+    ASSERT_TRUE(writer->Close().ok());
+  }
+  StudyContents study;
+  ASSERT_TRUE(ReadStudy(StudyPathOf(folder), &study).ok());
+  const StudyImportance importance = ComputeStudyImportance(study, BuiltinTaskCatalog());
+  const Status stored = StoreStudyImportance(folder, study, importance);
+  EXPECT_TRUE(stored.ok()) << stored.message();
+  ASSERT_TRUE(ReadStudy(folder + "/study.h5", &study).ok());
+  const auto attribute = study.extra_attributes.find(kImportanceAttribute);
+  ASSERT_NE(attribute, study.extra_attributes.end());
+  EXPECT_TRUE(attribute->second == StudyAttribute(StudyImportanceJson(importance)));
+  // Stored already: the file form finds it there and leaves the study as it is.
+  EXPECT_TRUE(StoreStudyImportance(folder + "/study.h5", study, importance).ok());
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

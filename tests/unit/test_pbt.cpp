@@ -458,10 +458,14 @@ class PbtCoordinatorTest : public ::testing::Test {
     done.result.status = status;
     done.result.params = trial.params;
     done.result.curve = curve;
+    done.result.duration_s = RunSeconds(trial.trial_id);
     std::optional<ControlMessage> reply;
     const Status handled = coordinator.Handle(group, done, &reply);
     ASSERT_TRUE(handled.ok()) << handled.message();
   }
+
+  // How long Run says trial `trial_id`'s run took.
+  static double RunSeconds(int64_t trial_id) { return 1.5 + static_cast<double>(trial_id); }
 
   SweepConfig config_;
   StudyLayout layout_;
@@ -658,6 +662,90 @@ TEST_F(PbtCoordinatorTest, ReplacesTheWorstMemberAndResumesWhereItWas) {
   EXPECT_EQ(epochs.at(4), (std::vector<int64_t>{3, 4}));
   ASSERT_TRUE(resumed->best_trial().has_value());
   EXPECT_EQ(resumed->best_trial()->trial_id, 4);
+}
+
+// The row of a member that population-based training stops is its last run's, the pause at the
+// boundary: its dispatch time, duration and group (issue 52: 0 s on group -1), counted once.
+TEST_F(PbtCoordinatorTest, AReplacedMemberKeepsTheTimeAndGroupOfItsLastRun) {
+  std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
+  const std::map<int64_t, double> base = {{0, 0.8}, {1, 0.5}, {2, 0.6}, {3, 0.1}};
+  std::map<int64_t, int> group_of;
+  for (int round = 0; round < 2; ++round) {
+    for (int group = 0; group < 2; ++group) {
+      const TrialSpec trial = Request(*coordinator, group);
+      group_of[trial.trial_id] = group;
+      Run(*coordinator, group, trial, base.at(trial.trial_id));
+    }
+  }
+  ASSERT_EQ(artifacts_.copies, (std::vector<std::pair<int64_t, int64_t>>{{0, 4}}));
+  StudyContents study;
+  ASSERT_TRUE(ReadStudy(path_, &study).ok());
+  const auto replaced = std::find_if(study.trials.begin(), study.trials.end(),
+                                     [](const TrialResult& row) { return row.trial_id == 3; });
+  ASSERT_NE(replaced, study.trials.end());
+  EXPECT_EQ(replaced->status, TrialStatus::kStopped);
+  EXPECT_EQ(replaced->group, group_of.at(3));
+  EXPECT_DOUBLE_EQ(replaced->duration_s, RunSeconds(3));
+  EXPECT_TRUE(std::isfinite(replaced->start_time_s));
+  EXPECT_EQ(study.earlier_spans.count(3), 0u);  // its paused row is the same run
+}
+
+// As above for a member that paused before a kill -9 and is replaced after --resume: its run is
+// read back from its paused row in the study.
+TEST_F(PbtCoordinatorTest, AMemberReplacedAfterResumeKeepsTheTimeAndGroupOfItsLastRun) {
+  std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
+  const std::map<int64_t, double> base = {{0, 0.1}, {1, 0.5}, {2, 0.6}, {3, 0.8}};
+  const TrialSpec first = Request(*coordinator, 1);  // trial 0, the worst, runs on group 1
+  Run(*coordinator, 1, first, base.at(first.trial_id));
+  for (int group = 0; group < 2; ++group) {
+    const TrialSpec trial = Request(*coordinator, group);
+    Run(*coordinator, group, trial, base.at(trial.trial_id));
+  }
+  Request(*coordinator, 0);  // trial 3 starts; then kill -9
+  ASSERT_TRUE(coordinator->Publish().ok());
+  coordinator.reset();
+  StudyContents study;
+  ASSERT_TRUE(ReadStudy(path_, &study).ok());
+  double paused_at = 0.0;
+  for (const TrialResult& row : study.trials) {
+    if (row.trial_id == first.trial_id) paused_at = row.start_time_s;
+  }
+  writer_.reset();
+  std::unique_ptr<StudyWriter> reopened;
+  ASSERT_TRUE(StudyWriter::Open(path_, layout_, &reopened).ok());
+  std::unique_ptr<Coordinator> resumed = Make(reopened.get());
+  ASSERT_TRUE(resumed->Restore(study).ok());
+  const TrialSpec last = Request(*resumed, 0);
+  ASSERT_EQ(last.trial_id, 3);
+  Run(*resumed, 0, last, base.at(last.trial_id));
+  ASSERT_EQ(artifacts_.copies.size(), 1u) << progress_.str();
+  ASSERT_TRUE(resumed->Publish().ok());
+  reopened.reset();
+  ASSERT_TRUE(ReadStudy(path_, &study).ok());
+  const auto replaced = std::find_if(study.trials.begin(), study.trials.end(),
+                                     [&](const TrialResult& row) { return row.trial_id == 0; });
+  ASSERT_NE(replaced, study.trials.end());
+  EXPECT_EQ(replaced->status, TrialStatus::kStopped);
+  EXPECT_EQ(replaced->group, 1);
+  EXPECT_DOUBLE_EQ(replaced->duration_s, RunSeconds(0));
+  EXPECT_EQ(replaced->start_time_s, paused_at);
+  EXPECT_EQ(study.earlier_spans.count(0), 0u);
+}
+
+// "1 member continues", not "1 members continue".
+TEST_F(PbtCoordinatorTest, TheGenerationLineCountsOneContinuingMemberInTheSingular) {
+  config_ = SweepConfig();
+  ASSERT_TRUE(ParsePbtSweep(PbtSweepText("  population: 2\n  perturbation_interval: 2\n"
+                                         "  mutations: [lr]\n"),
+                            &config_)
+                  .ok());
+  std::unique_ptr<Coordinator> coordinator = Make(writer_.get());
+  const TrialSpec a = Request(*coordinator, 0);
+  const TrialSpec b = Request(*coordinator, 1);
+  Run(*coordinator, 0, a, 0.5);
+  Run(*coordinator, 1, b, 0.6);
+  EXPECT_NE(progress_.str().find("); 1 member continues\n"), std::string::npos) << progress_.str();
+  EXPECT_EQ(progress_.str().find("members continue"), std::string::npos) << progress_.str();
 }
 
 // The report's lineage: each child with its parent, epoch and the parameters explore changed.

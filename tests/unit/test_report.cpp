@@ -144,6 +144,24 @@ TEST(ReportTest, CsvQuotesFieldsWithCommasAndQuotes) {
   EXPECT_EQ(lines[2], "at rung 1\"");
 }
 
+// A hyperparameter named like a column of the report (a program's own `epochs`, as in the
+// docs' example) is headed param:NAME in the CSV and the table, as in the study file: no two
+// columns share a name (pandas would read the second as `epochs.1`).
+TEST(ReportTest, AParameterNamedLikeAColumnIsHeadedParamColon) {
+  StudyContents study = TestStudy("minimize");
+  study.layout.params[1].name = "epochs";
+  for (TrialResult& trial : study.trials) trial.params[1].name = "epochs";
+  const std::vector<std::string> csv = Lines(Report(study, ReportFormat::kCsv, 1));
+  ASSERT_EQ(csv.size(), 2u);
+  EXPECT_EQ(csv[0],
+            "rank,trial_id,status,objective,lr,param:epochs,optimizer,epochs,duration_s,group,"
+            "message");
+  EXPECT_EQ(csv[1], "1,3,stopped,0.25,0.025,4,sgd,5,41,1,");
+  const std::string table = Report(study, ReportFormat::kTable, 0);
+  EXPECT_NE(table.find("param:epochs"), std::string::npos) << table;
+  EXPECT_EQ(table.find(" epochs "), table.rfind(" epochs ")) << table;  // one `epochs` column
+}
+
 TEST(ReportTest, CsvWritesRoundTripNumbersAndEmptyNaN) {
   StudyContents study = TestStudy("minimize");
   study.trials[0].objective = 0.1 + 0.2;

@@ -1,15 +1,22 @@
 // `hpo status` (coord/sweep_status.hpp) on a study no sweep holds: the trials by status, the
-// planned count from the stored config, the best so far, what the text says, and a bad path.
+// planned count from the stored config, the best so far, what the text says, and a bad path; the
+// running trials of a coordinator's study, as status and the live report.html list them.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/duration_text.hpp"
+#include "coord/coordinator.hpp"
 #include "coord/sweep_status.hpp"
+#include "hpo/config.hpp"
 #include "hpo/task_catalog.hpp"
+#include "report/report.hpp"
+#include "search/searcher.hpp"
 #include "study/study_file.hpp"
 
 namespace hpo {
@@ -112,6 +119,72 @@ TEST(SweepStatusTextTest, TheTimeLeftCountsNeitherFinishedNorPausedTrials) {
   EXPECT_NE(FormatSweepStatus(status).find("state: finished (3 left paused at a rung)"),
             std::string::npos)
       << FormatSweepStatus(status);
+}
+
+// A sweep's trials in flight at its last publish: trial 0 has reported epoch 1, trial 1 nothing
+// yet. The live OUTPUT/report.html lists them as `hpo status` does (issue 52: it listed none).
+TEST_F(SweepStatusTest, TheLiveReportListsTheRunningTrialsAsStatusDoes) {
+  SweepConfig config;
+  ASSERT_TRUE(ParseConfig(kConfig, "status.yaml", &config).ok());
+  StudyLayout layout;
+  layout.params = {{"lr", ParamType::kFloat, 0}};
+  layout.metric_names = config.metric_names;
+  StudyAttributes attributes;
+  attributes.config = kConfig;
+  attributes.metric_name = "val_loss";
+  attributes.metric_goal = "minimize";
+  std::unique_ptr<StudyWriter> writer;
+  ASSERT_TRUE(StudyWriter::Create(dir_ + "/study.h5", layout, attributes, &writer).ok());
+  CoordinatorDeps deps;
+  ASSERT_TRUE(MakeSearcher(config, &deps.searcher).ok());
+  deps.study = writer.get();
+  double now = 0.0;
+  deps.clock = [&now] { return now; };
+  Coordinator coordinator(config, 2, std::move(deps));
+  for (int group = 0; group < 2; ++group) {
+    ControlMessage request;
+    request.kind = MessageKind::kRequestTrial;
+    std::optional<ControlMessage> reply;
+    ASSERT_TRUE(coordinator.Handle(group, request, &reply).ok());
+    ASSERT_TRUE(reply && reply->kind == MessageKind::kTrial);
+  }
+  ControlMessage report;
+  report.kind = MessageKind::kEpochReport;
+  report.trial_id = 0;
+  report.metrics.epoch = 1;
+  report.metrics.values.assign(config.metric_names.size(), 0.25);
+  std::optional<ControlMessage> reply;
+  ASSERT_TRUE(coordinator.Handle(0, report, &reply).ok());
+  now = Coordinator::kRunningStateSeconds;  // the running state is published once this old
+  ASSERT_TRUE(coordinator.PublishIfDue(/*idle=*/true).ok());
+
+  StudyContents study;
+  ASSERT_TRUE(ReadStudy(dir_ + "/study.h5", &study).ok());
+  std::vector<SweepStatus::InFlight> running;
+  ASSERT_TRUE(ReadInFlightTrials(study, &running).ok());
+  ASSERT_EQ(running.size(), 2u);
+  EXPECT_EQ(running[0].trial_id, 0);
+  EXPECT_EQ(running[0].epoch, 1);
+  EXPECT_DOUBLE_EQ(running[0].objective, 0.25);
+  EXPECT_EQ(running[1].trial_id, 1);
+  EXPECT_EQ(running[1].epoch, 0);
+  LivePage live;
+  live.written_at = "2026-11-27 22:41:07 UTC";
+  for (const SweepStatus::InFlight& trial : running) {
+    live.running.push_back({trial.trial_id, trial.epoch, trial.objective});
+  }
+  const std::string page = FormatHtmlReport(study, BuiltinTaskCatalog(), StudyImportance(), live);
+  EXPECT_NE(page.find("<p id=\"running\" class=\"guide\">running: trial 0 (epoch 1, val_loss "
+                      "0.25), trial 1 (no epoch yet)</p>"),
+            std::string::npos)
+      << page;
+  live.running.clear();
+  EXPECT_NE(FormatHtmlReport(study, BuiltinTaskCatalog(), StudyImportance(), live)
+                .find(">running: none</p>"),
+            std::string::npos);
+  // The page written when the sweep ends has no such line.
+  EXPECT_EQ(FormatHtmlReport(study, BuiltinTaskCatalog(), StudyImportance()).find("id=\"running\""),
+            std::string::npos);
 }
 
 TEST_F(SweepStatusTest, APathWithoutAStudyIsBadInput) {

@@ -136,19 +136,12 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
   return ExitWith(hpo::RunSweep(sweep, registry), root);
 }
 
-// Stores `importance` in the study as its param_importance attribute, unless it holds that already.
-// A study another process is writing (a running sweep holds its lock) or one in a folder that
-// cannot be written is left as it is, with a note on stderr: the report goes on without it.
+// Stores `importance` in the study at `path` (its file or its output folder). A study another
+// process is writing (a running sweep holds its lock) or one in a folder that cannot be written is
+// left as it is, with a note on stderr: the report goes on without it.
 void StoreImportance(const std::string& path, const hpo::StudyContents& study,
                      const hpo::StudyImportance& importance) {
-  const std::string json = hpo::StudyImportanceJson(importance);
-  const auto stored = study.extra_attributes.find(hpo::kImportanceAttribute);
-  if (stored != study.extra_attributes.end() && stored->second == hpo::StudyAttribute(json)) {
-    return;
-  }
-  std::unique_ptr<hpo::StudyWriter> writer;
-  hpo::Status status = hpo::StudyWriter::Open(path, study.layout, &writer);
-  if (status.ok()) status = writer->SetAttribute(hpo::kImportanceAttribute, json);
+  const hpo::Status status = hpo::StoreStudyImportance(path, study, importance);
   if (!status.ok()) {
     std::cerr << "hpo: note: the importance is not stored in the study: " << status.message()
               << std::endl;
@@ -165,8 +158,8 @@ int RunStatusCommand(const std::vector<std::string>& args, const hpo::TaskRegist
       "reads the study, so the sweep goes on undisturbed; a running sweep's figures are as of its\n"
       "last publish. OUTPUT/report.html, rewritten every few seconds while a sweep runs, draws\n"
       "the same.\n\noptions");
-  options.add_options()("help,h", "show this help")(
-      "path", po::value<std::string>(&path)->required(), "the sweep's output folder or study");
+  options.add_options()("help,h", "show this help")("path", po::value<std::string>(&path),
+                                                    "the sweep's output folder or study");
   po::positional_options_description positional;
   positional.add("path", 1);
   if (AsksForHelp(args)) {
@@ -175,6 +168,11 @@ int RunStatusCommand(const std::vector<std::string>& args, const hpo::TaskRegist
   }
   po::variables_map values;
   hpo::Status parsed = ParseArguments(args, options, positional, &values);
+  // Missing, the positional argument is named as the usage names it (Boost would say "--path").
+  if (parsed.ok() && path.empty()) {
+    parsed = hpo::Status::BadInput(
+        "hpo status needs OUTPUT, a sweep's output folder, or its STUDY.h5 (see --help)");
+  }
   if (!parsed.ok()) return ExitWith(parsed, true);
   hpo::SweepStatus status;
   const hpo::Status read = hpo::ReadSweepStatus(path, registry.catalog(), &status);
@@ -200,7 +198,7 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
       "writes a comparison instead: their histories and best-so-far lines overlaid by compute.\n"
       "\noptions");
   options.add_options()("help,h", "show this help")(
-      "study", po::value<std::vector<std::string>>(&study_paths)->required(), "the study file(s)")(
+      "study", po::value<std::vector<std::string>>(&study_paths), "the study file(s)")(
       "top,k", po::value<int>(&top_k)->default_value(10), "rows to show (0: all)")(
       "format,f", po::value<std::string>(&format)->default_value("table"), "table | csv | json")(
       "html", po::value<std::string>(&html_path), "also write the study as an HTML page to FILE");
@@ -212,6 +210,10 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
   }
   po::variables_map values;
   hpo::Status parsed = ParseArguments(args, options, positional, &values);
+  if (parsed.ok() && study_paths.empty()) {  // named as the usage names it, not "--study"
+    parsed = hpo::Status::BadInput(
+        "hpo report needs a STUDY: a study file or a sweep's output folder (see --help)");
+  }
   if (!parsed.ok()) return ExitWith(parsed, true);
   hpo::ReportOptions report;
   report.top_k = top_k;

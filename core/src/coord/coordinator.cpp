@@ -321,10 +321,12 @@ Status Coordinator::Restore(const StudyContents& study) {
                                       : NewTrial(trial.trial_id, trial.params);
         paused_[trial.trial_id].parent_trial = trial.parent_trial;
         paused_[trial.trial_id].parent_epoch = trial.parent_epoch;
+        paused_runs_[trial.trial_id] = {trial.start_time_s, trial.duration_s, trial.group};
       }
       continue;
     }
     paused_.erase(trial.trial_id);
+    paused_runs_.erase(trial.trial_id);
     staged_epochs_.erase(trial.trial_id);
     unfinished_.erase(trial.trial_id);
     reports_.erase(trial.trial_id);
@@ -456,26 +458,7 @@ Status Coordinator::RunGeneration(bool force) {
   std::ostringstream line;
   line << "population-based training at epoch " << generation->epoch << ":";
   for (const PbtExploit& exploit : generation->exploits) {
-    const auto paused = paused_.find(exploit.replaced);
-    TrialSpec spec = paused != paused_.end() ? paused->second : NewTrial(exploit.replaced, {});
-    if (paused != paused_.end()) paused_.erase(paused);
-    TrialResult row;
-    row.trial_id = exploit.replaced;
-    row.status = TrialStatus::kStopped;
-    row.params = spec.params;
-    row.parent_trial = spec.parent_trial;
-    row.parent_epoch = spec.parent_epoch;
-    row.epochs = generation->epoch - (spec.parent_trial >= 0 ? spec.parent_epoch : 0);
-    row.objective = exploit.replaced_objective;
-    row.message = exploit.reason;
-    FailWithoutFiniteObjective(&row);
-    TakeFurtherObjectives(&row);
-    deps_.searcher->ObserveObjectives(row.trial_id, row.params, row.status, AllObjectives(row));
-    HPO_RETURN_IF_ERROR(StageRow(row));
-    const std::optional<TrialResult> previous_best = best_;
-    Count(row);
-    best_ = previous_best;
-    weights_to_discard_.push_back(row.trial_id);
+    HPO_RETURN_IF_ERROR(StopReplacedMember(exploit, generation->epoch));
     line << " trial " << exploit.replaced << " replaced by trial " << exploit.child
          << " (from trial " << exploit.parent << ":";
     const Assignment& from =
@@ -494,10 +477,12 @@ Status Coordinator::RunGeneration(bool force) {
     if (found == paused_.end()) continue;
     TrialSpec spec = std::move(found->second);
     paused_.erase(found);
+    paused_runs_.erase(id);
     unfinished_[id] = spec;
     requeued_.push_back(std::move(spec));
   }
-  line << " " << generation->continuing.size() << " members continue";
+  const size_t continuing = generation->continuing.size();
+  line << " " << continuing << (continuing == 1 ? " member continues" : " members continue");
   for (const PbtExploit& exploit : generation->exploits) {
     TrialSpec child = NewTrial(exploit.child, exploit.params);
     child.parent_trial = exploit.parent;
@@ -508,6 +493,38 @@ Status Coordinator::RunGeneration(bool force) {
   }
   if (deps_.progress != nullptr) *deps_.progress << line.str() << std::endl;
   return PublishState();
+}
+
+Status Coordinator::StopReplacedMember(const PbtExploit& exploit, int64_t epoch) {
+  const auto paused = paused_.find(exploit.replaced);
+  TrialSpec spec = paused != paused_.end() ? paused->second : NewTrial(exploit.replaced, {});
+  if (paused != paused_.end()) paused_.erase(paused);
+  TrialResult row;
+  row.trial_id = exploit.replaced;
+  row.status = TrialStatus::kStopped;
+  row.params = spec.params;
+  row.parent_trial = spec.parent_trial;
+  row.parent_epoch = spec.parent_epoch;
+  row.epochs = epoch - (spec.parent_trial >= 0 ? spec.parent_epoch : 0);
+  row.objective = exploit.replaced_objective;
+  row.message = exploit.reason;
+  // It ends where it paused: its row is that last run's (the study reader counts the run once).
+  const auto run = paused_runs_.find(exploit.replaced);
+  if (run != paused_runs_.end()) {
+    row.start_time_s = run->second.start_time_s;
+    row.duration_s = run->second.duration_s;
+    row.group = run->second.group;
+    paused_runs_.erase(run);
+  }
+  FailWithoutFiniteObjective(&row);
+  TakeFurtherObjectives(&row);
+  deps_.searcher->ObserveObjectives(row.trial_id, row.params, row.status, AllObjectives(row));
+  HPO_RETURN_IF_ERROR(StageRow(row));
+  const std::optional<TrialResult> previous_best = best_;
+  Count(row);
+  best_ = previous_best;
+  weights_to_discard_.push_back(row.trial_id);
+  return Status::Ok();
 }
 
 void Coordinator::RecordReport(const ControlMessage& report) {
@@ -661,6 +678,7 @@ std::optional<TrialSpec> Coordinator::PromotedTrial(bool idle) {
   if (found == paused_.end()) return std::nullopt;
   TrialSpec trial = std::move(found->second);
   paused_.erase(found);
+  paused_runs_.erase(trial.trial_id);
   if (deps_.progress != nullptr) {
     *deps_.progress << "trial " << trial.trial_id << " promoted"
                     << (idle ? " (nothing else can run: the best paused trial goes on)" : "")
@@ -834,6 +852,7 @@ Status Coordinator::Pause(const TrialSpec& spec, TrialResult row) {
   TakeFurtherObjectives(&row);
   const int64_t trial_id = spec.trial_id;
   paused_[trial_id] = spec;
+  paused_runs_[trial_id] = {row.start_time_s, row.duration_s, row.group};
   unfinished_.erase(trial_id);
   HPO_RETURN_IF_ERROR(StageRow(row));
   if (deps_.progress != nullptr) {

@@ -247,6 +247,9 @@ class Coordinator {
   // Population-based training: decides the generation when it has gathered (`force`: nothing
   // else can join it), stages and queues its outcome and publishes; nothing to do otherwise.
   Status RunGeneration(bool force);
+  // Stages member `exploit.replaced` of the generation at `epoch` as stopped (its pause at that
+  // epoch is its last run) and counts it; it is never the best trial.
+  Status StopReplacedMember(const PbtExploit& exploit, int64_t epoch);
   // Publishes the study with the sweep's state, then deletes the published trials' checkpoints
   // and the final weights of every published trial but the best (kept until then, so that the
   // published best trial's weights survive a crash).
@@ -302,6 +305,7 @@ class Coordinator {
   std::map<int64_t, std::string> stop_reasons_;  // running trials told to stop, and why
   std::map<int64_t, std::string> pausing_;       // running trials told to pause, and why
   std::map<int64_t, TrialSpec> paused_;          // paused at a rung, waiting for promotion
+  std::map<int64_t, RunSpan> paused_runs_;       // paused trials' last runs (their paused rows)
   std::map<int64_t, int64_t> staged_epochs_;     // paused (or promoted) trial -> epochs in study
   int64_t target_trial_ = -1;                    // the first trial that reached the metric target
   std::optional<TrialResult> best_;

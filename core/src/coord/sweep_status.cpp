@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common/duration_text.hpp"
 #include "coord/coordinator.hpp"
@@ -35,6 +37,23 @@ bool Better(const std::string& goal, double a, double b) {
 }
 
 }  // namespace
+
+Status ReadInFlightTrials(const StudyContents& study, std::vector<SweepStatus::InFlight>* trials) {
+  trials->clear();
+  std::map<int64_t, TrialSpec> running;
+  std::map<int64_t, std::map<int64_t, double>> reports;
+  HPO_RETURN_IF_ERROR(Coordinator::ReadRunningTrials(study, &running, &reports));
+  for (const auto& [id, spec] : running) {
+    SweepStatus::InFlight trial{id, 0, 0.0};
+    const auto found = reports.find(id);
+    if (found != reports.end() && !found->second.empty()) {
+      trial.epoch = found->second.rbegin()->first;
+      trial.objective = found->second.rbegin()->second;
+    }
+    trials->push_back(trial);
+  }
+  return Status::Ok();
+}
 
 Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status) {
   SweepStatus read;
@@ -74,21 +93,9 @@ Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, Swee
   const int64_t started = read.completed + read.stopped + read.failed + read.paused;
   if (started > 0) read.mean_duration_s = total_duration / static_cast<double>(started);
   read.ended = study.extra_attributes.count("best_trial_id") != 0;
-  std::map<int64_t, TrialSpec> running;
-  std::map<int64_t, std::map<int64_t, double>> reports;
-  HPO_RETURN_IF_ERROR(
-      Coordinator::ReadRunningTrials(study, &running, &reports).WithContext(read.study_path));
-  if (read.running) {
-    for (const auto& [id, spec] : running) {
-      SweepStatus::InFlight trial{id, 0, 0.0};
-      const auto found = reports.find(id);
-      if (found != reports.end() && !found->second.empty()) {
-        trial.epoch = found->second.rbegin()->first;
-        trial.objective = found->second.rbegin()->second;
-      }
-      read.in_flight.push_back(trial);
-    }
-  }
+  std::vector<SweepStatus::InFlight> in_flight;
+  HPO_RETURN_IF_ERROR(ReadInFlightTrials(study, &in_flight).WithContext(read.study_path));
+  if (read.running) read.in_flight = std::move(in_flight);
   SweepConfig config;
   if (ParseStoredConfig(study.attributes.config, catalog, &config).ok()) {
     std::unique_ptr<Searcher> searcher;

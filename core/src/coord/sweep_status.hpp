@@ -11,6 +11,7 @@
 #include "hpo/status.hpp"
 #include "hpo/task_catalog.hpp"
 #include "hpo/trial.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo {
 
@@ -38,6 +39,11 @@ struct SweepStatus {
   bool ended = false;  // the sweep ended (its best trial is recorded), trials left paused or not
   int64_t groups = 0;  // trials the sweep runs at once (0: unknown)
 };
+
+// The trials running at the study's last publish, from its `running_trials` attribute (none
+// when it has none: a finished sweep): what `hpo status` lists while a sweep runs, and the live
+// OUTPUT/report.html too. BadInput when the attribute is damaged.
+Status ReadInFlightTrials(const StudyContents& study, std::vector<SweepStatus::InFlight>* trials);
 
 // Reads the status of the study at `path` (an output folder holding study.h5, or the study file).
 // BadInput naming the path when it is no study; the config's task comes from `catalog`.

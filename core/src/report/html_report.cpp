@@ -514,6 +514,24 @@ std::string PageTail(const std::string& data_id, const std::string& json) {
   return page;
 }
 
+// A live page's lines under its title: when it was written, how often it reloads, and the trials
+// running as `hpo status` lists them. Nothing for a page written once.
+std::string LiveLines(const LivePage& live, const std::string& metric) {
+  if (live.reload_seconds <= 0) return "";
+  std::string running;
+  for (const LiveTrial& trial : live.running) {
+    running += (running.empty() ? " trial " : ", trial ") + std::to_string(trial.trial_id);
+    running += trial.epoch > 0 ? " (epoch " + std::to_string(trial.epoch) + ", " + metric + " " +
+                                     FormatParamValue(ParamValue(trial.objective)) + ")"
+                               : std::string(" (no epoch yet)");
+  }
+  return "<p id=\"live\" class=\"guide\">The sweep is running: this page was written at " +
+         HtmlText(live.written_at) + " and reloads every " + std::to_string(live.reload_seconds) +
+         " s; the last write, when the sweep ends, stops reloading.</p>\n<p id=\"running\" "
+         "class=\"guide\">" +
+         HtmlText("running:" + (running.empty() ? std::string(" none") : running)) + "</p>\n";
+}
+
 }  // namespace
 
 std::string FormatHtmlReport(const StudyContents& study) {
@@ -526,7 +544,9 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
 
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
                              const StudyImportance& importance) {
-  return FormatHtmlReport(study, catalog, importance, LivePage{0, ""});
+  LivePage once;
+  once.reload_seconds = 0;
+  return FormatHtmlReport(study, catalog, importance, once);
 }
 
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
@@ -535,13 +555,7 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
   const std::string title = "hpo study: " + study.attributes.metric_name;
   std::string page = PageHead(title, live.reload_seconds);
   page += "<h1>" + HtmlText(title) + "</h1>\n";
-  if (live.reload_seconds > 0) {
-    page += "<p id=\"live\" class=\"guide\">The sweep is running: this page was written at " +
-            HtmlText(live.written_at) + " and reloads every " +
-            std::to_string(live.reload_seconds) +
-            " s; the last write, when the sweep ends, "
-            "stops reloading.</p>\n";
-  }
+  page += LiveLines(live, study.attributes.metric_name);
   page += Summary(study);
   page += "<nav><a href=\"#history\">history</a> " +
           std::string(study.layout.further_objectives.empty()

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -458,6 +459,18 @@ std::string StudyImportanceJson(const StudyImportance& importance) {
            ", \"importance\": " + JsonNumber(importance.values[i].second) + "}";
   }
   return out + "], \"note\": " + JsonString(importance.note) + "}";
+}
+
+Status StoreStudyImportance(const std::string& path, const StudyContents& study,
+                            const StudyImportance& importance) {
+  const std::string json = StudyImportanceJson(importance);
+  const auto stored = study.extra_attributes.find(kImportanceAttribute);
+  if (stored != study.extra_attributes.end() && stored->second == StudyAttribute(json)) {
+    return Status::Ok();
+  }
+  std::unique_ptr<StudyWriter> writer;
+  HPO_RETURN_IF_ERROR(StudyWriter::Open(StudyPathOf(path), study.layout, &writer));
+  return writer->SetAttribute(kImportanceAttribute, json);
 }
 
 }  // namespace hpo

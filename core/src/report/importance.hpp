@@ -2,7 +2,8 @@
 // forest fitted to the completed trials, as Optuna's default FanovaImportanceEvaluator computes it
 // (64 trees, depth up to 64, bootstrap samples, every feature tried at every split; parameters in
 // their own units, not log-transformed; a categorical parameter one-hot encoded and its columns
-// marginalised together). Deterministic for a given seed. Pure functions; thread-safe.
+// marginalised together). Deterministic for a given seed. Pure functions, thread-safe, but for
+// StoreStudyImportance, which writes the study file.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "hpo/status.hpp"
 #include "hpo/task_catalog.hpp"
 #include "study/study_file.hpp"
 
@@ -63,5 +65,12 @@ std::string StudyImportanceJson(const StudyImportance& importance);
 
 // The study attribute that holds StudyImportanceJson (written by `hpo report --html`).
 inline constexpr char kImportanceAttribute[] = "param_importance";
+
+// Stores `importance` in the study at `path` (the study file or the output folder that holds it,
+// as ReadStudy's callers take it: StudyPathOf) as its kImportanceAttribute, unless `study`, the
+// study as read from there, holds that already. An error naming the reason when the study cannot
+// be written (a running sweep holds its lock; its folder is read-only): nothing changes then.
+Status StoreStudyImportance(const std::string& path, const StudyContents& study,
+                            const StudyImportance& importance);
 
 }  // namespace hpo

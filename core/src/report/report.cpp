@@ -25,6 +25,17 @@ using report_internal::MetricGoal;
 using report_internal::ParetoFrontIds;
 using report_internal::TestMetrics;
 
+// A hyperparameter's column in the table and the CSV: its name, or "param:NAME" when one of the
+// report's other columns (those `before` and `after` the hyperparameters) has that name, as a
+// program's own `epochs` beside the epochs trained (the study file stores it so too).
+std::string ReportParamColumn(const std::string& name, const std::vector<std::string>& before,
+                              const std::vector<std::string>& after) {
+  const auto among = [&name](const std::vector<std::string>& columns) {
+    return std::find(columns.begin(), columns.end(), name) != columns.end();
+  };
+  return among(before) || among(after) ? "param:" + name : name;
+}
+
 // A task's table as text: a title line, then the matrix with its labels as row and column heads
 // (rows and columns numbered when the task gave no labels).
 std::string FormatMetricTable(const MetricTable& table) {
@@ -149,6 +160,9 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
       out += " (" + metric + " " + TableObjective(trial->objective) + ")";
     }
     out += "\n";
+    if (const StudyAttribute* model = FindExtra(study, "best_model")) {
+      if (const auto* path = std::get_if<std::string>(model)) out += "Its model: " + *path + "\n";
+    }
   } else {
     out += "Best trial: none\n";
   }
@@ -189,7 +203,8 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
   }
   for (size_t c = 0; c < study.layout.params.size(); ++c) {
     if (fixed[c]) continue;
-    header.push_back(study.layout.params[c].name);
+    header.push_back(
+        ReportParamColumn(study.layout.params[c].name, header, {"epochs", "duration_s"}));
     right.push_back(study.layout.params[c].type != ParamType::kString);
   }
   header.insert(header.end(), {"epochs", "duration_s"});
@@ -275,9 +290,12 @@ std::string FormatCsv(const StudyContents& study, const ReportOptions& options) 
     header.push_back(std::string("objective:") + objective.metric);
   }
   if (!further.empty()) header.push_back("pareto_front");
-  for (const StudyParamColumn& column : study.layout.params) header.push_back(column.name);
-  header.insert(header.end(), {"epochs", "duration_s", "group", "message"});
-  if (study.layout.lineage) header.insert(header.end(), {"parent_trial", "parent_epoch"});
+  std::vector<std::string> trailing = {"epochs", "duration_s", "group", "message"};
+  if (study.layout.lineage) trailing.insert(trailing.end(), {"parent_trial", "parent_epoch"});
+  for (const StudyParamColumn& column : study.layout.params) {
+    header.push_back(ReportParamColumn(column.name, header, trailing));
+  }
+  header.insert(header.end(), trailing.begin(), trailing.end());
   std::string out;
   const auto add_row = [&out](const std::vector<std::string>& fields) {
     for (size_t i = 0; i < fields.size(); ++i) {

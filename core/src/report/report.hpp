@@ -2,6 +2,7 @@
 // thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,9 @@ struct ReportOptions {
 // then trials without one (failed). Table: a header block (study metric, goal, trial counts by
 // status, best trial, the best trial's test_* attributes and /test_* tables, whatever the task
 // named them) and aligned columns rank, trial, status, objective, each hyperparameter, epochs,
-// duration_s. CSV: a header row and one row per trial, RFC 4180 quoting. JSON: an object with
+// duration_s. CSV: a header row and one row per trial, RFC 4180 quoting. In the table and the CSV
+// a hyperparameter named like one of their other columns (a program's own `epochs`) is headed
+// `param:NAME`, as the study file's column is. JSON: an object with
 // "metric", "goal", "best_trial_id", "test_metrics" (name -> value), "test_tables" and "trials"
 // (array of objects).
 std::string FormatReport(const StudyContents& study, const ReportOptions& options);
@@ -50,14 +53,25 @@ std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& cata
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
                              const StudyImportance& importance);
 
+// A trial running while a live page is written: the last epoch it reported (0: none yet) and its
+// value of the sweep metric then.
+struct LiveTrial {
+  int64_t trial_id = 0;
+  int64_t epoch = 0;
+  double objective = 0.0;
+};
+
 // A page written while its sweep runs (OUTPUT/report.html): it reloads itself every
-// `reload_seconds` and says when it was written (`written_at`, e.g. "2026-11-27 22:41:07 UTC").
+// `reload_seconds`, says when it was written (`written_at`, e.g. "2026-11-27 22:41:07 UTC") and
+// lists the trials `running` at the study's last publish, as `hpo status` does.
 struct LivePage {
   int reload_seconds = 5;
   std::string written_at;
+  std::vector<LiveTrial> running;
 };
-// As above, as a live page: a <meta http-equiv="refresh"> and a line under the title saying the
-// sweep is running, when the page was written and how often it reloads.
+// As above, as a live page: a <meta http-equiv="refresh">, a line under the title saying the
+// sweep is running, when the page was written and how often it reloads, and a line listing the
+// running trials ("running: trial 4 (epoch 2, val_accuracy 0.861), trial 5 (no epoch yet)").
 std::string FormatHtmlReport(const StudyContents& study, const TaskCatalog& catalog,
                              const StudyImportance& importance, const LivePage& live);
 

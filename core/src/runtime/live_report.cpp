@@ -5,9 +5,11 @@
 #include <ctime>
 #include <iostream>
 #include <utility>
+#include <vector>
 
 #include "common/diagnostic.hpp"
 #include "common/file_io.hpp"
+#include "coord/sweep_status.hpp"
 #include "report/importance.hpp"
 #include "report/report.hpp"
 #include "study/study_file.hpp"
@@ -49,16 +51,28 @@ void LiveReport::Finish() {
   if (!failed_) Write(/*live=*/false);
 }
 
+LivePage LiveReport::LivePageOf(const StudyContents& study) const {
+  LivePage page;
+  page.reload_seconds = std::max(1, static_cast<int>(interval_s_ + 0.5));
+  page.written_at = UtcNow();
+  std::vector<SweepStatus::InFlight> running;
+  // A damaged list of running trials leaves the line empty; the page is written all the same.
+  if (ReadInFlightTrials(study, &running).ok()) {
+    for (const SweepStatus::InFlight& trial : running) {
+      page.running.push_back({trial.trial_id, trial.epoch, trial.objective});
+    }
+  }
+  return page;
+}
+
 void LiveReport::Write(bool live) {
   const double began = SteadyNow();
   StudyContents study;
   Status status = ReadStudy(study_path_, &study);
   if (status.ok()) {
     const StudyImportance importance = ComputeStudyImportance(study, catalog_);
-    const int reload_seconds = std::max(1, static_cast<int>(interval_s_ + 0.5));
-    const std::string page =
-        live ? FormatHtmlReport(study, catalog_, importance, LivePage{reload_seconds, UtcNow()})
-             : FormatHtmlReport(study, catalog_, importance);
+    const std::string page = live ? FormatHtmlReport(study, catalog_, importance, LivePageOf(study))
+                                  : FormatHtmlReport(study, catalog_, importance);
     status = WriteFileAtomically(html_path_, page.data(), page.size());
   }
   if (!status.ok()) {

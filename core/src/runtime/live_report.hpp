@@ -7,6 +7,8 @@
 #include <string>
 
 #include "hpo/task_catalog.hpp"
+#include "report/report.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo {
 
@@ -26,6 +28,9 @@ class LiveReport {
 
  private:
   void Write(bool live);
+  // The live page's settings for `study`: the reload interval, the time now and the trials
+  // running at the study's last publish.
+  LivePage LivePageOf(const StudyContents& study) const;
 
   std::string study_path_;
   std::string html_path_;

@@ -156,8 +156,9 @@ struct StudyContents {
   StudyAttributes attributes;
   std::map<std::string, StudyAttribute> extra_attributes;  // root attributes beyond the above
   std::vector<TrialResult> trials;  // the last row of each trial, file order; curve from /curves
-  // The rows before a trial's last (ASHA's promotion variant: one per pause), as run spans in file
-  // order, for the trials that have any.
+  // The rows before a trial's last (one per pause: ASHA's promotion variant, population-based
+  // training), as run spans in file order, for the trials that have any; a row of the same run as
+  // the last (a member's pause, repeated by the row that stops it) is left out.
   std::map<int64_t, std::vector<RunSpan>> earlier_spans;
   std::vector<MetricTable> tables;  // /test_* datasets, by name (name without "test_")
 };

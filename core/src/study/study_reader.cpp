@@ -302,9 +302,12 @@ Status DecodeTrial(const TrialsColumns& columns, const std::vector<StudyParamCol
   return Status::Ok();
 }
 
-// A trial that paused at an ASHA rung has a row per pause before its last: the last row is its
-// state (its curve gathers the epochs of every row). Keeps that row of each trial in `trials` and
-// moves the earlier ones, as run spans, to `earlier_spans`.
+// A trial that paused (at an ASHA rung, at a boundary of population-based training) has a row per
+// pause before its last: the last row is its state (its curve gathers the epochs of every row).
+// Keeps that row of each trial in `trials` and moves the earlier ones, as run spans, to
+// `earlier_spans`; but for a row of the same run as the last (dispatched at the same time on the
+// same group: a member paused, then stopped by population-based training, whose stopped row
+// repeats its last run), which is no span of its own.
 void KeepLastRowOfEachTrial(std::vector<TrialResult>* trials,
                             std::map<int64_t, std::vector<RunSpan>>* earlier_spans) {
   std::unordered_map<int64_t, size_t> last_row;
@@ -314,9 +317,10 @@ void KeepLastRowOfEachTrial(std::vector<TrialResult>* trials,
   latest.reserve(last_row.size());
   for (size_t t = 0; t < trials->size(); ++t) {
     TrialResult& trial = (*trials)[t];
-    if (last_row[trial.trial_id] == t) {
+    const TrialResult& last = (*trials)[last_row[trial.trial_id]];
+    if (&last == &trial) {
       latest.push_back(std::move(trial));
-    } else {
+    } else if (trial.start_time_s != last.start_time_s || trial.group != last.group) {
       (*earlier_spans)[trial.trial_id].push_back(
           {trial.start_time_s, trial.duration_s, trial.group});
     }
