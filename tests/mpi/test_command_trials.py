@@ -674,6 +674,36 @@ class EarlyStopping(CommandCase):
         self.assertIn("replaced by trial 4 (from trial %d" % parent, log)
         self.assert_no_program_left()
 
+    def pbt_of_a_program_that_ignores_its_checkpoint(self, strict):
+        path = self.write("pbt.yaml", config(
+            "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
+            "    steps: {value: 4}\n"
+            "    mode: {value: fresh}\n",
+            method="random", run_cap="  run_cap: 4\n",
+            extra="epochs: 4\npbt:\n  population: 4\n  perturbation_interval: 2\n"
+                  "  mutations: [lr]\n  strict: %s\n" % strict))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        return rc, log, trials, curves
+
+    def test_a_pbt_program_that_starts_over_is_named_restarted(self):
+        rc, log, trials, curves = self.pbt_of_a_program_that_ignores_its_checkpoint("false")
+        self.assertEqual(rc, 0, log)
+        child = trials[4]
+        self.assertEqual(text(child["status"]), "completed", log)
+        self.assertEqual([int(row["epoch"]) for row in curves[4]], [1, 2, 3, 4], log)
+        self.assertIn("restarted: its program reported step 1 first, not 3 (it was to start "
+                      "from trial %d's checkpoint at epoch 2)" % int(child["parent_trial"]),
+                      text(child["message"]))
+        self.assertEqual(log.count("hpo: warning: trial "), 1, log)  # once per sweep
+        self.assertIn("loads HPO_CHECKPOINT_DIR", log)
+
+    def test_pbt_strict_fails_a_program_that_starts_over(self):
+        rc, log, trials, _ = self.pbt_of_a_program_that_ignores_its_checkpoint("true")
+        self.assertEqual(text(trials[4]["status"]), "failed", log)
+        self.assertIn("(pbt.strict)", text(trials[4]["message"]), log)
+
 
 class Lifetime(CommandCase):
     def test_kill_9_of_the_job_leaves_no_program_running(self):

@@ -17,21 +17,24 @@ import h5py
 import numpy as np
 import pandas
 
-from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
+from hpo_test_support import (MPI_ENV, parse_command_line, published_rows, run_in_own_session,
+                               study_attributes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(HERE, "configs")
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "configs")  # the shipped ones
 HPO = None  # set from the command line
 
 
-def mpirun(np_count, args, timeout=300, mpmd_tail=None):
-    """Runs `mpirun -np N hpo ARGS [: MPMD...]`; returns (rc, stdout, stderr, seconds)."""
+def mpirun(np_count, args, timeout=300, mpmd_tail=None, cwd=None):
+    """Runs `mpirun -np N hpo ARGS [: MPMD...]` (in `cwd` when given); returns (rc, stdout, stderr,
+    seconds)."""
     command = ["mpirun", "--oversubscribe", "-np", str(np_count), HPO] + args
     if mpmd_tail:
         command += mpmd_tail
     env = dict(os.environ, **MPI_ENV)
     start = time.monotonic()
-    done = run_in_own_session(command, timeout, env=env, stderr_apart=True)
+    done = run_in_own_session(command, timeout, cwd=cwd, env=env, stderr_apart=True)
     return done.returncode, done.describe(), done.stderr, time.monotonic() - start
 
 
@@ -293,6 +296,162 @@ class BadInput(SweepTestCase):
         self.assertIn("error on rank 1", stderr)
         self.assertIn(missing, stderr)
         self.assertLess(seconds, 60)
+
+
+class FeatureExamples(SweepTestCase):
+    """The shipped examples configs/pbt.yaml, objectives.yaml, conditions.yaml and warm_start.yaml,
+    run as their header comments tell a user: from the repository root, `mpirun -np 2 hpo sweep
+    --config configs/NAME.yaml`. The working directory is a temporary one holding `configs` (a link
+    to the repository's), so relative paths resolve as from the root. Each sweep's shipped
+    `output:` is replaced by a temporary folder with --output, except where the warm start looks
+    for its earlier study: configs/conditions.yaml then runs as shipped, writing runs/conditions
+    under that working directory, which configs/warm_start.yaml names. Each test checks what the
+    sweep would lack without its feature."""
+
+    def setUp(self):
+        super().setUp()
+        os.symlink(EXAMPLES, os.path.join(self.tmp, "configs"))
+
+    def sweep(self, name, output=None):
+        """Runs configs/NAME.yaml on 2 ranks (--output OUTPUT when given); returns its stdout."""
+        args = ["sweep", "--config", os.path.join("configs", name + ".yaml")]
+        if output is not None:
+            args += ["--output", output]
+        rc, stdout, stderr, _ = mpirun(2, args, timeout=120, cwd=self.tmp)
+        self.assertEqual(rc, 0, stdout + stderr)
+        return stdout
+
+    def report_json(self, output):
+        rc, text, err = hpo(["report", output, "--format", "json", "--top", "0"])
+        self.assertEqual(rc, 0, err)
+        return json.loads(text)
+
+    def trials_and_curves(self, output):
+        """{trial_id: last row} of the study in OUTPUT (a paused trial's later rows supersede
+        its earlier ones) and {trial_id: [epochs]} of its curves."""
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            trials = {int(row["trial_id"]): row for row in published_rows(f, "trials")}
+            curves = {}
+            for row in published_rows(f, "curves"):
+                curves.setdefault(int(row["trial_id"]), []).append(int(row["epoch"]))
+        return trials, curves
+
+    def test_pbt_copies_the_best_members_and_records_the_lineage(self):
+        output = self.out()
+        stdout = self.sweep("pbt", output)
+        self.assertIn(" search, population-based training | 6 trials of 6 epochs", stdout)
+        for epoch in (2, 4):
+            self.assertRegex(stdout, r"population-based training at epoch %d: trial \d+ replaced "
+                             r"by trial \d+ \(from trial \d+:" % epoch)
+        trials, curves = self.trials_and_curves(output)
+        self.assertEqual(sorted(trials), list(range(6)), stdout)
+        self.assertIn("parent_trial", next(iter(trials.values())).dtype.names)
+        statuses = sorted(row["status"] for row in trials.values())
+        self.assertEqual(statuses, [b"completed"] * 4 + [b"stopped"] * 2, stdout)
+        children = {i: row for i, row in trials.items() if row["parent_trial"] >= 0}
+        # Trial 4 from the exploit at epoch 2, trial 5 from the one at epoch 4.
+        self.assertEqual({i: int(row["parent_epoch"]) for i, row in children.items()},
+                         {4: 2, 5: 4}, stdout)
+        for trial_id, row in trials.items():
+            parent, at = int(row["parent_trial"]), int(row["parent_epoch"])
+            first = at + 1 if parent >= 0 else 1
+            # A child trains only its own epochs, on from its parent's checkpoint.
+            self.assertEqual(curves[trial_id], list(range(first, first + int(row["epochs"]))),
+                             (trial_id, stdout))
+            if parent >= 0:
+                self.assertIn(at, curves[parent], (trial_id, parent))
+                replaced = [r for r in trials.values()
+                            if ("replaced by trial %d, which continues from trial %d's checkpoint"
+                                % (trial_id, parent)).encode() in r["message"]]
+                self.assertEqual(len(replaced), 1, (trial_id, stdout))
+                self.assertEqual(replaced[0]["status"], b"stopped")
+        report = self.report_json(output)
+        self.assertEqual({t["trial_id"]: t["parent_trial"] for t in report["trials"]},
+                         {i: (int(r["parent_trial"]) if r["parent_trial"] >= 0 else None)
+                          for i, r in trials.items()})
+        rc, table, err = hpo(["report", output])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("Lineage (population-based training)", table)
+        self.assertIn("trial 4 <- trial %d at epoch 2" % children[4]["parent_trial"], table)
+
+    def test_two_objectives_give_a_pareto_front(self):
+        if not os.path.exists(os.path.join(EXAMPLES, "objectives.yaml")):
+            self.skipTest("configs/objectives.yaml is not shipped (its list-valued sweep.metric "
+                          "fails tests/unit/validate_configs.py's W&B schema check)")
+        output = self.out()
+        stdout = self.sweep("objectives", output)
+        report = self.report_json(output)
+        self.assertEqual(report["objectives"], [{"name": "val_loss", "goal": "minimize"},
+                                                {"name": "epoch_time_s", "goal": "minimize"}])
+        trials = report["trials"]
+        self.assertEqual(len(trials), 12, stdout)
+        self.assertTrue(all(t["status"] == "completed" for t in trials), stdout)
+        points = {t["trial_id"]: (t["objectives"]["val_loss"], t["objectives"]["epoch_time_s"])
+                  for t in trials}
+        front = {i for i, p in points.items()
+                 if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in points.values())}
+        self.assertTrue(front)
+        self.assertEqual(set(report["pareto_front"]), front, points)
+        self.assertEqual({t["trial_id"] for t in trials if t["pareto_front"]}, front)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            self.assertIn("objective:epoch_time_s", f["trials"].dtype.names)
+
+    def test_conditional_parameters_are_absent_where_their_condition_is_false(self):
+        output = self.out()
+        stdout = self.sweep("conditions", output)
+        conditions = {"momentum": ("optimizer", {"sgd"}), "weight_decay": ("optimizer", {"adamw"}),
+                      "dropout": ("width", {128})}
+        report = self.report_json(output)
+        self.assertEqual(len(report["trials"]), 12, stdout)
+        for trial in report["trials"]:
+            params = trial["params"]
+            for child, (parent, values) in conditions.items():
+                self.assertEqual(child in params, params[parent] in values, trial)
+        # The seed's random start-up trials take every branch, so each condition is both true and
+        # false somewhere.
+        self.assertEqual({t["params"]["optimizer"] for t in report["trials"]},
+                         {"sgd", "adam", "adamw"})
+        self.assertEqual({t["params"]["width"] for t in report["trials"]}, {32, 128})
+        trials, _ = self.trials_and_curves(output)  # absent is NaN in the study, never 0
+        for row in trials.values():
+            self.assertEqual(np.isnan(row["momentum"]), row["optimizer"] != b"sgd", row)
+            self.assertEqual(np.isnan(row["weight_decay"]), row["optimizer"] != b"adamw", row)
+            self.assertEqual(np.isnan(row["dropout"]), row["width"] != 128, row)
+        for line in stdout.splitlines():
+            if line.startswith("trial "):
+                self.assertEqual("momentum=" in line, "optimizer=sgd " in line, line)
+
+    def test_warm_start_seeds_the_sweep_with_the_conditions_study(self):
+        self.sweep("conditions")  # as shipped: runs/conditions, which warm_start.yaml names
+        earlier = os.path.join("runs", "conditions", "study.h5")
+        self.assertTrue(os.path.isfile(os.path.join(self.tmp, earlier)))
+        output = self.out("warm")
+        stdout = self.sweep("warm_start", output)
+        found = re.search(r"^warm start: (\d+) of (\d+) trials of (\S+);", stdout, re.M)
+        self.assertIsNotNone(found, stdout)
+        used, rows = int(found.group(1)), int(found.group(2))
+        self.assertGreater(used, 0, stdout)
+        self.assertEqual((used, rows, found.group(3)), (12, 12, earlier), stdout)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            recorded = study_attributes(f)["warm_start"]
+        self.assertEqual(recorded.decode() if isinstance(recorded, bytes) else str(recorded),
+                         earlier + ": 12 trials, 12 used")
+        trials, _ = self.trials_and_curves(output)
+        self.assertEqual(sorted(trials), list(range(8)), stdout)  # the earlier ones are not its own
+        # With 12 earlier trials for 4 start-up ones, TPE proposes trial 0 already: not the
+        # start-up draw the same sweep makes cold.
+        with open(os.path.join(EXAMPLES, "warm_start.yaml")) as f:
+            text = f.read()
+        self.assertIn("warm_start: [runs/conditions]", text)
+        cold_config = os.path.join(self.tmp, "cold.yaml")
+        with open(cold_config, "w") as f:
+            f.write(re.sub(r"(?m)^warm_start:.*\n", "", text).replace("run_cap: 8", "run_cap: 1"))
+        rc, cold_stdout, stderr, _ = mpirun(1, ["sweep", "--config", cold_config,
+                                                "--output", self.out("cold")], timeout=120,
+                                            cwd=self.tmp)
+        self.assertEqual(rc, 0, cold_stdout + stderr)
+        cold, _ = self.trials_and_curves(self.out("cold"))
+        self.assertNotEqual(cold[0]["lr"], trials[0]["lr"], (stdout, cold_stdout))
 
 
 def main():

@@ -241,8 +241,8 @@ class LoadWarmStartTest : public testing::Test {
   }
 
   // This sweep (3 epochs, val_accuracy) warm-started from `paths`.
-  SweepConfig Sweep(const std::vector<std::string>& paths) {
-    std::string extra = "warm_start:\n";
+  SweepConfig Sweep(const std::vector<std::string>& paths, const std::string& more = "") {
+    std::string extra = more + "warm_start:\n";
     for (const std::string& path : paths) extra += "  - " + path + "\n";
     return Parse(SweepText(3, "val_accuracy", extra), "sweep.yaml");
   }
@@ -262,7 +262,7 @@ TEST_F(LoadWarmStartTest, TrialsInTheSpaceSeedTheSweepAndTheSummarySaysWhyOthers
   const std::string longer =
       WriteStudy("longer", 9, "val_accuracy", {Trial(0, 0.003, 32, 9), Trial(1, 0.05, 8, 9)});
   // A folder stands for its study.h5.
-  const SweepConfig config = Sweep({same, dir_ + "/longer"});
+  const SweepConfig config = Sweep({same, dir_ + "/longer"}, "median_stopping: {min_trials: 3}\n");
   WarmStart warm_start;
   const Status status = Load(config, &warm_start);
   ASSERT_TRUE(status.ok()) << status.message();
@@ -281,6 +281,15 @@ TEST_F(LoadWarmStartTest, TrialsInTheSpaceSeedTheSweepAndTheSummarySaysWhyOthers
             "warm start: 2 of 2 trials of " + longer +
                 "; they seed the search, not early stopping (other epochs per trial)");
   EXPECT_EQ(warm_start.fingerprint, same + ": 4 trials, 2 used; " + longer + ": 2 trials, 2 used");
+}
+
+TEST_F(LoadWarmStartTest, WithoutEarlyStoppingTheSummarySaysTheySeedTheSearchAlone) {
+  const std::string same = WriteStudy("same", 3, "val_accuracy", {Trial(0, 0.01, 16, 3)});
+  WarmStart warm_start;
+  ASSERT_TRUE(Load(Sweep({same}), &warm_start).ok());
+  ASSERT_EQ(warm_start.summary.size(), 1u);
+  EXPECT_EQ(warm_start.summary[0],
+            "warm start: 1 of 1 trials of " + same + "; they seed the search");
 }
 
 TEST_F(LoadWarmStartTest, AStudyOfAnotherMetricIsOneLineNamingTheEntry) {

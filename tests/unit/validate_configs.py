@@ -40,10 +40,20 @@ def sweep_errors(config_path, validator):
         sweep, prefix = document, []  # a bare W&B sweep file
     else:
         return ["neither a `sweep:` section nor a bare W&B sweep file (no top-level `method`)"]
+    checks = [(validator, sweep, prefix)]
+    # Several objectives (docs/config.md, "Search and early stopping"): `metric` as a list of
+    # metrics is hpo's own, which W&B's schema refuses. The rest of the sweep is checked without
+    # it (W&B requires no metric), and each entry as a W&B metric.
+    if isinstance(sweep, dict) and isinstance(sweep.get("metric"), list) and sweep["metric"]:
+        metric_validator = type(validator)({**validator.schema, "$ref": "#/definitions/metric"})
+        checks = [(validator, {k: v for k, v in sweep.items() if k != "metric"}, prefix)]
+        checks += [(metric_validator, entry, [*prefix, "metric", str(i)])
+                   for i, entry in enumerate(sweep["metric"])]
     errors = []
-    for error in sorted(validator.iter_errors(sweep), key=lambda e: [str(p) for p in e.path]):
-        location = ".".join(str(part) for part in [*prefix, *error.path]) or "(top level)"
-        errors.append(f"{location}: {error.message}")
+    for check, part, part_prefix in checks:
+        for error in sorted(check.iter_errors(part), key=lambda e: [str(p) for p in e.path]):
+            location = ".".join(str(p) for p in [*part_prefix, *error.path]) or "(top level)"
+            errors.append(f"{location}: {error.message}")
     return errors
 
 

@@ -337,6 +337,10 @@ struct PbtSpec {
   std::vector<std::string> mutations;  // parameters of the sweep, not constants; at least one
   double resample_probability = 0.25;  // in [0, 1]
   int line = 0;                        // 1-based line of the `pbt:` key
+  // `strict: true`: a command trial whose program starts over instead of from its checkpoint
+  // (its first step is 1, not the checkpoint's epoch + 1) fails; otherwise one warning per
+  // sweep, and the trial's message says `restarted`.
+  bool strict = false;
 };
 
 struct SweepConfig {

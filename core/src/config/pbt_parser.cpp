@@ -11,8 +11,8 @@ Status ParsePbt(const ErrorFormatter& errors, const Field& field, const MappingF
                 const SweepConfig& config, const TaskDescription& task, PbtSpec* spec) {
   MappingFields fields;
   HPO_RETURN_IF_ERROR(MappingFields::Read(errors, field, &fields));
-  HPO_RETURN_IF_ERROR(fields.CheckKeys(
-      {"population", "perturbation_interval", "quantile", "mutations", "resample_probability"}));
+  HPO_RETURN_IF_ERROR(fields.CheckKeys({"population", "perturbation_interval", "quantile",
+                                        "mutations", "resample_probability", "strict"}));
   PbtSpec parsed;
   parsed.enabled = true;
   parsed.line = field.line;
@@ -46,6 +46,13 @@ Status ParsePbt(const ErrorFormatter& errors, const Field& field, const MappingF
       return errors.At(*probability,
                        "must be in [0, 1], got " + FormatNumber(parsed.resample_probability));
     }
+  }
+  if (const Field* strict = fields.Find("strict")) {
+    if (!strict->value.IsScalar() || ResolveScalar(strict->value) != ScalarKind::kBool) {
+      return errors.At(*strict, "must be true or false");
+    }
+    const std::string& text = strict->value.Scalar();
+    parsed.strict = text == "true" || text == "True" || text == "TRUE";
   }
   const Field* mutations = fields.Find("mutations");
   if (mutations == nullptr) return fields.Missing("mutations", "the parameters explore perturbs");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/bytes.hpp"
+#include "common/diagnostic.hpp"
 #include "common/duration_text.hpp"
 #include "common/seeding.hpp"
 #include "hpo/param.hpp"
@@ -984,6 +985,15 @@ std::vector<double> Coordinator::AllObjectives(const TrialResult& result) const 
 
 void Coordinator::Count(const TrialResult& result) {
   ++trials_finished_;
+  if (config_.pbt.enabled && !warned_pbt_restart_ && result.message.rfind("restarted: ", 0) == 0) {
+    warned_pbt_restart_ = true;
+    PrintDiagnostic("hpo: warning: trial " + std::to_string(result.trial_id) + " " +
+                    result.message +
+                    ": a PBT program loads HPO_CHECKPOINT_DIR and reports the checkpoint's "
+                    "epoch + 1 next (docs/config.md, Population-based training); its lineage is "
+                    "not what the study's parent columns say, and every such trial's message "
+                    "says `restarted` (said once per sweep; `pbt.strict: true` fails them)");
+  }
   if (result.status == TrialStatus::kFailed) {
     ++trials_failed_;
     last_failure_ = "trial " + std::to_string(result.trial_id) + ": " + result.message;

@@ -282,6 +282,7 @@ class Coordinator {
   int64_t planned_trials_ = 0;
   int64_t next_trial_id_ = 0;
   int64_t trials_finished_ = 0;
+  bool warned_pbt_restart_ = false;  // a PBT trial whose program started over, said once
   int64_t trials_failed_ = 0;
   int groups_done_ = 0;
   bool search_exhausted_ = false;

@@ -139,8 +139,14 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
     std::string line = "warm start: " + std::to_string(used) + " of " + std::to_string(rows) +
                        " trials of " + path;
     if (!omitted.Text().empty()) line += " (not used: " + omitted.Text() + ")";
-    line += same_epochs ? "; they seed the search and early stopping"
-                        : "; they seed the search, not early stopping (other epochs per trial)";
+    const bool stopping = config.sweep.early_terminate.enabled || config.median_stopping.enabled ||
+                          config.search.model == BayesModel::kCurves;
+    if (!stopping) {
+      line += "; they seed the search";
+    } else {
+      line += same_epochs ? "; they seed the search and early stopping"
+                          : "; they seed the search, not early stopping (other epochs per trial)";
+    }
     loaded.summary.push_back(line);
     loaded.fingerprint += (loaded.fingerprint.empty() ? "" : "; ") + path + ": " +
                           std::to_string(rows) + " trials, " + std::to_string(used) + " used";

@@ -92,7 +92,7 @@ def main():
 
     state_path = os.path.join(checkpoint_dir, "state-rank-%d.json" % rank)
     first = 1
-    if os.path.exists(state_path):
+    if os.path.exists(state_path) and args.mode != "fresh":  # fresh: ignores its checkpoint
         with open(state_path) as f:
             first = json.load(f)["step"] + 1
         print("resumed after step %d" % (first - 1), flush=True)

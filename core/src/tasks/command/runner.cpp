@@ -288,6 +288,11 @@ class StepRecord {
     }
   }
 
+  // The number of the last step recorded before this run (0: none), and of the first step this
+  // run's program reported (0: none yet).
+  int64_t last_earlier_step() const { return earlier_.empty() ? 0 : earlier_.back().epoch; }
+  int64_t first_new_step() const { return first_new_step_; }
+
   // The earlier steps as `curve` when the program reported none (it resumed after its last).
   void KeepEarlierIfNoneAdded(std::vector<EpochMetrics>* curve) const {
     if (!out_.is_open() && !given_up_ && curve->empty()) *curve = earlier_;
@@ -295,6 +300,7 @@ class StepRecord {
 
   // Appends `step` to `curve` (after the earlier steps it keeps, on the first call) and the record.
   void Add(const EpochMetrics& step, std::vector<EpochMetrics>* curve) {
+    if (first_new_step_ == 0) first_new_step_ = step.epoch;
     if (!out_.is_open() && !given_up_) {
       out_.open(path_, std::ios::trunc);
       if (!out_) GiveUp();
@@ -333,6 +339,7 @@ class StepRecord {
   std::vector<EpochMetrics> earlier_;
   std::ofstream out_;
   bool given_up_ = false;
+  int64_t first_new_step_ = 0;
 };
 
 // Where the leader's metric lines come from during one trial: its program's output, until a file
@@ -583,6 +590,8 @@ class CommandRunner final : public TaskRunner {
             .string(),
         config_.metric_names.size());
     MetricFeed feed(platform);
+    restart_checked_ = restarted_ = false;
+    restarted_note_.clear();
     TrialEnd end;
     if (!started.ok()) {
       end = {Ending::kFailed, "rank 0: " + started.message()};
@@ -608,6 +617,7 @@ class CommandRunner final : public TaskRunner {
     WarnUndeclared(reader);
     WarnUnreadable(reader, trial.trial_id);
     SetOutcome(trial, end, outcome);
+    if (restarted_ && outcome->message.empty()) outcome->message = restarted_note_;
   }
 
   // Until the trial ends: the leader's program's steps reported, the other ranks' messages read,
@@ -631,6 +641,10 @@ class CommandRunner final : public TaskRunner {
       }
       const Status fed = feed->Collect(lines, &metric_lines);
       end.ending = ReportSteps(trial, context, metric_lines, reader, record, curve);
+      if (const std::string restart = CheckPbtRestart(trial, *record); !restart.empty()) {
+        end = {Ending::kFailed, restart};
+        break;
+      }
       if (end.ending != Ending::kNone) break;
       if (!fed.ok()) {
         end = {Ending::kFailed, fed.message()};
@@ -820,6 +834,34 @@ class CommandRunner final : public TaskRunner {
     return text + "; its stderr ends:\n" + report.stderr_tail;
   }
 
+  // Population-based training: whether the program started over instead of from the checkpoint
+  // it was given (a child from its parent's at parent_epoch, a continuing member from its own),
+  // seen from its first step: 1 where a later one was due. Checked once per run, at its first
+  // step; the trial's message then says `restarted` (rank 0 warns once per sweep). Returns why
+  // the trial fails under `pbt.strict`, else "".
+  std::string CheckPbtRestart(const TrialSpec& trial, const StepRecord& record) {
+    if (!config_.pbt.enabled || restart_checked_ || record.first_new_step() == 0) return "";
+    restart_checked_ = true;
+    const int64_t due = trial.parent_trial >= 0 && record.last_earlier_step() == 0
+                            ? trial.parent_epoch + 1
+                            : record.last_earlier_step() + 1;
+    restarted_ = due > 1 && record.first_new_step() == 1;
+    if (!restarted_) return "";
+    const std::string from = trial.parent_trial >= 0 && record.last_earlier_step() == 0
+                                 ? "trial " + std::to_string(trial.parent_trial) +
+                                       "'s checkpoint at epoch " +
+                                       std::to_string(trial.parent_epoch)
+                                 : "its own checkpoint at epoch " + std::to_string(due - 1);
+    restarted_note_ = "restarted: its program reported step 1 first, not " + std::to_string(due) +
+                      " (it was to start from " + from + ")";
+    if (config_.pbt.strict) {
+      return restarted_note_ +
+             "; a PBT program loads HPO_CHECKPOINT_DIR and reports the "
+             "checkpoint's epoch + 1 next (pbt.strict)";
+    }
+    return "";
+  }
+
   // Said once per sweep, by the first group's leader (every group runs the same program), not
   // once per group.
   void WarnUndeclared(const MetricReader& reader) {
@@ -856,6 +898,10 @@ class CommandRunner final : public TaskRunner {
   std::vector<MetricDefinition> definitions_;
   std::set<std::string> warned_;
   bool warned_unreadable_ = false;
+  // CheckPbtRestart's state, per run (reset by LeadTrial).
+  bool restart_checked_ = false;
+  bool restarted_ = false;
+  std::string restarted_note_;
   // Ends the programs' processes if this rank dies without ending them (Prepare starts it).
   std::unique_ptr<OrphanWatch> orphan_watch_;
 };
