@@ -514,6 +514,10 @@ TEST_F(PbtCoordinatorTest, AGenerationWaitsUntilEveryPauseHasArrived) {
   EXPECT_NE(progress_.str().find("trial " + std::to_string(d.trial_id) + " replaced by trial 4"),
             std::string::npos)
       << progress_.str();
+  // The replaced member has its progress line, as every finished trial has.
+  EXPECT_NE(progress_.str().find("trial " + std::to_string(d.trial_id) + " |"), std::string::npos)
+      << progress_.str();
+  EXPECT_NE(progress_.str().find("(stopped, "), std::string::npos) << progress_.str();
 }
 
 TEST_F(PbtCoordinatorTest, AMemberKilledAfterReportingItsBoundaryPausesThereOnResume) {

@@ -525,6 +525,7 @@ Status Coordinator::StopReplacedMember(const PbtExploit& exploit, int64_t epoch)
   Count(row);
   best_ = previous_best;
   weights_to_discard_.push_back(row.trial_id);
+  PrintProgress(row);  // its line, as every finished trial has one
   return Status::Ok();
 }
 
