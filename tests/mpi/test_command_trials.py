@@ -679,6 +679,23 @@ class EarlyStopping(CommandCase):
         self.assertIn("replaced by trial 4 (from trial %d" % parent, log)
         self.assert_no_program_left()
 
+    def test_a_pbt_program_that_prints_past_its_pause_still_finishes_the_sweep(self):
+        # No sleep: each member prints all its steps before the pause at step 2 reaches it. The
+        # steps after the verdict are its curve's, not reports (they ended every sweep with "0
+        # trials, 4 paused" before).
+        path = self.write("pbt.yaml", config(
+            "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
+            "    steps: {value: 4}\n",
+            method="random", run_cap="  run_cap: 4\n",
+            extra="epochs: 4\npbt:\n  population: 4\n  perturbation_interval: 2\n"
+                  "  mutations: [lr]\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        trials, _ = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 5, log)
+        self.assertIn("replaced by trial 4", log)
+
     def pbt_of_a_program_that_ignores_its_checkpoint(self, strict):
         path = self.write("pbt.yaml", config(
             "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"

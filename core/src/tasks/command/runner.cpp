@@ -675,7 +675,9 @@ class CommandRunner final : public TaskRunner {
     return end;
   }
 
-  // Reads the steps in the metric `lines`, records them and reports each to rank 0.
+  // Reads the steps in the metric `lines`, records them and reports each to rank 0 until a
+  // verdict ends the trial: steps after it (a fast program that printed past a pause or a stop
+  // before its SIGTERM) are the curve's, not reported, as steps printed while it is stopped.
   // Returns kStopped or kInterrupted when a verdict says so (the first such one), else kNone.
   Ending ReportSteps(const TrialSpec& trial, const TrialContext& context,
                      const std::vector<std::string>& lines, MetricReader* reader,
@@ -685,6 +687,7 @@ class CommandRunner final : public TaskRunner {
     for (const std::string& line : lines) reader->ReadLine(line, &steps);
     for (const EpochMetrics& step : steps) {
       record->Add(step, curve);
+      if (ending != Ending::kNone) continue;
       const EpochVerdict verdict = context.gate.ReportFromLeader(trial.trial_id, step);
       if (verdict == EpochVerdict::kInterrupt && ending == Ending::kNone) {
         ending = Ending::kInterrupted;
