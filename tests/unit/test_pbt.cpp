@@ -62,6 +62,17 @@ std::string ParseError(const std::string& text) {
   return status.message();
 }
 
+TEST(PbtConfigTest, PlannedTrialsCountTheChildrenAsTheBannerAndStatusSay) {
+  // 4 members of 6 epochs, one replaced at epochs 2 and 4: 6 trials, not run_cap's 4.
+  SweepConfig config;
+  ASSERT_TRUE(ParsePbtSweep(PbtSweepText(kPbtKey, "", 6), &config).ok());
+  EXPECT_EQ(PlannedTrialCount(config, std::nullopt), 6);
+  SweepConfig plain;
+  ASSERT_TRUE(ParsePbtSweep(PbtSweepText(""), &plain).ok());
+  EXPECT_EQ(PlannedTrialCount(plain, std::nullopt), 4);
+  EXPECT_EQ(PlannedTrialCount(plain, int64_t{3}), 3);  // a space of 3 points
+}
+
 TEST(PbtConfigTest, ParsesTheKey) {
   SweepConfig config;
   const Status status =

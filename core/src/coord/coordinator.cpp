@@ -24,6 +24,17 @@
 
 namespace hpo {
 
+int64_t PlannedTrialCount(const SweepConfig& config, std::optional<int64_t> space) {
+  int64_t planned = config.sweep.run_cap.value_or(INT64_MAX);
+  if (space) planned = std::min(planned, *space);
+  if (!config.pbt.enabled) return planned;
+  const int64_t initial = std::min<int64_t>(config.pbt.population, planned);
+  const PbtPopulation population(config.pbt, config.sweep.parameters, config.sweep.metric.goal,
+                                 config.sweep.metric.name, config.execution.epochs,
+                                 config.execution.seed, initial);
+  return population.PlannedTrials();
+}
+
 namespace {
 
 // The wall clock a trial's start_time_s is read from: seconds since the Unix epoch.
@@ -207,17 +218,16 @@ Coordinator::Coordinator(const SweepConfig& config, int num_groups, CoordinatorD
     further_indices_.push_back(
         static_cast<size_t>(std::find(metrics.begin(), metrics.end(), name) - metrics.begin()));
   }
-  planned_trials_ = config.sweep.run_cap.value_or(INT64_MAX);
-  if (std::optional<int64_t> space = deps_.searcher->SpaceSize()) {
-    planned_trials_ = std::min(planned_trials_, *space);
-  }
+  const std::optional<int64_t> space = deps_.searcher->SpaceSize();
   if (config.pbt.enabled) {
-    const int64_t initial = std::min<int64_t>(config.pbt.population, planned_trials_);
+    const int64_t initial = std::min<int64_t>(
+        config.pbt.population, space ? std::min(*space, config.sweep.run_cap.value_or(INT64_MAX))
+                                     : config.sweep.run_cap.value_or(INT64_MAX));
     pbt_ = std::make_unique<PbtPopulation>(config.pbt, config.sweep.parameters,
                                            config.sweep.metric.goal, config.sweep.metric.name,
                                            config.execution.epochs, config.execution.seed, initial);
-    planned_trials_ = pbt_->PlannedTrials();
   }
+  planned_trials_ = PlannedTrialCount(config, space);
   int64_t prior_id = -1;
   for (const PriorTrial& prior : deps_.warm_start.trials) {
     for (const auto& [epoch, objective] : prior.reports) {

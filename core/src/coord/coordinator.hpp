@@ -116,6 +116,11 @@ struct CoordinatorDeps {
   WarmStart warm_start;
 };
 
+// How many trials a sweep of `config` runs when none fails: run_cap, bounded by the size of the
+// search space (`space`, when finite); with population-based training the initial population
+// plus the members replaced at each boundary. The banner and `hpo status` say it.
+int64_t PlannedTrialCount(const SweepConfig& config, std::optional<int64_t> space);
+
 class Coordinator {
  public:
   Coordinator(const SweepConfig& config, int num_groups, CoordinatorDeps deps);

@@ -101,8 +101,7 @@ Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, Swee
     std::unique_ptr<Searcher> searcher;
     if (MakeSearcher(config, &searcher).ok()) {
       const std::optional<int64_t> space = searcher->SpaceSize();
-      read.planned = config.sweep.run_cap;
-      if (space) read.planned = read.planned ? std::min(*read.planned, *space) : *space;
+      if (config.sweep.run_cap || space) read.planned = PlannedTrialCount(config, space);
     }
     if (study.attributes.world_size > 0 && config.execution.ranks_per_trial > 0) {
       read.groups = study.attributes.world_size / config.execution.ranks_per_trial;
