@@ -1082,8 +1082,13 @@ void Coordinator::PrintProgress(const TrialResult& result) const {
     if (IsConstantParameter(entry.name)) continue;  // the same in every trial: noise here
     line << ' ' << entry.name << '=' << FormatParamValue(entry.value);
   }
-  line << " | " << config_.sweep.metric.name << ' ' << FormatObjective(result.objective) << " ("
-       << TrialStatusName(result.status) << ", " << result.epochs << " ep, "
+  line << " | " << config_.sweep.metric.name << ' ' << FormatObjective(result.objective);
+  for (size_t j = 0;
+       j < result.further_objectives.size() && j + 1 < config_.sweep.objectives.size(); ++j) {
+    line << ", " << config_.sweep.objectives[j + 1].name << ' '
+         << FormatObjective(result.further_objectives[j]);
+  }
+  line << " (" << TrialStatusName(result.status) << ", " << result.epochs << " ep, "
        << FormatDuration(result.duration_s) << ')';
   if (!result.message.empty()) line << " [" << OneLine(result.message) << ']';
   if (best_) {

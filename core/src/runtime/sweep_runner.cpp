@@ -465,6 +465,15 @@ std::unique_ptr<TaskRunner> PrepareRunner(const SweepConfig& config, const Group
   AbortJob(ExitCode::kPeerLost, LostPeerMessage(lost, study_path));
 }
 
+// Every objective and its goal: "val_loss (minimize), epoch_time_s (minimize)".
+std::string ObjectivesText(const SweepConfig& config) {
+  std::string text;
+  for (const MetricSpec& objective : config.sweep.objectives) {
+    text += (text.empty() ? "" : ", ") + objective.name + " (" + GoalName(objective.goal) + ")";
+  }
+  return text;
+}
+
 // Rank 0, once before the trials start: the sweep in one line.
 void PrintSweepBanner(const SweepConfig& config, const GroupLayout& layout, int world_size,
                       const Coordinator& coordinator, const std::string& study_path) {
@@ -475,8 +484,7 @@ void PrintSweepBanner(const SweepConfig& config, const GroupLayout& layout, int 
             << (config.execution.epochs == kUnboundedEpochs
                     ? std::string()
                     : " of " + std::to_string(config.execution.epochs) + " epochs")
-            << " | " << config.sweep.metric.name << " (" << GoalName(config.sweep.metric.goal)
-            << ") | study " << study_path << std::endl;
+            << " | " << ObjectivesText(config) << " | study " << study_path << std::endl;
 }
 
 // Rank 0's coordinator thread, before every probe for a message: a preemption signal interrupts
