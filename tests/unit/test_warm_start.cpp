@@ -2,6 +2,7 @@
 // checks, and the searchers and coordinator that take them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -173,13 +174,21 @@ TEST(MapPriorTrialTest, FailedTrialsAndTrialsOutsideTheSpaceAreLeftOutWithTheRea
   EXPECT_EQ(why, "outside the space (lr)");
   EXPECT_FALSE(MapPriorTrial(config, Trial(2, 0.01, 64, 3), 2, true, &prior, &why));
   EXPECT_EQ(why, "outside the space (width)");
-  TrialResult without_width = Trial(3, 0.01, 16, 3);
-  without_width.params.pop_back();
-  EXPECT_FALSE(MapPriorTrial(config, without_width, 2, true, &prior, &why));
-  EXPECT_EQ(why, "without width");
 }
 
-TEST(MapPriorTrialTest, ParametersTheConditionsLeaveOutAreDroppedAndTheOthersRequired) {
+TEST(MapPriorTrialTest, ATrialWithoutANewParameterIsUsedForThoseItHas) {
+  // As SageMaker's transfer-learning warm start and Optuna's: the parent informs the search on
+  // lr, and width (added since) is absent in it.
+  const SweepConfig config = Parse(SweepText(3, "val_accuracy"));
+  TrialResult without_width = Trial(3, 0.01, 16, 3);
+  without_width.params.pop_back();
+  PriorTrial prior;
+  std::string why;
+  ASSERT_TRUE(MapPriorTrial(config, without_width, 2, true, &prior, &why)) << why;
+  EXPECT_EQ(prior.missing, std::vector<std::string>{"width"});
+}
+
+TEST(MapPriorTrialTest, ParametersTheConditionsLeaveOutAreDroppedAndMissingOnesListed) {
   // momentum exists only with sgd: an adam trial's momentum is dropped, an adam trial without
   // one is in the space, an sgd trial without one is not.
   const SweepConfig config = Parse(
@@ -203,8 +212,10 @@ TEST(MapPriorTrialTest, ParametersTheConditionsLeaveOutAreDroppedAndTheOthersReq
   EXPECT_EQ(Text(prior.params), "lr=0.01 optimizer=adam ");
   ASSERT_TRUE(MapPriorTrial(config, trial("sgd", 0.9), 2, true, &prior, &why)) << why;
   EXPECT_EQ(Text(prior.params), "lr=0.01 optimizer=sgd momentum=0.9 ");
-  EXPECT_FALSE(MapPriorTrial(config, trial("sgd", std::nullopt), 2, true, &prior, &why));
-  EXPECT_EQ(why, "without momentum");
+  EXPECT_TRUE(prior.missing.empty());
+  // An sgd trial without momentum informs the search on the others.
+  ASSERT_TRUE(MapPriorTrial(config, trial("sgd", std::nullopt), 2, true, &prior, &why)) << why;
+  EXPECT_EQ(prior.missing, std::vector<std::string>{"momentum"});
 }
 
 class LoadWarmStartTest : public testing::Test {
@@ -217,12 +228,14 @@ class LoadWarmStartTest : public testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Writes DIR/NAME/study.h5: a study of SweepText(epochs, metric) holding `trials`.
+  // `with_width` false: a study of an earlier sweep that had no `width` parameter.
   std::string WriteStudy(const std::string& name, int64_t epochs, const std::string& metric,
-                         const std::vector<TrialResult>& trials) {
+                         const std::vector<TrialResult>& trials, bool with_width = true) {
     const std::string folder = dir_ + "/" + name;
     fs::create_directories(folder);
     StudyLayout layout;
-    layout.params = {{"lr", ParamType::kFloat, 0}, {"width", ParamType::kInt, 0}};
+    layout.params = {{"lr", ParamType::kFloat, 0}};
+    if (with_width) layout.params.push_back({"width", ParamType::kInt, 0});
     layout.metric_names = ClassifierMetricNames();
     StudyAttributes attributes;
     attributes.config = SweepText(epochs, metric);
@@ -281,6 +294,21 @@ TEST_F(LoadWarmStartTest, TrialsInTheSpaceSeedTheSweepAndTheSummarySaysWhyOthers
             "warm start: 2 of 2 trials of " + longer +
                 "; they seed the search, not early stopping (other epochs per trial)");
   EXPECT_EQ(warm_start.fingerprint, same + ": 4 trials, 2 used; " + longer + ": 2 trials, 2 used");
+}
+
+TEST_F(LoadWarmStartTest, ParentsWithoutANewParameterAreUsedAndTheSummarySaysSo) {
+  TrialResult a = Trial(0, 0.01, 16, 3);
+  TrialResult b = Trial(1, 0.002, 8, 3);
+  a.params.pop_back();
+  b.params.pop_back();  // an earlier sweep without `width`
+  const std::string earlier = WriteStudy("earlier", 3, "val_accuracy", {a, b}, false);
+  WarmStart warm_start;
+  ASSERT_TRUE(Load(Sweep({earlier}), &warm_start).ok());
+  ASSERT_EQ(warm_start.trials.size(), 2u);
+  ASSERT_EQ(warm_start.summary.size(), 1u);
+  EXPECT_EQ(warm_start.summary[0], "warm start: 2 of 2 trials of " + earlier +
+                                       " (used for the parameters they have: 2 without width)"
+                                       "; they seed the search");
 }
 
 TEST_F(LoadWarmStartTest, WithoutEarlyStoppingTheSummarySaysTheySeedTheSearchAlone) {
@@ -362,6 +390,26 @@ TEST(WarmStartSearchTest, ModelBasedSearchersStartFromTheEarlierTrialsBestRegion
     const int warm_near = NearTheBest(*warm, 10);
     EXPECT_GE(warm_near, 7) << model;
     EXPECT_GE(warm_near, cold_near + 3) << model;
+  }
+}
+
+TEST(WarmStartSearchTest, EarlierTrialsWithoutANewParameterStillGuideTheOthers) {
+  // The same 20 earlier trials from a sweep without `width`: the models still start near the
+  // best lr (before, every such trial was dropped and the sweep went cold).
+  for (const char* model : {"tpe", "gp"}) {
+    const SweepConfig config =
+        Parse(SweepText(3, "val_accuracy", std::string("search: {model: ") + model + "}\n"));
+    std::unique_ptr<Searcher> warm;
+    ASSERT_TRUE(MakeSearcher(config, &warm).ok());
+    int64_t id = -1;
+    for (PriorTrial prior : SpreadPriors(20)) {
+      prior.params.erase(
+          std::remove_if(prior.params.begin(), prior.params.end(),
+                         [](const NamedValue& entry) { return entry.name == "width"; }),
+          prior.params.end());
+      warm->Observe(id--, prior.params, TrialStatus::kCompleted, prior.objective);
+    }
+    EXPECT_GE(NearTheBest(*warm, 10), 7) << model;
   }
 }
 

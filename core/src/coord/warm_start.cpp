@@ -78,8 +78,7 @@ bool MapPriorTrial(const SweepConfig& config, const TrialResult& trial, size_t m
   const std::vector<bool> active = ActiveParameters(parameters, mapped.params);
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (active[i] && FindParam(mapped.params, parameters[i].name) == nullptr) {
-      *why = "without " + parameters[i].name;
-      return false;
+      mapped.missing.push_back(parameters[i].name);
     }
   }
   mapped.status =
@@ -124,6 +123,7 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
     const bool same_epochs = ParseStoredConfig(study.attributes.config, catalog, &earlier).ok() &&
                              earlier.execution.epochs == config.execution.epochs;
     WarmStartOmissions omitted;
+    WarmStartOmissions partial;  // used, lacking parameters of this sweep
     int64_t used = 0;
     for (const TrialResult& trial : study.trials) {
       PriorTrial prior;
@@ -132,6 +132,9 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
         omitted.Count(why);
         continue;
       }
+      std::string lacking;
+      for (const std::string& name : prior.missing) lacking += (lacking.empty() ? "" : ", ") + name;
+      if (!lacking.empty()) partial.Count("without " + lacking);
       loaded.trials.push_back(std::move(prior));
       ++used;
     }
@@ -139,6 +142,9 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
     std::string line = "warm start: " + std::to_string(used) + " of " + std::to_string(rows) +
                        " trials of " + path;
     if (!omitted.Text().empty()) line += " (not used: " + omitted.Text() + ")";
+    if (!partial.Text().empty()) {
+      line += " (used for the parameters they have: " + partial.Text() + ")";
+    }
     const bool stopping = config.sweep.early_terminate.enabled || config.median_stopping.enabled ||
                           config.search.model == BayesModel::kCurves;
     if (!stopping) {

@@ -29,6 +29,10 @@ struct PriorTrial {
   // Whether its study trained as many epochs per trial as this sweep: only then do its reports
   // seed the scheduler's records (ASHA's rungs, the curve model's references).
   bool same_epochs = false;
+  // This sweep's active parameters its study did not have (a parameter added since): it informs
+  // the searcher on the parameters it has (search/trial_history.hpp), as SageMaker's and
+  // Optuna's warm starts use such parents.
+  std::vector<std::string> missing;
 };
 
 struct WarmStart {
@@ -42,11 +46,10 @@ struct WarmStart {
 };
 
 // A trial of `study` in the space of `config`: its parameters mapped by name (a parameter the
-// study lacks takes a constant's value; one it has that the config lacks, or that the config's
-// conditions leave out for this trial, is dropped), each value within the config's distribution
-// and every parameter active for it present. False, with `why`, when it failed, has no finite
-// objective or does not lie in the space. `metric_index` is the sweep metric's column of the
-// study's curves.
+// study lacks takes a constant's value, or is listed in prior->missing; one it has that the
+// config lacks, or that the config's conditions leave out for this trial, is dropped), each value
+// within the config's distribution. False, with `why`, when it failed, has no finite objective or
+// does not lie in the space. `metric_index` is the sweep metric's column of the study's curves.
 bool MapPriorTrial(const SweepConfig& config, const TrialResult& trial, size_t metric_index,
                    bool same_epochs, PriorTrial* prior, std::string* why);
 

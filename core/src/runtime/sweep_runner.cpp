@@ -183,7 +183,15 @@ Status OpenSweep(const SweepConfig& config, const TaskCatalog& catalog, const Sw
   HPO_RETURN_IF_ERROR(MakeScheduler(config, &root_study->deps.scheduler));
   HPO_RETURN_IF_ERROR(
       LoadWarmStart(config, catalog, root_study->path, &root_study->deps.warm_start));
-  for (const std::string& line : root_study->deps.warm_start.summary) std::cout << line << "\n";
+  const WarmStart& warm_start = root_study->deps.warm_start;
+  const bool cold = !config.warm_start.empty() && warm_start.trials.empty();
+  for (const std::string& line : warm_start.summary) {
+    if (cold) {
+      PrintDiagnostic("hpo: warning: " + line + "; none is used: the sweep starts cold");
+    } else {
+      std::cout << line << "\n";
+    }
+  }
   std::unique_ptr<StudyWriter> study;
   HPO_RETURN_IF_ERROR(OpenResumedStudy(config, options, &study, &root_study->resumed));
   if (!root_study->resumed) return Status::Ok();

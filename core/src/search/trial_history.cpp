@@ -34,7 +34,7 @@ TrialHistory::TrialHistory(std::vector<ParameterSpec> parameters,
   }
 }
 
-void TrialHistory::SetParams(const Assignment& params, TrialRecord* record) const {
+void TrialHistory::SetParams(const Assignment& params, bool prior, TrialRecord* record) const {
   record->params = params;
   const std::vector<bool> active = ActiveParameters(parameters_, params);
   std::vector<double> coordinates;
@@ -44,6 +44,10 @@ void TrialHistory::SetParams(const Assignment& params, TrialRecord* record) cons
       continue;
     }
     const ParamValue* value = FindParam(params, parameters_[i].name);
+    if (value == nullptr && prior) {
+      coordinates.push_back(kAbsentCoordinate);
+      continue;
+    }
     std::optional<double> coordinate;
     if (value) coordinate = EncodeValue(parameters_[i], dimensions_[i], *value);
     if (!coordinate) {
@@ -57,13 +61,13 @@ void TrialHistory::SetParams(const Assignment& params, TrialRecord* record) cons
 
 void TrialHistory::RecordSuggestion(int64_t trial_id, const Assignment& params) {
   TrialRecord& record = records_[trial_id];
-  if (!record.finished) SetParams(params, &record);
+  if (!record.finished) SetParams(params, trial_id < 0, &record);
 }
 
 void TrialHistory::RecordResult(int64_t trial_id, const Assignment& params, TrialStatus status,
                                 double objective, const std::vector<double>& further_objectives) {
   TrialRecord& record = records_[trial_id];
-  if (!params.empty() || record.params.empty()) SetParams(params, &record);
+  if (!params.empty() || record.params.empty()) SetParams(params, trial_id < 0, &record);
   record.finished = true;
   record.status = status;
   record.objective = objective;
@@ -76,7 +80,7 @@ void TrialHistory::RecordResult(int64_t trial_id, const Assignment& params, Tria
 void TrialHistory::RecordEpoch(int64_t trial_id, const Assignment& params, int64_t epoch,
                                double objective) {
   TrialRecord& record = records_[trial_id];
-  if (record.params.empty()) SetParams(params, &record);
+  if (record.params.empty()) SetParams(params, trial_id < 0, &record);
   record.epoch_objectives[epoch] = objective;
   CacheCurve(&record);
 }
@@ -233,7 +237,7 @@ Status TrialHistory::Restore(const std::string& state, const std::string& tag,
   for (uint64_t i = 0; i < count && well_formed; ++i) {
     const int64_t id = reader.Get<int64_t>();
     TrialRecord record;
-    SetParams(reader.GetAssignment(), &record);
+    SetParams(reader.GetAssignment(), id < 0, &record);
     record.finished = reader.Get<uint8_t>() != 0;
     const uint8_t status = reader.Get<uint8_t>();
     record.status = static_cast<TrialStatus>(status);

@@ -46,7 +46,9 @@ namespace hpo {
 // Losses follow the metric's goal (the objective, or its negation when maximising); failed
 // trials (NaN) have an infinite loss. A parameter inactive in a trial (conditions.hpp) has the
 // coordinate kAbsentCoordinate (NaN) there; trials whose params do not fit the space (an active
-// parameter missing or out of its values) are left out.
+// parameter missing or out of its values) are left out, but for a warm start's earlier trials
+// (ids < 0, coord/warm_start.hpp): an active parameter they lack is absent there too, so that
+// they inform the model on the parameters they have, as Optuna's and SageMaker's warm starts do.
 class TrialHistory {
  public:
   static constexpr double kAbsentCoordinate = std::numeric_limits<double>::quiet_NaN();
@@ -122,7 +124,8 @@ class TrialHistory {
     std::optional<FinalPrediction> extrapolation;
   };
 
-  void SetParams(const Assignment& params, TrialRecord* record) const;
+  // `prior`: a warm start's trial, whose missing active parameters are absent (see above).
+  void SetParams(const Assignment& params, bool prior, TrialRecord* record) const;
   // Fills the record's curve and extrapolation (kPredictedFinals; a no-op otherwise).
   void CacheCurve(TrialRecord* record) const;
   bool CollectPredictedFinals(int64_t trial_id, std::vector<DataPoint>* observed,
