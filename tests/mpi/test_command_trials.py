@@ -721,6 +721,10 @@ class EarlyStopping(CommandCase):
                       text(child["message"]))
         self.assertEqual(log.count("hpo: warning: trial "), 1, log)  # once per sweep
         self.assertIn("loads HPO_CHECKPOINT_DIR", log)
+        report = subprocess.run([HPO, "report", os.path.join(self.tmp, "out")],
+                                capture_output=True, text=True, timeout=60)
+        self.assertIn("trial 4 <- trial %d at epoch 2" % int(child["parent_trial"]), report.stdout)
+        self.assertIn("[restarted: its program started over", report.stdout)
 
     def test_pbt_strict_fails_a_program_that_starts_over(self):
         rc, log, trials, _ = self.pbt_of_a_program_that_ignores_its_checkpoint("true")

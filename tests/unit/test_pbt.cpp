@@ -764,6 +764,34 @@ TEST_F(PbtCoordinatorTest, TheGenerationLineCountsOneContinuingMemberInTheSingul
 }
 
 // The report's lineage: each child with its parent, epoch and the parameters explore changed.
+TEST(PbtReportTest, TheLineageMarksAChildWhoseProgramStartedOver) {
+  StudyContents study;
+  study.attributes.metric_name = "val_accuracy";
+  study.attributes.metric_goal = "maximize";
+  study.layout.lineage = true;
+  study.layout.params = {{"lr", ParamType::kFloat, 0, false}, {"width", ParamType::kInt, 0, false}};
+  TrialResult parent;
+  parent.trial_id = 0;
+  parent.status = TrialStatus::kCompleted;
+  parent.objective = 0.5;
+  parent.params = Params(0.01, 16);
+  TrialResult child = parent;
+  child.trial_id = 1;
+  child.params = Params(0.012, 16);
+  child.parent_trial = 0;
+  child.parent_epoch = 2;
+  child.message = "restarted: its program reported step 1 first, not 3";
+  study.trials = {parent, child};
+  const std::string text = FormatReport(study, ReportOptions());
+  EXPECT_NE(text.find("  trial 1 <- trial 0 at epoch 2: lr 0.01 -> 0.012 [restarted: its program "
+                      "started over, not from the checkpoint]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(FormatHtmlReport(study).find("lr 0.01 -&gt; 0.012 [restarted: its program started "
+                                         "over]</td>"),
+            std::string::npos);
+}
+
 TEST(PbtReportTest, EveryReportFormatListsTheLineage) {
   StudyContents study;
   study.attributes.metric_name = "val_accuracy";

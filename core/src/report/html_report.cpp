@@ -471,7 +471,9 @@ std::string LineageSection(const StudyContents& study) {
     }
     rows += "<tr><td>" + std::to_string(edge.child) + "</td><td>" + std::to_string(edge.parent) +
             "</td><td>" + std::to_string(edge.epoch) + "</td><td>" +
-            HtmlText(changes.empty() ? "(none)" : changes) + "</td></tr>\n";
+            HtmlText((changes.empty() ? "(none)" : changes) +
+                     (edge.restarted ? " [restarted: its program started over]" : "")) +
+            "</td></tr>\n";
   }
   rows += "</tbody></table>\n";
   return Section("lineage", "Lineage (population-based training)",

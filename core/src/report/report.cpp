@@ -260,6 +260,7 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
         out += (i == 0 ? " " : "; ") + edge.changes[i];
       }
       if (edge.changes.empty()) out += " (none)";
+      if (edge.restarted) out += " [restarted: its program started over, not from the checkpoint]";
       out += "\n";
     }
   }

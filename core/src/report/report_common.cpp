@@ -30,6 +30,7 @@ std::vector<LineageEdge> Lineage(const StudyContents& study) {
     edge.child = id;
     edge.parent = trial->parent_trial;
     edge.epoch = trial->parent_epoch;
+    edge.restarted = trial->message.rfind("restarted: ", 0) == 0;
     const auto parent = by_id.find(trial->parent_trial);
     for (const NamedValue& entry : trial->params) {
       const ParamValue* before =

@@ -74,6 +74,9 @@ struct LineageEdge {
   int64_t parent = -1;
   int64_t epoch = 0;
   std::vector<std::string> changes;
+  // The child's program started over instead of from the parent's checkpoint (its message says
+  // `restarted: ...`): the edge was planned, not trained.
+  bool restarted = false;
 };
 std::vector<LineageEdge> Lineage(const StudyContents& study);
 
