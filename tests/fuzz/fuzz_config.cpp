@@ -1,6 +1,7 @@
 // libFuzzer target for the config parser: every input is a config file's text. ParseConfig must
 // return a Status (ok or not) for any bytes: no crash, hang, uncaught exception or sanitizer
-// report; a foreign spec's translation must parse again to itself. Built and run by tests/fuzz/run_fuzz.sh (ctest: fuzz_config_parser).
+// report; a foreign spec's translation must parse again to itself. Built and run by
+// tests/fuzz/run_fuzz.sh (ctest: fuzz_config_parser).
 #include <cstddef>
 #include <cstdint>
 #include <string>
