@@ -654,16 +654,22 @@ class EarlyStopping(CommandCase):
                              (trial_id, {t: (row["status"], row["message"]) for t, row in trials.items()}, log))
         self.assert_no_program_left()
 
-    def test_population_based_training_copies_the_parents_checkpoint_folder(self):
+    def run_pbt(self, program_params="    sleep: {value: 0.05}\n", pbt_extra=""):
+        """A PBT sweep of trial_program.py: 4 members of 4 steps, exploit/explore at step 2 (the
+        child is trial 4); `program_params` more of the program's parameters, `pbt_extra` more
+        `pbt:` keys. Returns (rc, log, output folder)."""
         path = self.write("pbt.yaml", config(
             "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
-            "    steps: {value: 4}\n"
-            "    sleep: {value: 0.05}\n",
+            "    steps: {value: 4}\n" + program_params,
             method="random", run_cap="  run_cap: 4\n",
             extra="epochs: 4\npbt:\n  population: 4\n  perturbation_interval: 2\n"
-                  "  mutations: [lr]\n"))
+                  "  mutations: [lr]\n" + pbt_extra))
         output = os.path.join(self.tmp, "out")
         rc, log = self.run_sweep(2, path, output)
+        return rc, log, output
+
+    def test_population_based_training_copies_the_parents_checkpoint_folder(self):
+        rc, log, output = self.run_pbt()
         self.assertEqual(rc, 0, log)
         trials, curves = read_study(os.path.join(output, "study.h5"))
         child = trials[4]  # trials keep their last row
@@ -683,30 +689,16 @@ class EarlyStopping(CommandCase):
         # No sleep: each member prints all its steps before the pause at step 2 reaches it. The
         # steps after the verdict are its curve's, not reports (they ended every sweep with "0
         # trials, 4 paused" before).
-        path = self.write("pbt.yaml", config(
-            "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
-            "    steps: {value: 4}\n",
-            method="random", run_cap="  run_cap: 4\n",
-            extra="epochs: 4\npbt:\n  population: 4\n  perturbation_interval: 2\n"
-                  "  mutations: [lr]\n"))
-        output = os.path.join(self.tmp, "out")
-        rc, log = self.run_sweep(2, path, output)
+        rc, log, output = self.run_pbt(program_params="")
         self.assertEqual(rc, 0, log)
         trials, _ = read_study(os.path.join(output, "study.h5"))
         self.assertEqual(len(trials), 5, log)
         self.assertIn("replaced by trial 4", log)
 
     def pbt_of_a_program_that_ignores_its_checkpoint(self, strict):
-        path = self.write("pbt.yaml", config(
-            "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n"
-            "    steps: {value: 4}\n"
-            "    sleep: {value: 0.05}\n"
-            "    mode: {value: fresh}\n",
-            method="random", run_cap="  run_cap: 4\n",
-            extra="epochs: 4\npbt:\n  population: 4\n  perturbation_interval: 2\n"
-                  "  mutations: [lr]\n  strict: %s\n" % strict))
-        output = os.path.join(self.tmp, "out")
-        rc, log = self.run_sweep(2, path, output)
+        rc, log, output = self.run_pbt(
+            program_params="    sleep: {value: 0.05}\n    mode: {value: fresh}\n",
+            pbt_extra="  strict: %s\n" % strict)
         trials, curves = read_study(os.path.join(output, "study.h5"))
         return rc, log, trials, curves
 
