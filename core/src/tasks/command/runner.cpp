@@ -70,6 +70,8 @@ constexpr int kTagFinal = 0x4804;
 // How long a rank waits for its program's output or exit between checks of the group's messages.
 constexpr int kLeaderPollMs = 2;
 constexpr int kMemberPollMs = 5;
+// How often the leader looks at the files its program writes metrics to (MetricFeed).
+constexpr int kSourcePollMs = 20;
 // Once a rank's own program has ended, only messages are left to wait for: a short nap keeps the
 // end-of-trial exchange (and so the gap before the next trial) short at little CPU cost.
 constexpr useconds_t kEndedNapUs = 200;
@@ -349,14 +351,21 @@ class MetricFeed {
  public:
   explicit MetricFeed(ProgramPlatform* platform) : platform_(platform) {}
 
-  // The metric lines among the program's output `lines` and the sources' new lines. Failure
-  // when a source cannot be read (the trial fails with its message).
-  Status Collect(const std::vector<OutputLine>& lines, std::vector<std::string>* metric_lines) {
+  // The metric lines among the program's output `lines` and the sources' new lines. The sources
+  // (files, often on a shared file system) are looked at every kSourcePollMs, not on every pass
+  // of the leader's loop (every kLeaderPollMs), and always when `final` (the program has
+  // ended). Failure when a source cannot be read (the trial fails with its message).
+  Status Collect(const std::vector<OutputLine>& lines, std::vector<std::string>* metric_lines,
+                 bool final = false) {
     Status status = Status::Ok();
     std::vector<std::string> file_lines;
-    for (const std::unique_ptr<MetricSource>& source : platform_->metric_sources) {
-      const Status polled = source->Poll(&file_lines);
-      if (!polled.ok() && status.ok()) status = polled;
+    const Clock::time_point now = Clock::now();
+    if (final || now - last_poll_ >= std::chrono::milliseconds(kSourcePollMs)) {
+      last_poll_ = now;
+      for (const std::unique_ptr<MetricSource>& source : platform_->metric_sources) {
+        const Status polled = source->Poll(&file_lines);
+        if (!polled.ok() && status.ok()) status = polled;
+      }
     }
     bool file_route = platform_->output_has_no_metrics;
     for (const std::unique_ptr<MetricSource>& source : platform_->metric_sources) {
@@ -384,6 +393,7 @@ class MetricFeed {
 
  private:
   ProgramPlatform* platform_;
+  Clock::time_point last_poll_{};  // the sources' last look
 };
 
 class CommandRunner final : public TaskRunner {
@@ -604,7 +614,7 @@ class CommandRunner final : public TaskRunner {
     // pause lets it run until SIGTERM, and its checkpoint keeps what it trained): the curve's,
     // not reported (the ending is decided).
     std::vector<std::string> late_lines;
-    const Status late = feed.Collect(last_lines, &late_lines);
+    const Status late = feed.Collect(last_lines, &late_lines, /*final=*/true);
     if (!late.ok() && end.ending == Ending::kCompleted) end = {Ending::kFailed, late.message()};
     std::vector<EpochMetrics> late_steps;
     for (const std::string& line : late_lines) reader.ReadLine(line, &late_steps);
