@@ -24,15 +24,28 @@
 
 namespace hpo {
 
+namespace {
+
+// The trials a sweep may run: run_cap, bounded by the search space's size when finite.
+int64_t CoordinatorTrialCap(const SweepConfig& config, std::optional<int64_t> space) {
+  const int64_t cap = config.sweep.run_cap.value_or(INT64_MAX);
+  return space ? std::min(cap, *space) : cap;
+}
+
+// The population of a PBT sweep: its first `population` trials, within the cap.
+PbtPopulation CoordinatorPopulation(const SweepConfig& config, std::optional<int64_t> space) {
+  const int64_t initial =
+      std::min<int64_t>(config.pbt.population, CoordinatorTrialCap(config, space));
+  return PbtPopulation(config.pbt, config.sweep.parameters, config.sweep.metric.goal,
+                       config.sweep.metric.name, config.execution.epochs, config.execution.seed,
+                       initial);
+}
+
+}  // namespace
+
 int64_t PlannedTrialCount(const SweepConfig& config, std::optional<int64_t> space) {
-  int64_t planned = config.sweep.run_cap.value_or(INT64_MAX);
-  if (space) planned = std::min(planned, *space);
-  if (!config.pbt.enabled) return planned;
-  const int64_t initial = std::min<int64_t>(config.pbt.population, planned);
-  const PbtPopulation population(config.pbt, config.sweep.parameters, config.sweep.metric.goal,
-                                 config.sweep.metric.name, config.execution.epochs,
-                                 config.execution.seed, initial);
-  return population.PlannedTrials();
+  return config.pbt.enabled ? CoordinatorPopulation(config, space).PlannedTrials()
+                            : CoordinatorTrialCap(config, space);
 }
 
 namespace {
@@ -220,14 +233,9 @@ Coordinator::Coordinator(const SweepConfig& config, int num_groups, CoordinatorD
   }
   const std::optional<int64_t> space = deps_.searcher->SpaceSize();
   if (config.pbt.enabled) {
-    const int64_t initial = std::min<int64_t>(
-        config.pbt.population, space ? std::min(*space, config.sweep.run_cap.value_or(INT64_MAX))
-                                     : config.sweep.run_cap.value_or(INT64_MAX));
-    pbt_ = std::make_unique<PbtPopulation>(config.pbt, config.sweep.parameters,
-                                           config.sweep.metric.goal, config.sweep.metric.name,
-                                           config.execution.epochs, config.execution.seed, initial);
+    pbt_ = std::make_unique<PbtPopulation>(CoordinatorPopulation(config, space));
   }
-  planned_trials_ = PlannedTrialCount(config, space);
+  planned_trials_ = pbt_ ? pbt_->PlannedTrials() : CoordinatorTrialCap(config, space);
   int64_t prior_id = -1;
   for (const PriorTrial& prior : deps_.warm_start.trials) {
     for (const auto& [epoch, objective] : prior.reports) {
