@@ -63,7 +63,8 @@ class InstalledPackage(unittest.TestCase):
         package = prefix / "lib" / "cmake" / "hpo"
         for path in ["include/hpo/main.hpp", "include/hpo/model_task.hpp",
                      "include/hpo/mpi/communicator.hpp", "lib/libhpo_core.a", "lib/libhpo_cli.a",
-                     "bin/hpo", "lib/cmake/hpo/hpoConfig.cmake",
+                     "lib/libhpo_model_runtime.a", "bin/hpo", "bin/hpo-torch",
+                     "lib/cmake/hpo/hpoConfig.cmake",
                      "lib/cmake/hpo/hpoConfigVersion.cmake", "lib/cmake/hpo/hpoTargets.cmake"]:
             self.assertTrue((prefix / path).exists(), path)
         # The exported targets point into the prefix, never back into the build tree.

@@ -8,7 +8,9 @@ must be what the rule allows:
    never a *description* file: rank 0 checks configs with those);
 2. <mpi.h>: core/include/hpo/mpi/communicator.hpp alone;
 3. hpo_core's folders (the third command's list) include nothing of mpi/, train/, gpu/, runtime/
-   nor the public headers that reach MPI or torch.
+   nor the public headers that reach MPI or torch;
+4. what the torch-free `hpo` links (the fourth command's list: runtime/, cli/, the command task,
+   apps/hpo_main.cpp) includes neither torch nor train/, gpu/, model_runtime/, hpo/model_task.hpp.
 
 Usage: check_include_rules.py REPO_ROOT. Exit 0 when all hold, 1 naming each file that breaks a
 rule (or a command the document no longer has).
@@ -57,18 +59,21 @@ def main():
         sys.exit("usage: check_include_rules.py REPO_ROOT")
     root = sys.argv[1]
     commands = design_commands(root)
-    torch = [c for c in commands if "torch|ATen|c10" in c]
+    launcher = [c for c in commands if "model_runtime" in c]
+    torch = [c for c in commands if "torch|ATen|c10" in c and c not in launcher]
     mpi = [c for c in commands if "<mpi.h>" in c]
     core = [c for c in commands if "(mpi|train|gpu|runtime)/" in c]
-    if len(torch) != 1 or len(mpi) != 1 or len(core) != 1:
+    if len(torch) != 1 or len(mpi) != 1 or len(core) != 1 or len(launcher) != 1:
         sys.exit("check_include_rules: docs/design.md should give one command per rule, found "
-                 "%d, %d, %d" % (len(torch), len(mpi), len(core)))
+                 "%d, %d, %d, %d" % (len(torch), len(mpi), len(core), len(launcher)))
     broken = ["%s includes torch (allowed: train/, gpu/, hpo/model_task.hpp, a task's runner)" % p
               for p in run(root, torch[0]) if not torch_allowed(p)]
     broken += ["%s includes <mpi.h> (only hpo/mpi/communicator.hpp may)" % p
                for p in run(root, mpi[0]) if p != "core/include/hpo/mpi/communicator.hpp"]
     broken += ["%s is in hpo_core but includes MPI, torch or the runtime" % p
                for p in run(root, core[0])]
+    broken += ["%s is in the torch-free hpo but includes torch or the libtorch side" % p
+               for p in run(root, launcher[0])]
     for line in broken:
         print("check_include_rules: " + line)
     print("check_include_rules: %d commands of docs/design.md run, %d files break a rule"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/main_with_hooks.hpp"
+#include "cli/torch_hand_over.hpp"
 #include "common/diagnostic.hpp"
 #include "common/file_io.hpp"
 #include "coord/sweep_status.hpp"
@@ -75,10 +76,18 @@ hpo::Status ParseArguments(const std::vector<std::string>& args,
   return hpo::Status::Ok();
 }
 
+// What a program's main gives the command line: its tasks, the test seam, and whether it is the
+// torch-free `hpo` that hands libtorch sweeps over (cli/torch_hand_over.hpp).
+struct MainSettings {
+  const hpo::TaskRegistry& registry;
+  hpo::TrainingHooks* training_hooks = nullptr;
+  bool hand_over_torch = false;
+};
+
 int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
-                    const hpo::TaskRegistry& registry, hpo::TrainingHooks* training_hooks) {
+                    const MainSettings& settings) {
   hpo::SweepOptions sweep;
-  sweep.training_hooks = training_hooks;
+  sweep.training_hooks = settings.training_hooks;
   po::options_description options(
       "usage: mpirun -np N hpo sweep --config FILE [--output DIR] [--data DIR] [--resume]\n"
       "                              [--run-cap N] [--ranks-per-trial R] [--seed S]\n\n"
@@ -128,12 +137,13 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
     sweep.bare.seed = seed;
   }
   if (!parsed.ok()) return ExitWith(parsed, print_here);
+  if (settings.hand_over_torch) hpo::HandOverTorchSweep(sweep, argv, print_here);
 
   std::unique_ptr<hpo::MpiSession> session;
   hpo::Status started = hpo::MpiSession::Start(&argc, &argv, &session);
   if (!started.ok()) return ExitWith(started, true);
   const bool root = hpo::Communicator::World().rank() == 0;
-  return ExitWith(hpo::RunSweep(sweep, registry), root);
+  return ExitWith(hpo::RunSweep(sweep, settings.registry), root);
 }
 
 // Stores `importance` in the study at `path` (its file or its output folder). A study another
@@ -427,16 +437,9 @@ int RunRenderCommand(const std::vector<std::string>& args, const hpo::TaskRegist
   return WriteRendered(arguments.output_path, text);
 }
 
-}  // namespace
-
-namespace hpo {
-
-int Main(int argc, char** argv, const TaskRegistry& registry) {
-  return MainWithTrainingHooks(argc, argv, registry, nullptr);
-}
-
-int MainWithTrainingHooks(int argc, char** argv, const TaskRegistry& registry,
-                          TrainingHooks* training_hooks) {
+int RunMain(int argc, char** argv, const MainSettings& settings) {
+  using hpo::ExitCode;
+  const hpo::TaskRegistry& registry = settings.registry;
   if (argc < 2) {
     std::cerr << kUsage;
     return static_cast<int>(ExitCode::kBadInput);
@@ -448,15 +451,33 @@ int MainWithTrainingHooks(int argc, char** argv, const TaskRegistry& registry,
     return 0;
   }
   if (command == "--version") {
-    std::cout << "hpo-mpi " << HPO_VERSION << " (" << DescribeDeviceBuild() << ")" << std::endl;
+    std::cout << "hpo-mpi " << HPO_VERSION << " (" << hpo::DescribeDeviceBuild() << ")"
+              << std::endl;
     return 0;
   }
-  if (command == "sweep") return RunSweepCommand(argc, argv, args, registry, training_hooks);
+  if (command == "sweep") return RunSweepCommand(argc, argv, args, settings);
   if (command == "report") return RunReportCommand(args, registry);
   if (command == "status") return RunStatusCommand(args, registry);
   if (command == "render") return RunRenderCommand(args, registry);
   std::cerr << "hpo: error: unknown command '" << command << "'\n\n" << kUsage;
   return static_cast<int>(ExitCode::kBadInput);
+}
+
+}  // namespace
+
+namespace hpo {
+
+int Main(int argc, char** argv, const TaskRegistry& registry) {
+  return RunMain(argc, argv, MainSettings{registry});
+}
+
+int MainWithTrainingHooks(int argc, char** argv, const TaskRegistry& registry,
+                          TrainingHooks* training_hooks) {
+  return RunMain(argc, argv, MainSettings{registry, training_hooks});
+}
+
+int TorchFreeMain(int argc, char** argv) {
+  return RunMain(argc, argv, MainSettings{TorchFreeTaskRegistry(), nullptr, true});
 }
 
 }  // namespace hpo

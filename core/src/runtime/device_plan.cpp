@@ -1,15 +1,13 @@
 #include "device_plan.hpp"
 
-#include "mpi/mpi_collectives.hpp"
 #if HPO_WITH_CUDA
 #include <cuda_runtime_api.h>
+#include <nccl.h>
 
 #include <cstdio>
 #include <string>
 
 #include "common/gpu_assignment.hpp"
-#include "gpu/cuda_device.hpp"
-#include "gpu/nccl_collectives.hpp"
 #include "mpi/status_collectives.hpp"
 #endif
 
@@ -96,16 +94,6 @@ Status PlaceOnDevices(const Communicator& world, const SweepConfig& config, Grou
   return Status::Ok();
 }
 
-Status ActivateDevice(const GroupLayout& layout, int64_t trials_per_gpu) {
-  if (layout.gpu < 0) return Status::Ok();
-  return ActivateCudaDevice(layout.gpu, trials_per_gpu);
-}
-
-std::unique_ptr<GroupCollectives> MakeGroupCollectives(const GroupLayout& layout) {
-  if (layout.gpu >= 0) return std::make_unique<NcclGroupCollectives>(layout.group_comm);
-  return std::make_unique<MpiGroupCollectives>(layout.group_comm);
-}
-
 #else  // the CPU build
 
 std::string DescribeDeviceBuild() { return "CPU build"; }
@@ -113,12 +101,6 @@ std::string DescribeDeviceBuild() { return "CPU build"; }
 Status PlaceOnDevices(const Communicator&, const SweepConfig&, GroupLayout* layout) {
   layout->gpu = -1;
   return Status::Ok();
-}
-
-Status ActivateDevice(const GroupLayout&, int64_t) { return Status::Ok(); }
-
-std::unique_ptr<GroupCollectives> MakeGroupCollectives(const GroupLayout& layout) {
-  return std::make_unique<MpiGroupCollectives>(layout.group_comm);
 }
 
 #endif

@@ -4,18 +4,16 @@
 // (common/gpu_assignment.hpp) gives it; when some node has none, every rank trains on the CPU with
 // MPI collectives and rank 0 says so once, unless the config asks for GPUs (trials_per_gpu, or a
 // command sweep's cuda_visible_devices: true), which is then BadInput. The only file of the
-// runtime that knows whether the build has CUDA.
+// runtime that knows whether the build has CUDA (it needs the CUDA runtime and NCCL, never
+// torch); where a model task's trials then train is model_runtime/training_device.hpp.
 #pragma once
 
-#include <cstdint>
-#include <memory>
 #include <string>
 
 #include "hpo/config.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/status.hpp"
-#include "train/collectives.hpp"
 
 namespace hpo {
 
@@ -26,14 +24,5 @@ std::string DescribeDeviceBuild();
 // Sets layout->gpu on every rank as above. Collective over `world`; the status is the same on
 // every rank (BadInput naming the node that lacks GPUs). Creates no CUDA context.
 Status PlaceOnDevices(const Communicator& world, const SweepConfig& config, GroupLayout* layout);
-
-// For runners that train in this process, before any CUDA work: makes layout.gpu the current CUDA
-// device and caps torch's caching allocator there to 1/trials_per_gpu of the GPU's memory. Does
-// nothing when layout.gpu is -1. Local.
-Status ActivateDevice(const GroupLayout& layout, int64_t trials_per_gpu);
-
-// The data plane of this rank's trial group: NCCL on the GPUs when layout.gpu >= 0 (after
-// ActivateDevice), MPI otherwise. Collective over layout.group_comm, which must outlive it.
-std::unique_ptr<GroupCollectives> MakeGroupCollectives(const GroupLayout& layout);
 
 }  // namespace hpo

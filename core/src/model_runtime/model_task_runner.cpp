@@ -1,22 +1,19 @@
 // Every libtorch task (hpo/model_task.hpp: the built-in classifiers and a user's own) as a
 // TaskRunner: the task made once per rank (its data loaded then), each trial trained by the DDP
 // trainer from its checkpoint when it has one, the best trial evaluated on the task's test split.
-#include <filesystem>
 #include <string>
 
-#include "device_plan.hpp"
 #include "hpo/model_task.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/task_runner.hpp"
+#include "model_runtime/training_device.hpp"
 #include "runtime/sweep.hpp"
+#include "runtime/trial_files.hpp"
 #include "train/trainer.hpp"
-#include "trial_files.hpp"
 
 namespace hpo {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 class ModelTaskRunner final : public TaskRunner, public TrainingHooksUser {
  public:
@@ -101,19 +98,6 @@ void AddModelTask(TaskRegistry* registry, std::shared_ptr<const TaskDescription>
     return Status::Ok();
   };
   registry->Add(std::move(description), std::move(runner_factory));
-}
-
-std::string WeightsPath(const std::string& output, int64_t trial_id) {
-  return (fs::path(output) / "models" / ("trial_" + std::to_string(trial_id) + ".pt")).string();
-}
-
-std::string CheckpointPath(const std::string& output, int64_t trial_id) {
-  return (fs::path(output) / "checkpoints" / ("trial_" + std::to_string(trial_id) + ".pt"))
-      .string();
-}
-
-std::string CheckpointDir(const std::string& output, int64_t trial_id) {
-  return (fs::path(output) / "checkpoints" / ("trial_" + std::to_string(trial_id))).string();
 }
 
 }  // namespace hpo
