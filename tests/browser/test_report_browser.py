@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The HTML report in a real browser, and its importance against Optuna's.
 
---case browser: runs three small sweeps under mpirun (a random search of the built-in synthetic
+--case browser: runs four small sweeps under mpirun (a random search of the built-in synthetic
 task, which stores a test confusion matrix; bayes + hyperband over a command program with stopped
-and failed trials; random search over the same program), writes `hpo report --html` of each and a
-comparison of the last two, loads every page in headless Chromium with --dump-dom and checks that
-every section holds drawn SVG or canvas content (the page's own counts, data-drawn), that the page
-caught no script error and that the browser console shows none; a screenshot of each page goes to
---artifacts. Exit 77 (skipped) when Chromium cannot start.
+and failed trials; random search over the same program; the synthetic search over three
+objectives, whose page adds the Pareto front), writes `hpo report --html` of each and a
+comparison of the second and third, loads every page in headless Chromium with --dump-dom and
+checks that every section holds drawn SVG or canvas content (the page's own counts, data-drawn),
+that the page caught no script error and that the browser console shows none; a screenshot of
+each page goes to --artifacts. Exit 77 (skipped) when Chromium cannot start.
 
 --case optuna: runs a random search over the command program, `hpo report --html` (which stores
 the fANOVA importance in the study), and checks that Optuna's FanovaImportanceEvaluator, given the
@@ -73,6 +74,14 @@ epochs: 2
 ranks_per_trial: 1
 seed: 3
 """
+
+# The same search over three objectives: the page adds #pareto, with a choice of the two drawn.
+OBJECTIVES_CONFIG = SYNTHETIC_CONFIG.replace(
+    "  metric: {name: val_loss, goal: minimize}\n",
+    "  metric:\n"
+    "    - {name: val_loss, goal: minimize}\n"
+    "    - {name: val_accuracy, goal: maximize}\n"
+    "    - {name: epoch_time_s, goal: minimize}\n")
 
 
 def run(argv, timeout, env=None):
@@ -160,6 +169,19 @@ def text_of(node):
     return "".join(n[1]["text"] for n in walk(node) if n[0] == "#text")
 
 
+def check_pareto(page, section):
+    """#pareto of a study of three objectives: a choice of each axis among the three, and the
+    caption the script wrote under the plot."""
+    for ident in ("pareto-x", "pareto-y"):
+        select = find_id(section, ident)
+        options = [n for n in walk(select) if n[0] == "option"] if select else []
+        if len(options) != 3:
+            fail("%s: #pareto has no choice of three objectives for %s" % (page, ident))
+    captions = [text_of(n) for n in walk(section) if n[1].get("class") == "figure"]
+    if not any(c.startswith("Pareto front over all 3 objectives: ") for c in captions):
+        fail("%s: #pareto has no caption of the front over 3 objectives: %s" % (page, captions))
+
+
 def check_page(browser, page, sections, artifacts, shot_name, height):
     """Loads `page` in Chromium and checks it; returns the time the page took to draw (ms)."""
     url = "file://" + os.path.abspath(page)
@@ -190,6 +212,8 @@ def check_page(browser, page, sections, artifacts, shot_name, height):
             if len(cells) < 4:
                 fail("%s: the confusion matrix has %d cells" % (page, len(cells)))
             continue
+        if ident == "pareto":
+            check_pareto(page, section)
         svgs = [n for n in walk(section) if n[0] == "svg"]
         shapes = [n for s in svgs for n in walk(s)
                   if n[0] in ("line", "rect", "path", "polyline", "circle", "text")]
@@ -230,6 +254,7 @@ def browser_case(hpo, tmp, artifacts):
         epochs=9, batch="[32, 64, 256]"))
     random_study = sweep(hpo, tmp, "random", command_config("random", 30, epochs=9,
                                                             batch="[32, 64]"))
+    objectives = sweep(hpo, tmp, "objectives_synthetic", OBJECTIVES_CONFIG)
     seen = statuses(hyperband)
     if "stopped" not in seen or "failed" not in seen:
         fail("the hyperband study should have stopped and failed trials: %s" % seen)
@@ -244,6 +269,8 @@ def browser_case(hpo, tmp, artifacts):
          SINGLE_SECTIONS + ["confusion"], "random_synthetic.png", 5200),
         (report(hpo, [hyperband], os.path.join(tmp, "bayes_hyperband.html")),
          SINGLE_SECTIONS, "bayes_hyperband.png", 5200),
+        (report(hpo, [objectives], os.path.join(tmp, "objectives_synthetic.html")),
+         SINGLE_SECTIONS + ["pareto"], "objectives_synthetic.png", 5600),
         (report(hpo, [hyperband, random_study], os.path.join(tmp, "comparison.html")),
          ["comparison"], "comparison.png", 1000),
     ]

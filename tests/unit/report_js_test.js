@@ -269,3 +269,60 @@ assert.deepStrictEqual(
                        ["minimize", "maximize"]),
     [1, 2, 0]);
 console.log("report.js: paretoFront checks passed");
+
+// Three objectives: val_loss (minimize, the sweep metric), val_accuracy (maximize), epoch_time_s
+// (minimize). The study's front (`pareto`) is over all three: trial 2 is beaten on the first two
+// by trial 0 but is the fastest, so it stays on the front, hollow where loss and accuracy are
+// drawn. Trial 4 has no val_loss: left out wherever val_loss is drawn.
+elements.pareto = new FakeNode("pareto");
+elements["pareto-plot"] = new FakeNode("pareto-plot");
+const objectiveTrials = [
+  [0, "completed", 0.3, [0.7, 5], true], [1, "completed", 0.4, [0.9, 4], true],
+  [2, "completed", 0.5, [0.6, 1], true], [3, "stopped", 0.6, [0.5, 6], false],
+  [4, "failed", null, [0.8, 2], false],
+].map(([id, status, objective, further, pareto]) => Object.assign(
+    {}, drawn.trials[id % 4], {trial_id: id, order: id, status, objective, further, pareto}));
+const threeObjectives = Object.assign({}, drawn, {
+  metric: "val_loss", goal: "minimize", best_trial_id: 0, trials: objectiveTrials,
+  objectives: [{name: "val_loss", goal: "minimize"}, {name: "val_accuracy", goal: "maximize"},
+               {name: "epoch_time_s", goal: "minimize"}],
+});
+const caption = () => elements["pareto-plot"].all("p")[0].textContent;
+const strokes = () => elements["pareto-plot"].all("canvas")[0].calls.stroke;
+// Two objectives: no axis choice, the first two drawn, the front as before.
+report.render(Object.assign({}, threeObjectives, {
+  objectives: threeObjectives.objectives.slice(0, 2),
+  trials: objectiveTrials.map((t, i) => Object.assign({}, t, {further: t.further.slice(0, 1),
+                                                              pareto: i < 2})),
+}));
+assert.strictEqual(drawnIn("pareto"), 4);
+assert.strictEqual(caption(), "Pareto front over both objectives: 2 trials (joined by the dashed " +
+                              "staircase).");
+// Three objectives, val_loss against val_accuracy at first: trial 2 hollow, drawn with a stroke
+// of its own besides the staircase's.
+elements["pareto-x"] = Object.assign(new FakeNode("pareto-x"), {value: "0"});
+elements["pareto-y"] = Object.assign(new FakeNode("pareto-y"), {value: "1"});
+report.render(threeObjectives);
+assert.strictEqual(drawnIn("pareto"), 4);
+assert.strictEqual(caption(), "Pareto front over all 3 objectives: 3 trials; 2 unbeaten on " +
+                              "val_loss and val_accuracy (filled, joined by the dashed " +
+                              "staircase), 1 kept on the front by another objective (hollow).");
+assert.strictEqual(strokes(), 2);
+// val_loss against epoch_time_s: every front trial unbeaten on the two, none hollow.
+elements["pareto-y"].value = "2";
+elements["pareto-y"].listeners.change();
+assert.strictEqual(drawnIn("pareto"), 4);
+assert.ok(caption().includes("3 unbeaten on val_loss and epoch_time_s"), caption());
+assert.ok(caption().endsWith(", 0 kept on the front by another objective (hollow)."), caption());
+assert.strictEqual(strokes(), 1);
+// val_accuracy against epoch_time_s: trial 4 is drawn; trial 1 beats trial 0 on both.
+elements["pareto-x"].value = "1";
+elements["pareto-x"].listeners.change();
+assert.strictEqual(drawnIn("pareto"), 5);
+assert.ok(caption().includes("2 unbeaten on val_accuracy and epoch_time_s"), caption());
+// Choosing the other axis's objective swaps the two.
+elements["pareto-x"].value = "2";
+elements["pareto-x"].listeners.change();
+assert.strictEqual(elements["pareto-y"].value, "1");
+assert.ok(caption().includes("unbeaten on epoch_time_s and val_accuracy"), caption());
+console.log("report.js: several-objective checks passed");

@@ -473,6 +473,46 @@ TEST(HtmlReportTest, EmbedsTheImportanceStartTimesAndFinishingOrder) {
   EXPECT_TRUE(PythonCheck(page, check)) << page;
 }
 
+// Three objectives: the page carries every objective of every trial and the front over all of
+// them, and offers the choice of the two drawn (the first two at first); with two, no choice.
+TEST(HtmlReportTest, SeveralObjectivesCarryEveryValueTheFrontAndAChoiceOfAxes) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  StudyContents study = TestStudy();
+  study.layout.further_objectives = {{"val_loss", "minimize"}, {"epoch_time_s", "minimize"}};
+  study.trials[0].further_objectives = {0.15, 3.0};
+  study.trials[1].further_objectives = {0.5, 1.0};  // beaten by trial 0 on the first two only
+  study.trials[2].further_objectives = {kNaN, 2.0};
+  const std::string page = FormatHtmlReport(study);
+  const std::string check =
+      std::string(kLoadStudy) +
+      "assert r['objectives'] == [{'name': 'val_accuracy', 'goal': 'maximize'},"
+      " {'name': 'val_loss', 'goal': 'minimize'}, {'name': 'epoch_time_s', 'goal': 'minimize'}],"
+      " r['objectives']\n"
+      "t = {x['trial_id']: x for x in r['trials']}\n"
+      "assert t[0]['further'] == [0.15, 3] and t[1]['further'] == [0.5, 1], t\n"
+      "assert t[2]['further'] == [None, 2], t\n"
+      "assert [t[k]['pareto'] for k in (0, 1, 2)] == [True, True, False], t\n";
+  EXPECT_TRUE(PythonCheck(page, check)) << page;
+  const std::string section = Between(page, "<section id=\"pareto\">", "</section>");
+  EXPECT_NE(section.find("<select id=\"pareto-x\"><option value=\"0\" selected>val_accuracy"
+                         "</option><option value=\"1\">val_loss</option><option value=\"2\">"
+                         "epoch_time_s</option></select>"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("<select id=\"pareto-y\"><option value=\"0\">val_accuracy</option>"
+                         "<option value=\"1\" selected>val_loss</option>"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("two of the 3 objectives"), std::string::npos) << section;
+
+  study.layout.further_objectives.pop_back();
+  for (TrialResult& trial : study.trials) trial.further_objectives.pop_back();
+  const std::string two = Between(FormatHtmlReport(study), "<section id=\"pareto\">", "</section>");
+  EXPECT_NE(two.find("val_accuracy against its val_loss"), std::string::npos) << two;
+  EXPECT_NE(two.find("id=\"pareto-plot\""), std::string::npos) << two;
+  EXPECT_EQ(two.find("<select"), std::string::npos) << two;
+}
+
 TEST(HtmlReportTest, ComparisonOverlaysStudiesAndWarnsAboutAnotherMetric) {
   StudyContents a = TestStudy();
   StudyContents b = TestStudy();

@@ -364,20 +364,50 @@ std::string Section(const std::string& id, const std::string& heading, const std
          "</p>\n" + body + "</section>\n";
 }
 
-// #pareto, for a study of several objectives: the first two against each other, the front
-// highlighted; empty otherwise.
+// The <select> of one axis of #pareto (`id`): every objective, by its index, `chosen` selected.
+std::string ParetoAxisSelect(const StudyContents& study, const std::string& id, size_t chosen) {
+  std::vector<std::string> names = {study.attributes.metric_name};
+  for (const StudyObjective& objective : study.layout.further_objectives) {
+    names.push_back(objective.metric);
+  }
+  std::string out = "<select id=\"" + id + "\">";
+  for (size_t k = 0; k < names.size(); ++k) {
+    out += "<option value=\"" + std::to_string(k) + "\"" + (k == chosen ? " selected" : "") + ">" +
+           HtmlText(names[k]) + "</option>";
+  }
+  return out + "</select>";
+}
+
+// #pareto, for a study of several objectives: two of them against each other (with three or more,
+// a choice of which two, the first two at first), the front over all of them highlighted; empty
+// otherwise.
 std::string ParetoSection(const StudyContents& study) {
-  if (study.layout.further_objectives.empty()) return "";
+  const size_t further = study.layout.further_objectives.size();
+  if (further == 0) return "";
   const std::string first = HtmlText(study.attributes.metric_name);
-  const std::string second = HtmlText(study.layout.further_objectives.front().metric);
-  return Section("pareto", "Pareto front",
-                 "Which trade-offs did the search find? Each trial's " + first + " against its " +
-                     second +
-                     "; the trials no other trial beats on every objective (the Pareto front, "
-                     "listed first in the table) are red and joined by a dashed staircase. The "
-                     "best trial is the best " +
-                     first + ".",
-                 "<div class=\"plot\" id=\"pareto-plot\"></div>\n");
+  const std::string best = " The best trial is the best " + first + ".";
+  if (further == 1) {
+    const std::string second = HtmlText(study.layout.further_objectives.front().metric);
+    return Section("pareto", "Pareto front",
+                   "Which trade-offs did the search find? Each trial's " + first + " against its " +
+                       second +
+                       "; the trials no other trial beats on every objective (the Pareto front, "
+                       "listed first in the table) are red and joined by a dashed staircase." +
+                       best,
+                   "<div class=\"plot\" id=\"pareto-plot\"></div>\n");
+  }
+  return Section(
+      "pareto", "Pareto front",
+      "Which trade-offs did the search find? Each trial's values of two of the " +
+          std::to_string(further + 1) +
+          " objectives, chosen below; the trials no other trial beats on every objective (the "
+          "Pareto front, listed first in the table) are red: filled and joined by a dashed "
+          "staircase where no other front trial beats them on the two drawn, hollow where only "
+          "another objective keeps them on the front." +
+          best,
+      "<div class=\"controls\"><label>x axis " + ParetoAxisSelect(study, "pareto-x", 0) +
+          "</label> <label>y axis " + ParetoAxisSelect(study, "pareto-y", 1) +
+          "</label></div>\n<div class=\"plot\" id=\"pareto-plot\"></div>\n");
 }
 
 // The population's family tree as an SVG: one row per trial (by id), a line over the epochs it

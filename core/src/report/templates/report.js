@@ -395,17 +395,18 @@ const HpoReport = (() => {
 
   // Markers in batches: one path per colour and shape, so that 10,000 trials are a few dozen
   // canvas calls (the browser rasterises each call at the next frame). `marks` are
-  // [x, y, shape, colour]; later batches are drawn over earlier ones in their first-seen order.
+  // [x, y, shape, colour, hollow] (hollow, optional: outlined, not filled); later batches are
+  // drawn over earlier ones in their first-seen order.
   function drawMarkers(ctx, marks, r, alpha) {
     const batches = new Map();
     for (const m of marks) {
-      const key = m[3] + "|" + m[2];
+      const key = m[3] + "|" + m[2] + (m[4] ? "|hollow" : "");
       if (!batches.has(key)) batches.set(key, []);
       batches.get(key).push(m);
     }
     ctx.globalAlpha = alpha === undefined ? 1 : alpha;
     for (const [key, list] of batches) {
-      const [colour, shape] = key.split("|");
+      const [colour, shape, hollow] = key.split("|");
       ctx.fillStyle = colour;
       ctx.strokeStyle = colour;
       ctx.lineWidth = 1.5;
@@ -426,7 +427,7 @@ const HpoReport = (() => {
           ctx.arc(x, y, r, 0, 2 * Math.PI);
         }
       }
-      if (shape === "cross") {
+      if (shape === "cross" || hollow) {
         ctx.stroke();
       } else {
         ctx.fill();
@@ -744,9 +745,9 @@ const HpoReport = (() => {
     return {highlight(s) { selected = s; paint(); }};
   }
 
-  // Several objectives: the points [x, y] (losses or values) of the trials whose first two
-  // objectives are finite, and which of them no other point dominates under `goals` (the two
-  // objectives' "minimize" | "maximize"). Returns the indices of the front, sorted by x.
+  // Several objectives: which of the points [x, y] (two objectives' values) no other point
+  // dominates under `goals` (the two objectives' "minimize" | "maximize"); a point with a
+  // non-finite value is never on it. Returns the indices of the front, sorted by x.
   function paretoFront(points, goals) {
     const sign = goals.map((g) => (g === "maximize" ? -1 : 1));
     const loss = points.map((p) => [sign[0] * p[0], sign[1] * p[1]]);
@@ -760,48 +761,69 @@ const HpoReport = (() => {
     return front.sort((i, j) => points[i][0] - points[j][0] || i - j);
   }
 
-  // #pareto (several objectives): the first two objectives of every trial, the Pareto front
-  // (the study's, from the trials' `pareto` flags) highlighted and joined by a step line.
+  // A trial's objectives in the study's order: the sweep metric, then the further ones.
+  function objectiveValues(trial) {
+    return [trial.objective].concat(trial.further || []);
+  }
+
+  // The line under #pareto: how many trials the front holds, over how many objectives, and of
+  // those how many no other front trial beats on the two drawn (`names`).
+  function paretoCaption(count, front, unbeaten, names) {
+    const trials = (n) => n + (n === 1 ? " trial" : " trials");
+    const caption = "Pareto front over " + (count === 2 ? "both" : "all " + count) +
+                    " objectives: " + trials(front);
+    if (count === 2) return caption + " (joined by the dashed staircase).";
+    return caption + "; " + unbeaten + " unbeaten on " + names.join(" and ") + " (filled, " +
+           "joined by the dashed staircase), " + (front - unbeaten) + " kept on the front by " +
+           "another objective (hollow).";
+  }
+
+  // #pareto (several objectives): two objectives of every trial against each other (with three or
+  // more, those chosen in #pareto-x and #pareto-y, the first two at first); trials without a
+  // finite value in either are left out. The front is the study's over every objective (the
+  // trials' `pareto` flags), in red: filled and joined by a step line where no other front trial
+  // beats them on the two drawn, hollow where only another objective keeps them on it.
   function drawPareto(data) {
     const container = document.getElementById("pareto-plot");
+    const selects = [document.getElementById("pareto-x"), document.getElementById("pareto-y")];
     const objectives = data.objectives;
     const trials = data.trials;
-    const xs = trials.map((t) => t.objective);
-    const ys = trials.map((t) => (t.further || [])[0]);
-    const xAxis = linearAxis(...finiteRange(xs), 0.05);
-    const yAxis = linearAxis(...finiteRange(ys), 0.05);
+    const values = trials.map(objectiveValues);
+    const drawn = selects.map((select, k) => (select ? Number(select.value) : k));
     let selected = trials.map(() => true);
     function paint() {
+      const [xs, ys] = drawn.map((k) => values.map((v) => v[k]));
+      const goals = drawn.map((k) => objectives[k].goal);
+      const xAxis = linearAxis(...finiteRange(xs), 0.05);
+      const yAxis = linearAxis(...finiteRange(ys), 0.05);
       const plot = makePlot(container, 360, [12, 20, 40, 70]);
       const X = pixelScale(xAxis, plot.left, plot.right);
       const Y = pixelScale(yAxis, plot.bottom, plot.top);
       drawFrame(plot, ticksAt(xAxis, plot.left, plot.right), ticksAt(yAxis, plot.bottom, plot.top),
-                objectives[0].name + " (" + objectives[0].goal + ")",
-                objectives[1].name + " (" + objectives[1].goal + ")");
+                ...drawn.map((k) => objectives[k].name + " (" + objectives[k].goal + ")"));
+      const shown = trials.map((t, i) => i).filter((i) => Number.isFinite(xs[i]) &&
+                                                          Number.isFinite(ys[i]));
+      const members = shown.filter((i) => trials[i].pareto);
+      const front = paretoFront(members.map((i) => [xs[i], ys[i]]), goals).map((k) => members[k]);
+      const unbeaten = new Set(front);
       const marks = [[], [], []];
       const hits = [];
-      const front = [];
-      trials.forEach((t, i) => {
-        if (!Number.isFinite(xs[i]) || !Number.isFinite(ys[i])) return;
-        const x = X(xs[i]);
-        const y = Y(ys[i]);
-        if (t.pareto) front.push([xs[i], ys[i]]);
+      for (const i of shown) {
+        const t = trials[i];
         const layer = !selected[i] ? 0 : t.pareto ? 2 : 1;
-        marks[layer].push([x, y, SHAPES[t.status],
-                           layer === 2 ? PARETO_COLOUR : layer === 1 ? "#8a8a8a" : "#d8d8d8"]);
-        if (selected[i]) hits.push([x, y, i]);
+        marks[layer].push([X(xs[i]), Y(ys[i]), SHAPES[t.status],
+                           layer === 2 ? PARETO_COLOUR : layer === 1 ? "#8a8a8a" : "#d8d8d8",
+                           t.pareto && !unbeaten.has(i)]);
+        if (selected[i]) hits.push([X(xs[i]), Y(ys[i]), i]);
         plot.marks += 1;
-      });
-      front.sort((a, b) => a[0] - b[0]);
-      // The front as a staircase: each point's region reaches to the next point.
+      }
+      // The unbeaten front as a staircase: each point's region reaches to the next point.
       const step = [];
-      const maximizeY = objectives[1].goal === "maximize";
-      front.forEach(([fx, fy], k) => {
-        step.push([X(fx), Y(fy)]);
+      front.forEach((i, k) => {
+        step.push([X(xs[i]), Y(ys[i])]);
         if (k + 1 < front.length) {
           const next = front[k + 1];
-          step.push(maximizeY === (objectives[0].goal === "maximize") ? [X(fx), Y(next[1])]
-                                                                       : [X(next[0]), Y(fy)]);
+          step.push(goals[0] === goals[1] ? [X(xs[i]), Y(ys[next])] : [X(xs[next]), Y(ys[i])]);
         }
       });
       if (step.length > 1) drawLines(plot.ctx, [[step, PARETO_COLOUR, 1.5, true]], 0.8);
@@ -810,10 +832,27 @@ const HpoReport = (() => {
       drawMarkers(plot.ctx, marks[2], 4, 1);
       if (!plot.marks) noteOnPlot(plot, "no trial with both objectives");
       plot.hits = nearest(hits);
-      attachTooltip(plot, (i) => describeTrial(data, trials[i]) + "; " + objectives[1].name +
-                                 " " + formatValue(ys[i]) + (trials[i].pareto ? " (front)" : ""));
+      const further = (i) => objectives.slice(1)
+          .map((o, j) => o.name + " " + formatValue(values[i][j + 1])).join(", ");
+      attachTooltip(plot, (i) => describeTrial(data, trials[i]) + "; " + further(i) +
+                                 (trials[i].pareto ? " (front)" : ""));
+      htmlElement("p", "figure", container, paretoCaption(
+          objectives.length, members.length, front.length, drawn.map((k) => objectives[k].name)));
       setDrawn("pareto", plot.marks);
     }
+    // One axis changed: when it now shows the other axis's objective, the two swap.
+    const choose = (k) => {
+      const value = Number(selects[k].value);
+      if (value === drawn[1 - k]) {
+        drawn[1 - k] = drawn[k];
+        selects[1 - k].value = String(drawn[k]);
+      }
+      drawn[k] = value;
+      paint();
+    };
+    selects.forEach((select, k) => {
+      if (select && select.addEventListener) select.addEventListener("change", () => choose(k));
+    });
     paint();
     return {highlight(s) { selected = s; paint(); }};
   }
