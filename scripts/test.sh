@@ -2,11 +2,12 @@
 # Installs what is missing, builds both configurations and runs the tests (unit, MPI, deployment)
 # with ctest in each: every test in the CPU build (build/, Debian's libtorch 1.13), and in the CUDA
 # build (build-cuda/, PyPI's CUDA libtorch 2.x) every test but those labelled torch_free, whose
-# outcome does not depend on the libtorch linked (hosts in namespaces, Slurm, manifests, the
-# bad-config table, the config fuzzer). Without a GPU the CUDA build trains on the CPU, and its GPU tests (label gpu) report
-# themselves skipped, with the reason. One after the other: on 2 cores, running them side by side
-# would only slow both and load the timing-sensitive tests. When a test fails, the last lines name
-# each failed test with the end of its output.
+# outcome does not depend on the libtorch linked (command trials, which the torch-free `hpo` runs;
+# hosts in namespaces, Slurm, manifests, the bad-config table, the config fuzzer, the heartbeat,
+# the report's pages). Without a GPU the CUDA build trains on the CPU, and its GPU tests (label
+# gpu) report themselves skipped, with the reason. One after the other: on 2 cores, running them
+# side by side would only slow both and load the timing-sensitive tests. When a test fails, the
+# last lines name each failed test with the end of its output.
 #
 #   scripts/test.sh [--cpu-only] [CTEST_ARG...]
 set -euo pipefail

@@ -139,18 +139,20 @@ double FurtherObjective(const TrialResult& trial, size_t j) {
   return j < trial.further_objectives.size() ? trial.further_objectives[j] : std::nan("");
 }
 
-std::string FormatTable(const StudyContents& study, const ReportOptions& options) {
-  const std::vector<const TrialResult*> board = Leaderboard(study);
+// The lines above the table: the objectives and counts, the front, the best trial, its test
+// split and tables, and the parameters that are the same in every trial (`fixed`).
+std::string FormatTableHeading(const StudyContents& study,
+                               const std::vector<const TrialResult*>& board,
+                               const std::vector<bool>& fixed) {
   const std::string& metric = study.attributes.metric_name;
   const std::vector<StudyObjective>& further = study.layout.further_objectives;
-  const std::set<int64_t> front = ParetoFrontIds(study);
   std::string out = "Study: " + metric + " (" + MetricGoal(study) + ")";
   for (const StudyObjective& objective : further) {
     out += ", " + objective.metric + " (" + objective.goal + ")";
   }
   out += ", " + StatusCounts(study) + "\n";
   if (!further.empty()) {
-    out += "Pareto front: " + std::to_string(front.size()) +
+    out += "Pareto front: " + std::to_string(ParetoFrontIds(study).size()) +
            " trials, listed first and marked *; the best trial is the best " + metric + "\n";
   }
   const std::optional<int64_t> best = BestTrialId(study, board);
@@ -179,8 +181,6 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     out += "\n";
   }
   for (const MetricTable& table : study.tables) out += FormatMetricTable(table);
-
-  const std::vector<bool> fixed = SameInEveryTrial(study);
   std::string fixed_text;
   for (size_t c = 0; c < fixed.size(); ++c) {
     if (!fixed[c]) continue;
@@ -188,54 +188,65 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     fixed_text += " " + name + "=" + ParamText(study.trials.front(), name, /*exact=*/false);
   }
   if (!fixed_text.empty()) out += "Same in every trial:" + fixed_text + "\n";
+  return out;
+}
 
-  // Columns: header, right alignment, cells.
-  std::vector<std::string> header = {"rank", "trial", "status", "objective"};
-  std::vector<bool> right = {true, true, false, true};
+// The table's columns: each one's name and whether it is right-aligned.
+struct TableColumns {
+  std::vector<std::string> names;
+  std::vector<bool> right;
+};
+
+TableColumns LeaderboardColumns(const StudyContents& study, const std::vector<bool>& fixed) {
+  const std::vector<StudyObjective>& further = study.layout.further_objectives;
+  TableColumns columns{{"rank", "trial", "status", "objective"}, {true, true, false, true}};
   if (!further.empty()) {
-    header.insert(header.begin() + 2, "front");
-    right.insert(right.begin() + 2, false);
-    header.back() = metric;
+    columns.names.insert(columns.names.begin() + 2, "front");
+    columns.right.insert(columns.right.begin() + 2, false);
+    columns.names.back() = study.attributes.metric_name;
   }
   for (const StudyObjective& objective : further) {
-    header.push_back(objective.metric);
-    right.push_back(true);
+    columns.names.push_back(objective.metric);
+    columns.right.push_back(true);
   }
   for (size_t c = 0; c < study.layout.params.size(); ++c) {
     if (fixed[c]) continue;
-    header.push_back(
-        ReportParamColumn(study.layout.params[c].name, header, {"epochs", "duration_s"}));
-    right.push_back(study.layout.params[c].type != ParamType::kString);
+    columns.names.push_back(
+        ReportParamColumn(study.layout.params[c].name, columns.names, {"epochs", "duration_s"}));
+    columns.right.push_back(study.layout.params[c].type != ParamType::kString);
   }
-  header.insert(header.end(), {"epochs", "duration_s"});
-  right.insert(right.end(), {true, true});
+  columns.names.insert(columns.names.end(), {"epochs", "duration_s"});
+  columns.right.insert(columns.right.end(), {true, true});
+  return columns;
+}
 
-  const size_t shown = ShownRows(options, board.size());
-  std::vector<std::vector<std::string>> rows = {header};
-  for (size_t r = 0; r < shown; ++r) {
-    const TrialResult& trial = *board[r];
-    std::vector<std::string> row = {std::to_string(r + 1), std::to_string(trial.trial_id),
-                                    TrialStatusName(trial.status), TableObjective(trial.objective)};
-    if (!further.empty()) {
-      row.insert(row.begin() + 2, front.count(trial.trial_id) != 0 ? "*" : "");
-    }
-    for (size_t j = 0; j < further.size(); ++j) {
-      row.push_back(TableObjective(FurtherObjective(trial, j)));
-    }
-    for (size_t c = 0; c < study.layout.params.size(); ++c) {
-      if (fixed[c]) continue;
-      const std::string text = ParamText(trial, study.layout.params[c].name, /*exact=*/false);
-      row.push_back(text.empty() ? "-" : text);  // "-": absent (a conditional parameter)
-    }
-    row.push_back(std::to_string(trial.epochs));
-    row.push_back(FormatFixed(trial.duration_s, 1));
-    rows.push_back(std::move(row));
+// One trial's cells, in LeaderboardColumns' order; `rank` counts from 1.
+std::vector<std::string> LeaderboardRow(const StudyContents& study, const TrialResult& trial,
+                                        size_t rank, const std::set<int64_t>& front,
+                                        const std::vector<bool>& fixed) {
+  const size_t further = study.layout.further_objectives.size();
+  std::vector<std::string> row = {std::to_string(rank), std::to_string(trial.trial_id),
+                                  TrialStatusName(trial.status), TableObjective(trial.objective)};
+  if (further != 0) row.insert(row.begin() + 2, front.count(trial.trial_id) != 0 ? "*" : "");
+  for (size_t j = 0; j < further; ++j) row.push_back(TableObjective(FurtherObjective(trial, j)));
+  for (size_t c = 0; c < study.layout.params.size(); ++c) {
+    if (fixed[c]) continue;
+    const std::string text = ParamText(trial, study.layout.params[c].name, /*exact=*/false);
+    row.push_back(text.empty() ? "-" : text);  // "-": absent (a conditional parameter)
   }
-  std::vector<size_t> widths(header.size(), 0);
+  row.push_back(std::to_string(trial.epochs));
+  row.push_back(FormatFixed(trial.duration_s, 1));
+  return row;
+}
+
+// `rows` as aligned text, two spaces between columns, no trailing blanks.
+std::string AlignRows(const std::vector<std::vector<std::string>>& rows,
+                      const std::vector<bool>& right) {
+  std::vector<size_t> widths(right.size(), 0);
   for (const auto& row : rows) {
     for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
   }
-  out += "\n";
+  std::string out;
   for (const auto& row : rows) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
@@ -246,25 +257,43 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
     line.erase(line.find_last_not_of(' ') + 1);
     out += line + "\n";
   }
+  return out;
+}
+
+// Population-based training's lineage, one line per child trial ("" without lineage).
+std::string FormatLineage(const StudyContents& study) {
+  if (!study.layout.lineage) return "";
+  std::string out =
+      "\nLineage (population-based training): each trial below started from its parent's "
+      "checkpoint at the epoch shown, with these hyperparameters changed\n";
+  for (const report_internal::LineageEdge& edge : report_internal::Lineage(study)) {
+    out += "  trial " + std::to_string(edge.child) + " <- trial " + std::to_string(edge.parent) +
+           " at epoch " + std::to_string(edge.epoch) + ":";
+    for (size_t i = 0; i < edge.changes.size(); ++i) {
+      out += (i == 0 ? " " : "; ") + edge.changes[i];
+    }
+    if (edge.changes.empty()) out += " (none)";
+    if (edge.restarted) out += " [restarted: its program started over, not from the checkpoint]";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string FormatTable(const StudyContents& study, const ReportOptions& options) {
+  const std::vector<const TrialResult*> board = Leaderboard(study);
+  const std::vector<bool> fixed = SameInEveryTrial(study);
+  const std::set<int64_t> front = ParetoFrontIds(study);
+  const TableColumns columns = LeaderboardColumns(study, fixed);
+  const size_t shown = ShownRows(options, board.size());
+  std::vector<std::vector<std::string>> rows = {columns.names};
+  for (size_t r = 0; r < shown; ++r) {
+    rows.push_back(LeaderboardRow(study, *board[r], r + 1, front, fixed));
+  }
+  std::string out = FormatTableHeading(study, board, fixed) + "\n" + AlignRows(rows, columns.right);
   if (shown < board.size()) {
     out += "(top " + std::to_string(shown) + " of " + std::to_string(board.size()) + " trials)\n";
   }
-  if (study.layout.lineage) {
-    out +=
-        "\nLineage (population-based training): each trial below started from its parent's "
-        "checkpoint at the epoch shown, with these hyperparameters changed\n";
-    for (const report_internal::LineageEdge& edge : report_internal::Lineage(study)) {
-      out += "  trial " + std::to_string(edge.child) + " <- trial " + std::to_string(edge.parent) +
-             " at epoch " + std::to_string(edge.epoch) + ":";
-      for (size_t i = 0; i < edge.changes.size(); ++i) {
-        out += (i == 0 ? " " : "; ") + edge.changes[i];
-      }
-      if (edge.changes.empty()) out += " (none)";
-      if (edge.restarted) out += " [restarted: its program started over, not from the checkpoint]";
-      out += "\n";
-    }
-  }
-  return out + FormatFailureMessages(board, shown);
+  return out + FormatLineage(study) + FormatFailureMessages(board, shown);
 }
 
 // ---- CSV ----

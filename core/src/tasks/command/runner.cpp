@@ -5,10 +5,11 @@
 //
 // The group's conversation during one trial (point-to-point on the group communicator, so ranks
 // watching their children never block in a collective):
-//   rank r -> leader  kTagEnded      r's program ended before the trial did (exit status, stderr)
-//   rank r -> leader  kTagInterrupt  r saw a preemption signal
-//   leader -> rank r  kTagFinish     the trial is over: stop your program (SIGTERM, grace, SIGKILL)
-//   rank r -> leader  kTagFinal      r's program is gone (its exit status and stderr)
+//   rank r -> leader  kProgramEnded  r's program ended before the trial did (exit status, stderr)
+//   rank r -> leader  kInterrupted   r saw a preemption signal
+//   leader -> rank r  kFinish        the trial is over: stop your program (SIGTERM, grace, SIGKILL)
+//   rank r -> leader  kFinal         r's program is gone (its exit status and stderr)
+// (mpi/group_messages.hpp carries them)
 // Every message starts with the trial id, so nothing from one trial is mistaken for the next's.
 //
 // Nothing a program starts outlives its trial: each rank is a child subreaper (process_tree.hpp),
@@ -49,6 +50,7 @@
 #include "hpo/param.hpp"
 #include "hpo/task_runner.hpp"
 #include "mpi/control_plane.hpp"
+#include "mpi/group_messages.hpp"
 #include "platforms/program_platform.hpp"
 #include "runtime/preemption.hpp"
 #include "runtime/trial_files.hpp"
@@ -63,10 +65,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kTagEnded = 0x4801;
-constexpr int kTagInterrupt = 0x4802;
-constexpr int kTagFinish = 0x4803;
-constexpr int kTagFinal = 0x4804;
 // How long a rank waits for its program's output or exit between checks of the group's messages.
 constexpr int kLeaderPollMs = 2;
 constexpr int kMemberPollMs = 5;
@@ -136,33 +134,6 @@ EndReport Decode(const std::string& text) {
   return report;
 }
 
-void SendText(const Communicator& group, int destination, int tag, const std::string& text) {
-  HPO_MPI_CHECK(MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, destination, tag,
-                         group.get()));
-}
-
-// Receives a message already known to be there (or blocks for it) from `source` with `tag`.
-std::string ReceiveText(const Communicator& group, int source, int tag) {
-  MPI_Status status;
-  HPO_MPI_CHECK(MPI_Probe(source, tag, group.get(), &status));
-  int count = 0;
-  HPO_MPI_CHECK(MPI_Get_count(&status, MPI_CHAR, &count));
-  std::string text(static_cast<size_t>(count), '\0');
-  HPO_MPI_CHECK(MPI_Recv(text.data(), count, MPI_CHAR, status.MPI_SOURCE, tag, group.get(),
-                         MPI_STATUS_IGNORE));
-  return text;
-}
-
-// The next waiting message with `tag` from any rank, if one is there.
-std::optional<std::string> TryReceive(const Communicator& group, int tag, int* source) {
-  int waiting = 0;
-  MPI_Status status;
-  HPO_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, tag, group.get(), &waiting, &status));
-  if (!waiting) return std::nullopt;
-  *source = status.MPI_SOURCE;
-  return ReceiveText(group, status.MPI_SOURCE, tag);
-}
-
 // The rank's place among the group's hosts (MPI's nodes, as the group layout counts them):
 // torchrun's LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK (the host's index in the group) and
 // GROUP_WORLD_SIZE, the leader's address and, when the group spans hosts, the interface this rank
@@ -180,9 +151,7 @@ struct GroupHosts {
 // most of its ranks share with the leader (the leader's first address when none shares one).
 GroupHosts LearnGroupHosts(const GroupLayout& layout) {
   const Communicator& group = layout.group_comm;
-  std::vector<int> nodes(static_cast<size_t>(group.size()));
-  HPO_MPI_CHECK(
-      MPI_Allgather(&layout.node_index, 1, MPI_INT, nodes.data(), 1, MPI_INT, group.get()));
+  const std::vector<int> nodes = GatherFromEveryRank(group, layout.node_index);
   GroupHosts result;
   std::vector<int> distinct;
   result.local_world_size = 0;
@@ -209,8 +178,7 @@ GroupHosts LearnGroupHosts(const GroupLayout& layout) {
   }
   // Every rank but the leader votes for the leader address it shares a subnet with.
   const int vote = group.rank() == 0 ? -1 : FindSharedSubnet(leader, mine, nullptr);
-  std::vector<int> votes(static_cast<size_t>(group.size()));
-  HPO_MPI_CHECK(MPI_Allgather(&vote, 1, MPI_INT, votes.data(), 1, MPI_INT, group.get()));
+  const std::vector<int> votes = GatherFromEveryRank(group, vote);
   int chosen = -1;
   size_t chosen_votes = 0;
   for (int candidate = 0; candidate < static_cast<int>(leader.size()); ++candidate) {
@@ -714,7 +682,7 @@ class CommandRunner final : public TaskRunner {
     const Communicator& group = layout_.group_comm;
     int ended = 0;
     int source = 0;
-    while (std::optional<std::string> text = TryReceive(group, kTagEnded, &source)) {
+    while (std::optional<std::string> text = TryReceiveText(group, GroupMessage::kProgramEnded, &source)) {
       const EndReport report = Decode(*text);
       if (report.trial_id != trial.trial_id) continue;
       ++ended;
@@ -722,7 +690,7 @@ class CommandRunner final : public TaskRunner {
         *end = {Ending::kFailed, Describe(report)};
       }
     }
-    while (std::optional<std::string> text = TryReceive(group, kTagInterrupt, &source)) {
+    while (std::optional<std::string> text = TryReceiveText(group, GroupMessage::kInterrupted, &source)) {
       if (std::stoll(*text) == trial.trial_id && end->ending == Ending::kNone) {
         end->ending = Ending::kInterrupted;
       }
@@ -737,18 +705,18 @@ class CommandRunner final : public TaskRunner {
                    std::vector<OutputLine>* last_lines) {
     const Communicator& group = layout_.group_comm;
     const std::string finish = std::to_string(trial.trial_id);
-    for (int r = 1; r < group.size(); ++r) SendText(group, r, kTagFinish, finish);
+    for (int r = 1; r < group.size(); ++r) SendText(group, r, GroupMessage::kFinish, finish);
     const double grace =
         end->ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
     StopProgram(child, grace, last_lines);
     for (int r = 1; r < group.size(); ++r) {
-      const EndReport report = Decode(ReceiveText(group, r, kTagFinal));
+      const EndReport report = Decode(ReceiveText(group, r, GroupMessage::kFinal));
       if (end->ending == Ending::kCompleted && report.failed) {
         *end = {Ending::kFailed, Describe(report)};
       }
     }
     int source = 0;
-    while (TryReceive(group, kTagEnded, &source) || TryReceive(group, kTagInterrupt, &source)) {
+    while (TryReceiveText(group, GroupMessage::kProgramEnded, &source) || TryReceiveText(group, GroupMessage::kInterrupted, &source)) {
     }
   }
 
@@ -794,15 +762,13 @@ class CommandRunner final : public TaskRunner {
     if (!started.ok()) {
       report.failed = true;
       report.description = started.message();
-      SendText(group, 0, kTagEnded, Encode(report));
+      SendText(group, 0, GroupMessage::kProgramEnded, Encode(report));
       ended_sent = true;
     }
     std::vector<OutputLine> lines;
     for (;;) {
-      int finished = 0;
-      HPO_MPI_CHECK(MPI_Iprobe(0, kTagFinish, group.get(), &finished, MPI_STATUS_IGNORE));
-      if (finished) {
-        const std::string text = ReceiveText(group, 0, kTagFinish);
+      if (MessageWaiting(group, 0, GroupMessage::kFinish)) {
+        const std::string text = ReceiveText(group, 0, GroupMessage::kFinish);
         if (std::stoll(text) == trial.trial_id) break;
         continue;
       }
@@ -813,14 +779,14 @@ class CommandRunner final : public TaskRunner {
           report =
               EndReport{trial.trial_id, rank, false, child->exit().Describe(), child->StderrTail()};
           report.failed = !child->exit().exited || child->exit().exit_code != 0;
-          SendText(group, 0, kTagEnded, Encode(report));
+          SendText(group, 0, GroupMessage::kProgramEnded, Encode(report));
           ended_sent = true;
         }
       } else {
         usleep(kEndedNapUs);
       }
       if (!interrupt_sent && PreemptionWatch::Requested()) {
-        SendText(group, 0, kTagInterrupt, std::to_string(trial.trial_id));
+        SendText(group, 0, GroupMessage::kInterrupted, std::to_string(trial.trial_id));
         interrupt_sent = true;
       }
     }
@@ -830,7 +796,7 @@ class CommandRunner final : public TaskRunner {
       report =
           EndReport{trial.trial_id, rank, false, child->exit().Describe(), child->StderrTail()};
     }
-    SendText(group, 0, kTagFinal, Encode(report));
+    SendText(group, 0, GroupMessage::kFinal, Encode(report));
   }
 
   // Stops the rank's program (when it started), then ends whatever it left behind.
