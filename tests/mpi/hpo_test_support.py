@@ -1,13 +1,17 @@
 """What the Python tests that run `hpo` under mpirun share: the environment mpirun needs here, the
 command line (`--hpo PATH` plus unittest's own arguments), a run that cleans up after itself, a
-job's output read while it runs, and the synthetic grid sweep of the lost-rank and lost-host tests."""
+job's output read while it runs, the synthetic grid sweep of the lost-rank and lost-host tests, and
+short timeouts scaled with the machine's measured speed."""
 
 import argparse
+import math
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import threading
+import time
 
 # Root in containers and CI, more ranks than cores, one thread per rank.
 MPI_ENV = {
@@ -114,6 +118,32 @@ class JobOutput:
             self.job.wait()
         self._reader.join(10)
         self.job.stdout.close()
+
+
+# A fixed piece of Python work (a million additions) takes about this much CPU time on the 2-vCPU
+# VM of bench/RESULTS.md; its wall time now, against this, is how slow the machine runs a thread.
+_REFERENCE_WORK_S = 0.03
+_MOST_SLOWNESS = 8.0
+
+
+def machine_slowness():
+    """How many times slower than the reference this machine runs a thread now (1 at least, 8 at
+    most): the median wall time of three runs of a fixed piece of work, over its reference time.
+    A busy machine (load 20 on 2 cores) reads 2 to 4."""
+    took = []
+    for _ in range(3):
+        started = time.monotonic()
+        total = 0
+        for i in range(1000000):
+            total += i
+        took.append(time.monotonic() - started)
+    return min(_MOST_SLOWNESS, max(1.0, statistics.median(took) / _REFERENCE_WORK_S))
+
+
+def scaled_timeout(seconds):
+    """`seconds` (a timeout a test makes short on purpose, such as peer_timeout_s) times
+    machine_slowness(), rounded up to whole seconds."""
+    return int(math.ceil(seconds * machine_slowness()))
 
 
 def synthetic_grid_config(trials, ranks_per_trial, peer_timeout_s, grace_period_s=None):

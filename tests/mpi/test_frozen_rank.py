@@ -7,10 +7,16 @@ And the converse: every rank frozen at once for longer than peer_timeout_s (a ma
 stalls, a heartbeat thread starved that long) is no loss: once they run again, the sweep
 completes (PeerSilence counts a watcher's own stall against its peers for one period at most).
 
+And rank 0 on the same machine as the other rank (issue 52): its heartbeat thread alone held still
+for twice the timeout at the start of a --resume, as a thread starved of CPU is (the rest of rank
+0 runs on), is no loss, where it ended the job with exit 4 before; rank 0's whole process stopped
+still ends it. These set a peer_timeout_s scaled with the machine's measured speed.
+
 The multi-host cases (a cut link, a host whose processes die) are tests/multinode/test_lost_host.py.
 """
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -20,7 +26,7 @@ import time
 import unittest
 
 from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line, run_in_own_session,
-                              synthetic_grid_config)
+                              scaled_timeout, synthetic_grid_config)
 
 HPO = None  # set from the command line
 PEER_TIMEOUT_S = 3
@@ -30,6 +36,12 @@ EXIT_MARGIN_S = 45  # a busy 2-core machine: beyond the peer timeout, to the job
 
 FROZEN_JOB_TRIALS = 3
 FROZEN_JOB_S = 3 * PEER_TIMEOUT_S
+
+STARVED_ROOT_TRIALS = 8
+WATCH_THREAD = "hpo-peer-watch"  # PeerWatch's thread name
+EXIT_INTERRUPTED = 3
+PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH = 0x4206, 0x4207, 17
+WAIT_ALL = 0x40000000  # __WALL: waitpid on a thread of another process that this one traces
 
 
 def world_rank_of(pid):
@@ -58,6 +70,34 @@ def read_trials(path):
     with h5py.File(path, "r") as f:
         return {int(row["trial_id"]): row["status"].decode() for row in f["trials"][:]
                   if row["trial_id"] >= 0}  # fill rows past the published ones
+
+
+def thread_named(pid, name):
+    """The id of process `pid`'s thread called `name`, or None."""
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() == name:
+                    return int(tid)
+    except OSError:
+        pass
+    return None
+
+
+@contextlib.contextmanager
+def thread_held(tid):
+    """Holds thread `tid` alone still (a ptrace stop; the other threads of its process run on)
+    inside the block, and lets it go on the way out. PermissionError where ptrace is not allowed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    if libc.ptrace(PTRACE_SEIZE, tid, None, None) != 0:
+        raise PermissionError(ctypes.get_errno(), "ptrace(PTRACE_SEIZE) of thread %d" % tid)
+    try:
+        libc.ptrace(PTRACE_INTERRUPT, tid, None, None)
+        os.waitpid(tid, WAIT_ALL)
+        yield
+    finally:
+        libc.ptrace(PTRACE_DETACH, tid, None, None)
 
 
 @contextlib.contextmanager
@@ -153,6 +193,78 @@ class FrozenJob(FrozenSweepCase):
         trials = read_trials(os.path.join(self.output, "study.h5"))
         self.assertEqual(len(trials), FROZEN_JOB_TRIALS, trials)
         self.assertTrue(all(status == "completed" for status in trials.values()), trials)
+
+
+class StarvedRoot(unittest.TestCase):
+    """Both ranks on this machine, one per trial; a sweep interrupted after its first trial, then
+    resumed with rank 0 held one way or another."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-starved-root-")
+        self.timeout_s = scaled_timeout(PEER_TIMEOUT_S)
+        self.config = os.path.join(self.tmp, "sweep.yaml")
+        with open(self.config, "w") as f:
+            f.write(synthetic_grid_config(STARVED_ROOT_TRIALS, 1, self.timeout_s))
+        self.output = os.path.join(self.tmp, "out")
+        self.env = dict(os.environ, **MPI_ENV)
+        command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO, "sweep",
+                   "--config", self.config, "--output", self.output]
+        with sweep_past_its_first_trial(command, self.env) as (job, lines):
+            os.kill(job.pid, signal.SIGUSR1)  # mpirun passes it on: checkpoint and exit 3
+            job.wait(300)
+        self.assertEqual(job.returncode, EXIT_INTERRUPTED, "".join(lines))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def resume_with_rank_0(self):
+        """Resumes the sweep and yields (job, lines, rank 0's pid, its watcher's thread id) once
+        rank 0's heartbeat thread runs."""
+        command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO, "sweep",
+                   "--config", self.config, "--output", self.output, "--resume"]
+        job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=self.env, start_new_session=True)
+        with JobOutput(job, trials=STARVED_ROOT_TRIALS) as output:
+            deadline = time.monotonic() + 300
+            watcher = None
+            while watcher is None and job.poll() is None and time.monotonic() < deadline:
+                ranks = {world_rank_of(pid): pid for pid, args in session_processes(job.pid)
+                         if "sweep --config" in args and not args.startswith("mpirun")}
+                watcher = thread_named(ranks[0], WATCH_THREAD) if 0 in ranks else None
+                time.sleep(0.05)
+            self.assertIsNotNone(watcher, "no %s thread in rank 0:\n%s" %
+                                 (WATCH_THREAD, output.text()))
+            yield job, output.lines, ranks[0], watcher
+
+    def test_rank_0s_heartbeat_thread_not_run_at_resume_is_no_loss(self):
+        with self.resume_with_rank_0() as (job, lines, _, watcher):
+            try:
+                with thread_held(watcher):
+                    time.sleep(2 * self.timeout_s)
+                    # The hold is over while rank 1 still watches, or it showed nothing.
+                    self.assertIsNone(job.poll(), "".join(lines))
+            except PermissionError as error:
+                self.skipTest("ptrace is not allowed here: %s" % error)
+            job.wait(300)
+        output = "".join(lines)
+        self.assertEqual(job.returncode, 0, output)
+        self.assertNotIn("no word from rank 0", output)
+        self.assertIn("rank 0 runs on this machine and its process is running", output)
+        trials = read_trials(os.path.join(self.output, "study.h5"))
+        self.assertEqual(len(trials), STARVED_ROOT_TRIALS, trials)
+        self.assertTrue(all(status == "completed" for status in trials.values()), trials)
+
+    def test_rank_0_stopped_at_resume_ends_the_job(self):
+        with self.resume_with_rank_0() as (job, lines, root, _):
+            os.kill(root, signal.SIGSTOP)
+            try:
+                job.wait(self.timeout_s + EXIT_MARGIN_S + 60)
+            except subprocess.TimeoutExpired:
+                pass
+        output = "".join(lines)
+        self.assertEqual(job.returncode, EXIT_PEER_LOST, output)
+        self.assertIn("no word from rank 0 on ", output)
 
 
 if __name__ == "__main__":

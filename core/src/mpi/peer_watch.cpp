@@ -1,11 +1,13 @@
 #include "mpi/peer_watch.hpp"
 
+#include <pthread.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <utility>
 
+#include "common/diagnostic.hpp"
 #include "common/peer_silence.hpp"
 
 namespace hpo {
@@ -17,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kHeartbeatTag = 201;
 constexpr int kAnswerTag = 202;
 constexpr std::chrono::milliseconds kNap(20);
+// The watcher thread's name (ps -L, top -H, /proc/PID/task/TID/comm): at most 15 characters.
+constexpr char kThreadName[] = "hpo-peer-watch";
 
 // Rank 0's heartbeats go out every timeout / 5, at most every second; a stall of a watcher's own
 // loop counts against its peers for at most one period (PeerSilence).
@@ -51,19 +55,40 @@ void DrainBeats(int source, int tag, const Communicator& comm, Heard heard) {
   }
 }
 
-std::vector<std::string> GatherHostNames(const Communicator& comm) {
-  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+// One rank's entry in the constructor's gather: its host name (MPI's processor name) and its
+// process's place (ProcessPlace), in fixed-size fields.
+struct RankRecord {
+  char host[MPI_MAX_PROCESSOR_NAME];
+  char machine[192];
+  int64_t pid;
+  int64_t start_ticks;
+};
+
+std::string FixedText(const char* field, size_t size) {
+  return std::string(field, strnlen(field, size));
+}
+
+// Every rank's host name and process place, in rank order.
+void GatherRankRecords(const Communicator& comm, std::vector<std::string>* hosts,
+                       std::vector<ProcessPlace>* places) {
+  RankRecord mine;
+  std::memset(&mine, 0, sizeof(mine));
   int length = 0;
-  HPO_MPI_CHECK(MPI_Get_processor_name(name, &length));
-  std::vector<char> all(static_cast<size_t>(comm.size()) * MPI_MAX_PROCESSOR_NAME, '\0');
-  HPO_MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
-                              MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm.get()));
-  std::vector<std::string> hosts;
-  for (int rank = 0; rank < comm.size(); ++rank) {
-    const char* entry = all.data() + static_cast<size_t>(rank) * MPI_MAX_PROCESSOR_NAME;
-    hosts.emplace_back(entry, strnlen(entry, MPI_MAX_PROCESSOR_NAME));
+  HPO_MPI_CHECK(MPI_Get_processor_name(mine.host, &length));
+  const ProcessPlace place = ThisProcessPlace();
+  if (place.machine.size() < sizeof(mine.machine)) {  // else empty: judged by heartbeats alone
+    std::memcpy(mine.machine, place.machine.data(), place.machine.size());
   }
-  return hosts;
+  mine.pid = place.pid;
+  mine.start_ticks = place.start_ticks;
+  std::vector<RankRecord> all(static_cast<size_t>(comm.size()));
+  HPO_MPI_CHECK(MPI_Allgather(&mine, sizeof(RankRecord), MPI_BYTE, all.data(), sizeof(RankRecord),
+                              MPI_BYTE, comm.get()));
+  for (const RankRecord& record : all) {
+    hosts->push_back(FixedText(record.host, sizeof(record.host)));
+    places->push_back(
+        {FixedText(record.machine, sizeof(record.machine)), record.pid, record.start_ticks});
+  }
 }
 
 }  // namespace
@@ -96,9 +121,14 @@ std::string LostPeers::Describe() const {
 PeerWatch::PeerWatch(const Communicator& world, double timeout_s,
                      std::function<void(const LostPeers&)> on_lost)
     : comm_(world.Duplicate()), timeout_s_(timeout_s), on_lost_(std::move(on_lost)) {
-  hosts_ = GatherHostNames(comm_);
+  std::vector<ProcessPlace> places;
+  GatherRankRecords(comm_, &hosts_, &places);
+  root_place_ = places[0];
+  beside_root_ = comm_.rank() != 0 && !root_place_.machine.empty() &&
+                 places[static_cast<size_t>(comm_.rank())].machine == root_place_.machine;
   if (comm_.size() == 1) return;
   thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), kThreadName);
     if (comm_.rank() == 0) {
       WatchFromRoot();
     } else {
@@ -152,7 +182,7 @@ void PeerWatch::WatchRoot() {
       SendBeat(0, kAnswerTag, comm_);
     });
     const double silent = silence.SilentSeconds(0);
-    if (silent >= timeout_s_) {
+    if (silent >= timeout_s_ && RootLost(silent)) {
       LostPeers lost;
       lost.observer = comm_.rank();
       lost.observer_host = hosts_[static_cast<size_t>(comm_.rank())];
@@ -164,6 +194,19 @@ void PeerWatch::WatchRoot() {
     }
     std::this_thread::sleep_for(kNap);
   }
+}
+
+bool PeerWatch::RootLost(double silent_s) {
+  if (!beside_root_ || StateOf(root_place_) != ProcessState::kRunning) return true;
+  if (!starved_root_noted_) {
+    starved_root_noted_ = true;
+    PrintDiagnostic("hpo: warning: rank " + std::to_string(comm_.rank()) +
+                    " has had no heartbeat from rank 0 for " +
+                    std::to_string(static_cast<int64_t>(silent_s)) + " s (peer_timeout_s), but " +
+                    "rank 0 runs on this machine and its process is running: its heartbeat thread "
+                    "is starved of CPU (an overloaded machine), not lost; waiting for it");
+  }
+  return false;
 }
 
 }  // namespace hpo
