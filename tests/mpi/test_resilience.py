@@ -599,21 +599,21 @@ class StartAndEnd(ResilienceCase):
     """Faults in the seconds before a sweep runs and after its last trial, as bench/chaos.py found
     them (bench/RESULTS.md, "Chaos"): the preemption handlers and the peer watch start only after
     MPI_Init, the config broadcast and the group layout (the watch after the data too), and the
-    watch ends before MPI_Finalize. Each test fails today (expected failures): they are the fixes'
-    acceptance tests; remove the marks with the fixes."""
+    watch ends before MPI_Finalize. A preemption signal while the sweep starts is held until the
+    handlers are in (runtime/preemption.hpp). The frozen ranks still hang the job (expected
+    failures): they are the fixes' acceptance tests; remove the marks with the fixes."""
 
     def wait_for_ranks(self, job, count):
         wait_for(lambda: len(rank_pids(job)) >= count, job, timeout=60)
         return rank_pids(job)
 
-    @unittest.expectedFailure
     def test_sigusr1_during_start_up_exits_3_and_resumes(self):
         output = self.out("early-usr1")
         job = self.start(2, output)
         self.wait_for_ranks(job, 2)
         job.send_signal(signal.SIGUSR1)  # forwarded to ranks that have not installed a handler
         log, _ = job.communicate(timeout=120)
-        self.assertEqual(job.returncode, 3, log)  # today: 138, the ranks die of SIGUSR1
+        self.assertEqual(job.returncode, 3, log)  # 138 before: the ranks died of SIGUSR1
         rc, resumed = run(2, output, ["--resume"])
         self.assertEqual(rc, 0, resumed)
 

@@ -22,6 +22,7 @@
 #include "render/render.hpp"
 #include "report/report.hpp"
 #include "runtime/device_plan.hpp"
+#include "runtime/preemption.hpp"
 #include "runtime/sweep.hpp"
 #include "study/study_file.hpp"
 
@@ -86,6 +87,9 @@ struct MainSettings {
 
 int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
                     const MainSettings& settings) {
+  // A preemption signal before the sweep's handlers are in waits for them (runtime/preemption.hpp):
+  // a job preempted while it starts then exits 3, resumable, instead of dying of the signal.
+  hpo::HoldPreemptionSignals();
   hpo::SweepOptions sweep;
   sweep.training_hooks = settings.training_hooks;
   po::options_description options(

@@ -21,7 +21,19 @@ void OnPreemptionSignal(int number) {
 
 constexpr int kPreemptionSignals[] = {SIGTERM, SIGUSR1};
 
+sigset_t PreemptionSignalSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int number : kPreemptionSignals) sigaddset(&set, number);
+  return set;
+}
+
 }  // namespace
+
+void HoldPreemptionSignals() {
+  const sigset_t set = PreemptionSignalSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
 
 PreemptionWatch::PreemptionWatch(double grace_period_s) : grace_period_s_(grace_period_s) {
   g_signal = 0;
@@ -31,6 +43,8 @@ PreemptionWatch::PreemptionWatch(double grace_period_s) : grace_period_s_(grace_
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
   for (int number : kPreemptionSignals) sigaction(number, &action, nullptr);
+  const sigset_t set = PreemptionSignalSet();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   watchdog_ = std::thread([this] { Watch(); });
 }
 

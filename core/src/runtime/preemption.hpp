@@ -4,7 +4,10 @@
 // before every dispatch. A watchdog thread ends the job with exit code 3 (interrupted, resumable)
 // when the grace period runs out first, so the job is gone before the platform's SIGKILL. One per
 // process, every rank; created after the config is known. The handlers stay installed after it is
-// destroyed (a late signal is recorded, not fatal).
+// destroyed (a late signal is recorded, not fatal). A signal that comes before (while MPI starts,
+// the config is shared, or hpo hands over to hpo-torch) waits: `hpo sweep` blocks both first
+// (HoldPreemptionSignals), the watch unblocks them once its handlers are in, and the held signal
+// then counts as any other.
 #pragma once
 
 #include <atomic>
@@ -14,8 +17,15 @@
 
 namespace hpo {
 
+// Blocks SIGTERM and SIGUSR1 in the calling thread (and the threads and programs it starts, across
+// execv) until a PreemptionWatch unblocks them. Call it first thing in `hpo sweep`, on the main
+// thread.
+void HoldPreemptionSignals();
+
 class PreemptionWatch {
  public:
+  // Installs the handlers, then unblocks the signals HoldPreemptionSignals held (delivering one
+  // that came meanwhile). Call it on the thread that called HoldPreemptionSignals.
   explicit PreemptionWatch(double grace_period_s);
   ~PreemptionWatch();
   PreemptionWatch(const PreemptionWatch&) = delete;
