@@ -19,7 +19,7 @@ import h5py
 import numpy as np
 
 from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line_with_faults, published_rows,
-                              run_in_own_session, study_attributes)
+                              run_in_own_session, scaled_timeout, study_attributes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
@@ -621,14 +621,14 @@ class StartAndEnd(ResilienceCase):
     def test_a_rank_frozen_during_start_up_ends_the_job_with_4(self):
         config = os.path.join(self.tmp, "frozen.yaml")
         with open(config, "w") as f:
-            f.write(base_config() + "peer_timeout_s: 3\n")
+            f.write(base_config() + "peer_timeout_s: %d\n" % scaled_timeout(3))
         job = self.start(2, self.out("early-stop"), config=config)
         frozen = self.wait_for_ranks(job, 2)[-1]
         os.kill(frozen, signal.SIGSTOP)  # before MPI_Init on a busy machine, else soon after
         self.addCleanup(lambda: subprocess.run(["kill", "-CONT", str(frozen)],
                                                capture_output=True))
         try:
-            log, _ = job.communicate(timeout=60)  # 3 s of silence, the job's end and slack
+            log, _ = job.communicate(timeout=60)  # the peer timeout, the job's end and slack
         except subprocess.TimeoutExpired:
             self.fail("the job still waits on its frozen rank 60 s later")  # today
         self.assertEqual(job.returncode, 4, log)
