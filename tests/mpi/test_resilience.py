@@ -620,17 +620,18 @@ class StartAndEnd(ResilienceCase):
     @unittest.expectedFailure
     def test_a_rank_frozen_during_start_up_ends_the_job_with_4(self):
         config = os.path.join(self.tmp, "frozen.yaml")
+        timeout_s = scaled_timeout(3)
         with open(config, "w") as f:
-            f.write(base_config() + "peer_timeout_s: %d\n" % scaled_timeout(3))
+            f.write(base_config() + "peer_timeout_s: %d\n" % timeout_s)
         job = self.start(2, self.out("early-stop"), config=config)
         frozen = self.wait_for_ranks(job, 2)[-1]
         os.kill(frozen, signal.SIGSTOP)  # before MPI_Init on a busy machine, else soon after
         self.addCleanup(lambda: subprocess.run(["kill", "-CONT", str(frozen)],
                                                capture_output=True))
         try:
-            log, _ = job.communicate(timeout=60)  # the peer timeout, the job's end and slack
+            log, _ = job.communicate(timeout=timeout_s + 30)  # the job's end and slack
         except subprocess.TimeoutExpired:
-            self.fail("the job still waits on its frozen rank 60 s later")  # today
+            self.fail("the job still waits on its frozen rank %d s later" % (timeout_s + 30))
         self.assertEqual(job.returncode, 4, log)
 
     @unittest.expectedFailure
@@ -639,9 +640,11 @@ class StartAndEnd(ResilienceCase):
         # here (seconds), while rank 1 waits for the sweep's outcome: it is frozen there, and the
         # peer watch ends with the sweep, before MPI_Finalize waits for every rank.
         config = os.path.join(self.tmp, "end.yaml")
+        timeout_s = scaled_timeout(10)
         with open(config, "w") as f:
             f.write(base_config().replace("run_cap: 6", "run_cap: 2")
-                    .replace("test_samples: 512", "test_samples: 400000") + "peer_timeout_s: 30\n")
+                    .replace("test_samples: 512", "test_samples: 400000")
+                    + "peer_timeout_s: %d\n" % timeout_s)
         job = self.start(2, self.out("late-stop"), config=config)
         output = JobOutput(job, trials=2)  # reads the job's lines as it prints them
         wait_for(lambda: "sweep finished" in output.text(), job, timeout=300)
@@ -651,9 +654,10 @@ class StartAndEnd(ResilienceCase):
             self.addCleanup(lambda pid=pid: subprocess.run(["kill", "-CONT", str(pid)],
                                                            capture_output=True))
         try:
-            job.wait(timeout=90)  # the peer timeout, the job's end and slack
+            job.wait(timeout=2 * timeout_s + 20)  # the peer timeout, the job's end and slack
         except subprocess.TimeoutExpired:
-            self.fail("the finished job still waits on its frozen rank 90 s later")  # today
+            self.fail("the finished job still waits on its frozen rank %d s later"
+                      % (2 * timeout_s + 20))
         trials, _ = read_trials(os.path.join(self.out("late-stop"), "study.h5"))
         self.assertEqual(len(trials), 2)
 
