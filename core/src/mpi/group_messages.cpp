@@ -24,8 +24,7 @@ std::optional<std::string> TryReceiveText(const Communicator& group, GroupMessag
                                           int* source) {
   int waiting = 0;
   MPI_Status status;
-  HPO_MPI_CHECK(
-      MPI_Iprobe(MPI_ANY_SOURCE, static_cast<int>(kind), group.get(), &waiting, &status));
+  HPO_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, static_cast<int>(kind), group.get(), &waiting, &status));
   if (!waiting) return std::nullopt;
   *source = status.MPI_SOURCE;
   return ReceiveText(group, status.MPI_SOURCE, kind);

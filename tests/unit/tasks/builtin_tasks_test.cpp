@@ -13,7 +13,8 @@
 namespace hpo {
 namespace {
 
-// The tasks builtin_tasks.def lists (each folder's name is its task's), sorted as catalogs list them.
+// The tasks builtin_tasks.def lists (each folder's name is its task's), sorted as catalogs list
+// them.
 std::vector<std::string> ListedTasks() {
   std::vector<std::string> names = {
 #define HPO_BUILTIN_TASK(NAME) #NAME,

@@ -682,7 +682,8 @@ class CommandRunner final : public TaskRunner {
     const Communicator& group = layout_.group_comm;
     int ended = 0;
     int source = 0;
-    while (std::optional<std::string> text = TryReceiveText(group, GroupMessage::kProgramEnded, &source)) {
+    while (std::optional<std::string> text =
+               TryReceiveText(group, GroupMessage::kProgramEnded, &source)) {
       const EndReport report = Decode(*text);
       if (report.trial_id != trial.trial_id) continue;
       ++ended;
@@ -690,7 +691,8 @@ class CommandRunner final : public TaskRunner {
         *end = {Ending::kFailed, Describe(report)};
       }
     }
-    while (std::optional<std::string> text = TryReceiveText(group, GroupMessage::kInterrupted, &source)) {
+    while (std::optional<std::string> text =
+               TryReceiveText(group, GroupMessage::kInterrupted, &source)) {
       if (std::stoll(*text) == trial.trial_id && end->ending == Ending::kNone) {
         end->ending = Ending::kInterrupted;
       }
@@ -716,7 +718,8 @@ class CommandRunner final : public TaskRunner {
       }
     }
     int source = 0;
-    while (TryReceiveText(group, GroupMessage::kProgramEnded, &source) || TryReceiveText(group, GroupMessage::kInterrupted, &source)) {
+    while (TryReceiveText(group, GroupMessage::kProgramEnded, &source) ||
+           TryReceiveText(group, GroupMessage::kInterrupted, &source)) {
     }
   }
 
