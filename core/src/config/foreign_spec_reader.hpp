@@ -74,6 +74,7 @@ class ForeignSpecReader {
 
   Status Required(const YAML::Node& parent, const std::string& path, const std::string& key,
                   YAML::Node* out) const {
+    if (!parent.IsMap()) return Fail(parent, path, "must be a mapping");
     const YAML::Node node = parent[key];
     if (!node) return Fail(parent, path, "missing `" + key + "`");
     *out = node;

@@ -501,8 +501,8 @@ Status KatibTranslateCommand(ForeignSpecReader& reader, const YAML::Node& contai
 Status KatibTranslateTrialTemplate(ForeignSpecReader& reader, const YAML::Node& templ,
                                    YAML::Node* sweep, YAML::Node* config) {
   const std::string path = "spec.trialTemplate";
-  if (templ["configMap"]) {
-    return reader.Fail(templ["configMap"], path + ".configMap",
+  if (const YAML::Node config_map = KatibMember(templ, "configMap")) {
+    return reader.Fail(config_map, path + ".configMap",
                        "a trial template from a ConfigMap cannot be read here; give it inline "
                        "as trialSpec");
   }
