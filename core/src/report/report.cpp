@@ -140,10 +140,11 @@ double FurtherObjective(const TrialResult& trial, size_t j) {
 }
 
 // The lines above the table: the objectives and counts, the front, the best trial, its test
-// split and tables, and the parameters that are the same in every trial (`fixed`).
+// split and tables, and the parameters that are the same in every trial (`fixed`); `front` is
+// ParetoFrontIds(study).
 std::string FormatTableHeading(const StudyContents& study,
                                const std::vector<const TrialResult*>& board,
-                               const std::vector<bool>& fixed) {
+                               const std::set<int64_t>& front, const std::vector<bool>& fixed) {
   const std::string& metric = study.attributes.metric_name;
   const std::vector<StudyObjective>& further = study.layout.further_objectives;
   std::string out = "Study: " + metric + " (" + MetricGoal(study) + ")";
@@ -152,7 +153,7 @@ std::string FormatTableHeading(const StudyContents& study,
   }
   out += ", " + StatusCounts(study) + "\n";
   if (!further.empty()) {
-    out += "Pareto front: " + std::to_string(ParetoFrontIds(study).size()) +
+    out += "Pareto front: " + std::to_string(front.size()) +
            " trials, listed first and marked *; the best trial is the best " + metric + "\n";
   }
   const std::optional<int64_t> best = BestTrialId(study, board);
@@ -289,7 +290,8 @@ std::string FormatTable(const StudyContents& study, const ReportOptions& options
   for (size_t r = 0; r < shown; ++r) {
     rows.push_back(LeaderboardRow(study, *board[r], r + 1, front, fixed));
   }
-  std::string out = FormatTableHeading(study, board, fixed) + "\n" + AlignRows(rows, columns.right);
+  std::string out =
+      FormatTableHeading(study, board, front, fixed) + "\n" + AlignRows(rows, columns.right);
   if (shown < board.size()) {
     out += "(top " + std::to_string(shown) + " of " + std::to_string(board.size()) + " trials)\n";
   }
