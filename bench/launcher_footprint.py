@@ -105,16 +105,25 @@ def sweep(binary, ranks, program, trials, folder, timeout):
     return launched, wall, completed
 
 
+def write_program(folder, name, text):
+    """An executable file `name` in `folder` holding `text`; returns its path."""
+    program = os.path.join(folder, name)
+    with open(program, "w") as f:
+        f.write(text)
+    os.chmod(program, 0o755)
+    return program
+
+
 def footprint(binary, name, ranks, trials):
     with tempfile.TemporaryDirectory(prefix="hpo-footprint-") as folder:
-        program = os.path.join(folder, "trial.py")
-        with open(program, "w") as f:
-            f.write(PROGRAM)
-        os.chmod(program, 0o755)
+        program = write_program(folder, "trial.py", PROGRAM)
         launched, wall, completed = sweep(binary, ranks, program, trials, folder, 600)
         stamps = [open(os.path.join(folder, n)).read().split() for n in os.listdir(folder)
                   if n.startswith("trial-")]
-    first = min(float(s[0]) for s in stamps) - launched if stamps else float("nan")
+    if not stamps:  # the sweep failed before any trial ran (its output is on stderr)
+        emit(binary=name, measure=f"command_sweep_{ranks}_ranks", trials=trials, check="FAILED")
+        return False
+    first = min(float(s[0]) for s in stamps) - launched
     rss = [int(s[1]) / 1024 for s in stamps]
     objects = [int(s[2]) for s in stamps]
     emit(binary=name, measure=f"command_sweep_{ranks}_ranks", trials=trials,
@@ -127,10 +136,7 @@ def footprint(binary, name, ranks, trials):
 
 def scale(binary, ranks, trials):
     with tempfile.TemporaryDirectory(prefix="hpo-scale-") as folder:
-        program = os.path.join(folder, "noop.sh")
-        with open(program, "w") as f:
-            f.write(NOOP)
-        os.chmod(program, 0o755)
+        program = write_program(folder, "noop.sh", NOOP)
         _, wall, completed = sweep(binary, ranks, program, trials, folder, 1800)
     emit(binary="hpo", measure=f"noop_sweep_{ranks}_ranks", trials=trials, wall_s="%.1f" % wall,
          trials_per_s="%.1f" % (completed / wall), check="ok" if completed == trials else "FAILED")
