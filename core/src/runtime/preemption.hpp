@@ -7,7 +7,8 @@
 // destroyed (a late signal is recorded, not fatal). A signal that comes before (while MPI starts,
 // the config is shared, or hpo hands over to hpo-torch) waits: `hpo sweep` blocks both first
 // (HoldPreemptionSignals), the watch unblocks them once its handlers are in, and the held signal
-// then counts as any other.
+// then counts as any other. One sent before `main` (while the dynamic loader maps hpo's libraries,
+// milliseconds) still ends the rank as the signal's default action does: no program covers that.
 #pragma once
 
 #include <atomic>
