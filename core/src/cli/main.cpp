@@ -15,6 +15,7 @@
 #include "cli/main_with_hooks.hpp"
 #include "cli/torch_hand_over.hpp"
 #include "common/diagnostic.hpp"
+#include "common/duration_text.hpp"
 #include "common/file_io.hpp"
 #include "coord/sweep_status.hpp"
 #include "hpo/mpi/communicator.hpp"
@@ -22,6 +23,7 @@
 #include "render/render.hpp"
 #include "report/report.hpp"
 #include "runtime/device_plan.hpp"
+#include "runtime/job_deadline.hpp"
 #include "runtime/preemption.hpp"
 #include "runtime/sweep.hpp"
 #include "study/study_file.hpp"
@@ -85,6 +87,44 @@ struct MainSettings {
   bool hand_over_torch = false;
 };
 
+// How much longer than peer_timeout_s a rank waits for the others to start MPI.
+constexpr double kStartAllowanceS = 30.0;
+
+// The sweep's MPI job on this rank (`rank` as the launcher numbers it), its arguments parsed: the
+// hand-over to hpo-torch and the job deadlines (runtime/job_deadline.hpp) take the config as this
+// rank reads it before MPI starts; rank 0 reads it again once MPI runs and reports a bad one.
+int RunSweepJob(int argc, char** argv, const hpo::SweepOptions& sweep, const MainSettings& settings,
+                const std::string& rank) {
+  hpo::SweepConfig config;
+  const bool loaded =
+      hpo::LoadConfigFile(sweep.config_path, settings.registry.catalog(), sweep.bare, &config).ok();
+  if (settings.hand_over_torch && loaded) hpo::HandOverTorchSweep(config, argv, rank == "0");
+  const double timeout_s = config.execution.peer_timeout_s;  // the default when not loaded
+  // Ranks reach MPI_Init at different times (a library read from a cold file system takes tens
+  // of seconds), so start-up allows kStartAllowanceS more. Rank 0 speaks for the job; the others,
+  // a moment later, only where rank 0 cannot.
+  const double start_s = timeout_s + kStartAllowanceS;
+  hpo::ArmJobDeadline(start_s + (rank == "0" ? 0.0 : 2.0), hpo::ExitCode::kPeerLost,
+                      "hpo: error on rank " + rank + ": MPI did not start within " +
+                          hpo::FormatDuration(start_s) + " (peer_timeout_s and " +
+                          hpo::FormatDuration(kStartAllowanceS) +
+                          "): a rank of the job has not reached it (its "
+                          "process stopped or its host lost); no trial ran, the output folder is "
+                          "as it was");
+  std::unique_ptr<hpo::MpiSession> session;
+  hpo::Status started = hpo::MpiSession::Start(&argc, &argv, &session);
+  if (!started.ok()) return ExitWith(started, true);
+  const bool root = hpo::Communicator::World().rank() == 0;
+  const int code = ExitWith(hpo::RunSweep(sweep, settings.registry), root);
+  hpo::ArmJobDeadline(timeout_s, static_cast<hpo::ExitCode>(code),
+                      std::string(code == 0 ? "hpo: warning" : "hpo: error") + " on rank " + rank +
+                          ": the job's end (MPI_Finalize) waited " +
+                          hpo::FormatDuration(timeout_s) +
+                          " (peer_timeout_s) for a rank that has not come (its process stopped "
+                          "or its host lost); this rank's part is done and saved");
+  return code;
+}
+
 int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
                     const MainSettings& settings) {
   // A preemption signal before the sweep's handlers are in waits for them (runtime/preemption.hpp):
@@ -141,13 +181,7 @@ int RunSweepCommand(int argc, char** argv, const std::vector<std::string>& args,
     sweep.bare.seed = seed;
   }
   if (!parsed.ok()) return ExitWith(parsed, print_here);
-  if (settings.hand_over_torch) hpo::HandOverTorchSweep(sweep, argv, print_here);
-
-  std::unique_ptr<hpo::MpiSession> session;
-  hpo::Status started = hpo::MpiSession::Start(&argc, &argv, &session);
-  if (!started.ok()) return ExitWith(started, true);
-  const bool root = hpo::Communicator::World().rank() == 0;
-  return ExitWith(hpo::RunSweep(sweep, settings.registry), root);
+  return RunSweepJob(argc, argv, sweep, settings, rank == nullptr ? "0" : rank);
 }
 
 // Stores `importance` in the study at `path` (its file or its output folder). A study another

@@ -53,11 +53,8 @@ const TaskRegistry& TorchFreeTaskRegistry() {
   return kRegistry;
 }
 
-void HandOverTorchSweep(const SweepOptions& options, char** argv, bool print_errors) {
-  SweepConfig config;
-  const Status loaded =
-      LoadConfigFile(options.config_path, BuiltinTaskCatalog(), options.bare, &config);
-  if (!loaded.ok() || config.execution.task == kCommandTaskName) return;
+void HandOverTorchSweep(const SweepConfig& config, char** argv, bool print_errors) {
+  if (config.execution.task == kCommandTaskName) return;
   const std::filesystem::path torch = TorchExecutablePath();
   execv(torch.c_str(), argv);
   if (print_errors) {

@@ -22,14 +22,14 @@ inline constexpr const char* kTorchExecutableName = "hpo-torch";
 // the config that rank 0 read).
 const TaskRegistry& TorchFreeTaskRegistry();
 
-// Called by `hpo sweep` on every rank before MPI starts. When this rank reads the config at
-// options.config_path, it parses, and its task is not command trials (the only built-in task
-// without libtorch), replaces this process with hpo-torch beside the running executable, with the
-// same `argv`; returns only when it does not hand over. A config that cannot be read or does not
-// parse stays here, where rank 0 reports it after MPI starts exactly as hpo-torch would. When
-// hpo-torch cannot be started, exits with code 1 (a broken installation), saying why when
-// `print_errors` (one rank prints for the job).
-void HandOverTorchSweep(const SweepOptions& options, char** argv, bool print_errors);
+// Called by `hpo sweep` on every rank that read and parsed the sweep's config before MPI starts.
+// When the config's task is not command trials (the only built-in task without libtorch),
+// replaces this process with hpo-torch beside the running executable, with the same `argv`;
+// returns only when it does not hand over. A config that cannot be read or does not parse stays
+// here, where rank 0 reports it after MPI starts exactly as hpo-torch would. When hpo-torch cannot
+// be started, exits with code 1 (a broken installation), saying why when `print_errors` (one rank
+// prints for the job).
+void HandOverTorchSweep(const SweepConfig& config, char** argv, bool print_errors);
 
 // The torch-free `hpo` (apps/hpo_main.cpp): hpo::Main with TorchFreeTaskRegistry() whose `sweep`
 // calls HandOverTorchSweep before MPI starts. Defined in cli/main.cpp.

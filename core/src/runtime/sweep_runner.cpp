@@ -21,6 +21,7 @@
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/mpi/group_layout.hpp"
 #include "hpo/task_runner.hpp"
+#include "job_deadline.hpp"
 #include "live_report.hpp"
 #include "mpi/control_plane.hpp"
 #include "mpi/peer_watch.hpp"
@@ -359,16 +360,41 @@ class LostPeerAlarm {
     std::lock_guard<std::mutex> lock(mutex_);
     return lost_;
   }
+  // Rank 0: the session and the study the sweep writes, once they exist (the watch starts
+  // before them). The session must outlive the watch.
+  void SetSession(const SweepSession* session) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    session_ = session;
+  }
+  void SetStudyPath(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    study_path_ = path;
+  }
+  std::string study_path() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return study_path_;
+  }
+  // Whether rank 0's coordinator thread serves (then it ends the job itself, EndForLostPeers).
+  bool serving() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return session_ != nullptr && session_->serving();
+  }
 
  private:
   mutable std::mutex mutex_;
   std::optional<LostPeers> lost_;
+  const SweepSession* session_ = nullptr;
+  std::string study_path_;
 };
 
+// `study_path` empty: the sweep was still starting (its study not yet opened).
 std::string LostPeerMessage(const LostPeers& lost, const std::string& study_path) {
-  return "lost contact with " + lost.Describe() +
-         ": their host is down or cut off from rank 0 on " + lost.observer_host +
-         ". The study is saved in " + study_path +
+  const std::string what = "lost contact with " + lost.Describe() +
+                           ": their host is down or cut off from rank 0 on " + lost.observer_host;
+  if (study_path.empty()) {
+    return what + ", while the sweep was starting: no trial ran, the output folder is as it was";
+  }
+  return what + ". The study is saved in " + study_path +
          "; the trials that were running continue from their last checkpoints with --resume";
 }
 
@@ -457,8 +483,7 @@ std::unique_ptr<TaskRunner> PrepareRunner(const SweepConfig& config, const Group
 // The peer watch's answer to a lost host. A rank other than 0 ends the job at once (the study is
 // rank 0's); rank 0 raises `alarm` for its coordinator thread (EndForLostPeers) and ends the job
 // itself once that thread has finished serving, or after 5 s.
-[[noreturn]] void EndForLostHost(const LostPeers& lost, bool root, LostPeerAlarm* alarm,
-                                 const SweepSession& session, const std::string& study_path) {
+[[noreturn]] void EndForLostHost(const LostPeers& lost, bool root, LostPeerAlarm* alarm) {
   if (!root) {
     AbortJob(ExitCode::kPeerLost,
              "no word from rank 0 on " + lost.hosts[0] + " for " +
@@ -467,10 +492,10 @@ std::unique_ptr<TaskRunner> PrepareRunner(const SweepConfig& config, const Group
                  "is rank 0's");
   }
   alarm->Raise(lost);
-  for (int waited_ms = 0; session.serving() && waited_ms < 5000; waited_ms += 10) {
+  for (int waited_ms = 0; alarm->serving() && waited_ms < 5000; waited_ms += 10) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  AbortJob(ExitCode::kPeerLost, LostPeerMessage(lost, study_path));
+  AbortJob(ExitCode::kPeerLost, LostPeerMessage(lost, alarm->study_path()));
 }
 
 // Every objective and its goal: "val_loss (minimize), epoch_time_s (minimize)".
@@ -545,47 +570,51 @@ Status RunSweep(const SweepOptions& options, const TaskRegistry& registry) {
   const bool root = world.rank() == 0;
   SweepConfig config;
   HPO_RETURN_IF_ERROR(ShareConfig(world, options, registry, &config));
+  // From here on, a rank that stops or whose host goes ends the job (also while data loads).
+  std::optional<SweepSession> session;  // made once the layout is known; outlives the watch
+  LostPeerAlarm alarm;
+  PeerWatch peers(world, config.execution.peer_timeout_s,
+                  [&](const LostPeers& lost) { EndForLostHost(lost, root, &alarm); });
+  DisarmJobDeadline();
   GroupLayout layout;
   HPO_RETURN_IF_ERROR(
       ComputeGroupLayout(world, static_cast<int>(config.execution.ranks_per_trial), &layout));
   HPO_RETURN_IF_ERROR(PlaceOnDevices(world, config, &layout));
   PreemptionWatch preemption(config.checkpoint.grace_period_s);
 
-  SweepSession session(world, layout);
+  session.emplace(world, layout);
+  alarm.SetSession(&*session);
   RootStudy root_study(config, registry.catalog());
   bool finished_before = false;
   Status status;
   if (root) {
     status =
-        OpenSweep(config, registry.catalog(), options, &root_study, &session, &finished_before);
+        OpenSweep(config, registry.catalog(), options, &root_study, &*session, &finished_before);
   }
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
   // A finished study, resumed, ends here: no rank loads its data (a restart costs seconds).
   if (!BroadcastString(world, finished_before ? "finished" : "").empty()) {
     return BroadcastStatus(
-        world, root ? ReportFinishedStudy(config, session, root_study.path) : Status::Ok());
+        world, root ? ReportFinishedStudy(config, *session, root_study.path) : Status::Ok());
   }
 
   const std::unique_ptr<TaskRunner> runner =
       PrepareRunner(config, layout, registry, options.training_hooks);
-  if (root) status = CreateOutput(config, world.size(), &root_study, &session);
+  if (root) status = CreateOutput(config, world.size(), &root_study, &*session);
   HPO_RETURN_IF_ERROR(BroadcastStatus(world, status));
 
-  LostPeerAlarm alarm;
-  PeerWatch peers(world, config.execution.peer_timeout_s, [&](const LostPeers& lost) {
-    EndForLostHost(lost, root, &alarm, session, root_study.path);
-  });
+  alarm.SetStudyPath(root_study.path);
   if (root) {
-    PrintSweepBanner(config, layout, world.size(), session.coordinator(), root_study.path);
+    PrintSweepBanner(config, layout, world.size(), session->coordinator(), root_study.path);
     WarnAboutPlainMpirun(layout, world);
   }
-  session.Start(
-      [&] { PollBetweenMessages(session.coordinator(), alarm, layout, root_study.path); });
-  RunGroupTrials(config, layout, *runner, session.control());
-  session.Join();
+  session->Start(
+      [&] { PollBetweenMessages(session->coordinator(), alarm, layout, root_study.path); });
+  RunGroupTrials(config, layout, *runner, session->control());
+  session->Join();
   Status finished;
   if (root) {
-    finished = FinishSweep(config, options, *runner, session, root_study.path);
+    finished = FinishSweep(config, options, *runner, *session, root_study.path);
     root_study.live_report.Finish();
   }
   return BroadcastStatus(world, finished);
