@@ -116,6 +116,11 @@ int RunSweepJob(int argc, char** argv, const hpo::SweepOptions& sweep, const Mai
   if (!started.ok()) return ExitWith(started, true);
   const bool root = hpo::Communicator::World().rank() == 0;
   const int code = ExitWith(hpo::RunSweep(sweep, settings.registry), root);
+  // Under scripts/hpo-mpirun: its clock for the job's end, so that a rank frozen after
+  // MPI_Finalize (while its process exits, where nothing of it runs) cannot hold mpirun either.
+  if (root && std::getenv("HPO_MPIRUN_WRAPPED") != nullptr) {
+    std::cerr << "hpo: ending the job with exit code " << code << std::endl;
+  }
   hpo::ArmJobDeadline(timeout_s, static_cast<hpo::ExitCode>(code),
                       std::string(code == 0 ? "hpo: warning" : "hpo: error") + " on rank " + rank +
                           ": the job's end (MPI_Finalize) waited " +
