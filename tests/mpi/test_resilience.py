@@ -23,6 +23,7 @@ from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line_with_faults
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
+WRAPPER = os.path.join(HERE, "..", "..", "scripts", "hpo-mpirun")
 HPO = None  # set from the command line
 HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the command line
 
@@ -687,6 +688,20 @@ class StartAndEnd(ResilienceCase):
                       % (2 * timeout_s + 20))
         trials, _ = read_trials(os.path.join(self.out("late-stop"), "study.h5"))
         self.assertEqual(len(trials), 2)
+
+
+    def test_a_rank_frozen_while_it_exits_does_not_hold_the_wrapper(self):
+        # After MPI_Finalize nothing of the rank runs, so no deadline of its own can help; under
+        # scripts/hpo-mpirun, rank 0's end line bounds the job (bench/chaos.py found it).
+        output = self.out("frozen-exit")
+        argv = [WRAPPER] + command(2, output, program=HPO_WITH_FAULTS)[1:]
+        done = run_in_own_session(argv, timeout=120, env=dict(
+            os.environ, **MPI_ENV, HPO_STOP_AFTER_FINALIZE="0", HPO_MPIRUN_ABORT_GRACE_S="5"))
+        log = done.describe()
+        self.assertEqual(done.returncode, 0, log)
+        self.assertIn("mpirun has not ended 5 s after hpo ended the job", log)
+        trials, _ = read_trials(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 6)
 
 
 def main():

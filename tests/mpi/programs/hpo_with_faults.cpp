@@ -4,6 +4,9 @@
 // rank RANK of trial TRIAL's first attempt throw at the first step of epoch EPOCH
 // (tests/support/fault_injector.hpp); unset or empty, it runs as `hpo`. A value that does not
 // parse is bad input: "hpo: error: ..." and exit code 2, as from `hpo`.
+// HPO_STOP_AFTER_FINALIZE=RANK stops world rank RANK (SIGSTOP to itself) once the sweep has
+// returned and MPI_Finalize with it: a process frozen while it exits (test_resilience.py).
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -25,5 +28,10 @@ int main(int argc, char** argv) {
     }
     injector = std::make_unique<hpo::FaultInjector>(fault);
   }
-  return hpo::MainWithTrainingHooks(argc, argv, hpo::BuiltinTaskRegistry(), injector.get());
+  const int code =
+      hpo::MainWithTrainingHooks(argc, argv, hpo::BuiltinTaskRegistry(), injector.get());
+  const char* stop_rank = std::getenv("HPO_STOP_AFTER_FINALIZE");
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (stop_rank != nullptr && rank != nullptr && std::string(stop_rank) == rank) raise(SIGSTOP);
+  return code;
 }
