@@ -6,8 +6,8 @@
 #include <sstream>
 #include <utility>
 
-#include "command/metric_reader.hpp"
 #include "config/foreign_spec_reader.hpp"
+#include "program/metric_reader.hpp"
 
 namespace hpo {
 
