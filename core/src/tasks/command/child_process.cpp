@@ -184,6 +184,72 @@ int RunChild(void* argument) {
   ReportAndExit(report_fd, ChildStep::kExec, denied ? EACCES : error);
 }
 
+// The child's stdout, stderr and failure report pipes ([0] read, [1] write; close-on-exec).
+Status MakeChildPipes(int out[2], int err[2], int report[2]) {
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
+    const int error = errno;
+    for (int fd : {out[0], out[1], err[0], err[1], report[0], report[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    return Status::Failure(std::string("cannot create a pipe: ") + strerror(error));
+  }
+  return Status::Ok();
+}
+
+// What RunChild needs, prepared before the clone (the child allocates nothing). Points into
+// `spec`, which must outlive it.
+ExecPlan MakeExecPlan(const ChildSpec& spec, int out_fd, int err_fd, int report_fd) {
+  ExecPlan plan;
+  plan.candidates = Candidates(spec.argv[0], spec.environment);
+  plan.argv = Pointers(spec.argv, 0);
+  plan.shell_argv = Pointers(spec.argv, 1);
+  plan.shell_argv.insert(plan.shell_argv.begin(), {const_cast<char*>("/bin/sh"), nullptr});
+  plan.envp = Pointers(spec.environment, 0);
+  plan.working_dir = spec.working_dir.c_str();
+  plan.out_fd = out_fd;
+  plan.err_fd = err_fd;
+  plan.report_fd = report_fd;
+  plan.parent = getpid();
+  plan.max_fd = sysconf(_SC_OPEN_MAX);
+  return plan;
+}
+
+// Starts RunChild(plan) and returns its pid once it has exec'd or exited (-1, with *error, when
+// it could not start).
+pid_t CloneChild(ExecPlan* plan, int* error) {
+  // Every signal blocked until the child starts, so that none runs one of this process's handlers
+  // in the child before it has put the default ones in place.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  // posix_spawn's way (glibc's own): the child shares this process's memory on a stack of its own
+  // and this thread waits until it has exec'd or exited, so no page table of a process that maps
+  // libtorch and MPI is copied (fork took 10-20 ms here; bench/RESULTS.md).
+  std::vector<char> child_stack(kChildStackBytes);
+  const pid_t pid = clone(RunChild, child_stack.data() + child_stack.size(),
+                          CLONE_VM | CLONE_VFORK | SIGCHLD, plan);
+  *error = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return pid;
+}
+
+// The child's report of the step that failed before exec, as Start's status.
+Status ChildStartFailure(const ChildFailure& failure, const ChildSpec& spec) {
+  const std::string& program = spec.argv[0];
+  const std::string reason = strerror(failure.error);
+  switch (failure.step) {
+    case ChildStep::kExec:
+      return Status::BadInput("cannot run '" + program + "': " + reason);
+    case ChildStep::kChdir:
+      return Status::BadInput("cannot run '" + program + "' in '" + spec.working_dir +
+                              "': " + reason);
+    case ChildStep::kSetup:
+      break;
+  }
+  return Status::Failure("cannot start '" + program + "': " + reason);
+}
+
 }  // namespace
 
 std::string ChildExit::Describe() const {
@@ -196,7 +262,6 @@ std::string ChildExit::Describe() const {
 
 Status ChildProcess::Start(const ChildSpec& spec, std::unique_ptr<ChildProcess>* child) {
   if (spec.argv.empty()) return Status::BadInput("cannot run an empty command");
-  const std::string& program = spec.argv[0];
   std::unique_ptr<ChildProcess> process(new ChildProcess());
   if (!spec.log_path.empty()) {
     process->log_fd_ = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -208,40 +273,10 @@ Status ChildProcess::Start(const ChildSpec& spec, std::unique_ptr<ChildProcess>*
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
   int report[2] = {-1, -1};
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
-    const int error = errno;
-    for (int fd : {out[0], out[1], err[0], err[1], report[0], report[1]}) {
-      if (fd >= 0) close(fd);
-    }
-    return Status::Failure(std::string("cannot create a pipe: ") + strerror(error));
-  }
-  ExecPlan plan;
-  plan.candidates = Candidates(program, spec.environment);
-  plan.argv = Pointers(spec.argv, 0);
-  plan.shell_argv = Pointers(spec.argv, 1);
-  plan.shell_argv.insert(plan.shell_argv.begin(), {const_cast<char*>("/bin/sh"), nullptr});
-  plan.envp = Pointers(spec.environment, 0);
-  plan.working_dir = spec.working_dir.c_str();
-  plan.out_fd = out[1];
-  plan.err_fd = err[1];
-  plan.report_fd = report[1];
-  plan.parent = getpid();
-  plan.max_fd = sysconf(_SC_OPEN_MAX);
-
-  // Every signal blocked until the child starts, so that none runs one of this process's handlers
-  // in the child before it has put the default ones in place.
-  sigset_t all;
-  sigset_t old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  // posix_spawn's way (glibc's own): the child shares this process's memory on a stack of its own
-  // and this thread waits until it has exec'd or exited, so no page table of a process that maps
-  // libtorch and MPI is copied (fork took 10-20 ms here; bench/RESULTS.md).
-  std::vector<char> child_stack(kChildStackBytes);
-  const pid_t pid = clone(RunChild, child_stack.data() + child_stack.size(),
-                          CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-  const int fork_error = errno;
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  HPO_RETURN_IF_ERROR(MakeChildPipes(out, err, report));
+  ExecPlan plan = MakeExecPlan(spec, out[1], err[1], report[1]);
+  int fork_error = 0;
+  const pid_t pid = CloneChild(&plan, &fork_error);
   close(out[1]);
   close(err[1]);
   close(report[1]);
@@ -261,17 +296,7 @@ Status ChildProcess::Start(const ChildSpec& spec, std::unique_ptr<ChildProcess>*
   close(report[0]);
   if (got == static_cast<ssize_t>(sizeof(failure))) {
     process->KillAndReap();
-    const std::string reason = strerror(failure.error);
-    switch (failure.step) {
-      case ChildStep::kExec:
-        return Status::BadInput("cannot run '" + program + "': " + reason);
-      case ChildStep::kChdir:
-        return Status::BadInput("cannot run '" + program + "' in '" + spec.working_dir +
-                                "': " + reason);
-      case ChildStep::kSetup:
-        break;
-    }
-    return Status::Failure("cannot start '" + program + "': " + reason);
+    return ChildStartFailure(failure, spec);
   }
   for (int fd : {process->out_fd_, process->err_fd_}) {
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
