@@ -28,7 +28,7 @@
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "mpi/mpi_collectives.hpp"
-#include "tasks/fashion_mnist/task.hpp"
+#include "tasks/fashion_mnist/model_runtime/task.hpp"
 #include "train/gradient_buckets.hpp"
 
 namespace {

@@ -26,7 +26,7 @@
 #include "hpo/task_catalog.hpp"
 #include "mpi/mpi_collectives.hpp"
 #include "tasks/classifier_description.hpp"
-#include "tasks/fashion_mnist/task.hpp"
+#include "tasks/fashion_mnist/model_runtime/task.hpp"
 #include "train/batch_prefetcher.hpp"
 #include "train/distributed_sampler.hpp"
 #include "train/trainer.hpp"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "tasks/text_classification/text_transformer.hpp"
+#include "tasks/text_classification/model_runtime/text_transformer.hpp"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "hpo/status.hpp"
-#include "tasks/fashion_mnist/task.hpp"
-#include "tasks/synthetic/task.hpp"
-#include "train/tensor_classifier.hpp"
+#include "tasks/fashion_mnist/model_runtime/task.hpp"
+#include "tasks/model_runtime/tensor_classifier.hpp"
+#include "tasks/synthetic/model_runtime/task.hpp"
 
 namespace hpo::testing {
 

@@ -4,13 +4,16 @@ the ```sh block under "What each may include" is run from the repository root, a
 must be what the rule allows:
 
 1. torch, ATen and c10 headers: only under core/src/train/ and core/src/gpu/, in
-   core/include/hpo/model_task.hpp, and in a built-in task's runner side (core/src/tasks/NAME/,
-   never a *description* file: rank 0 checks configs with those);
+   core/include/hpo/model_task.hpp, and in the built-in tasks' libtorch side (a folder named
+   model_runtime/ under core/src/tasks/; the rest of a task's folder is hpo_core's, and rank 0
+   checks configs with its descriptions);
 2. <mpi.h>: core/include/hpo/mpi/communicator.hpp alone;
-3. hpo_core's folders (the third command's list) include nothing of mpi/, train/, gpu/, runtime/
-   nor the public headers that reach MPI or torch;
-4. what the torch-free `hpo` links (the fourth command's list: runtime/, cli/, the command task,
-   apps/hpo_main.cpp) includes neither torch nor train/, gpu/, model_runtime/, hpo/model_task.hpp.
+3. hpo_core's folders (the third command's list, tasks/ without its runtime/ and model_runtime/
+   folders) include nothing of mpi/, train/, gpu/, a runtime/ or model_runtime/ folder, nor the
+   public headers of the libraries above hpo_core;
+4. what the torch-free `hpo` links (the fourth command's list: runtime/, cli/, the command task's
+   runtime/, apps/hpo_main.cpp) includes neither torch nor train/, gpu/, a model_runtime/ folder,
+   hpo/model_task.hpp.
 
 Usage: check_include_rules.py REPO_ROOT. Exit 0 when all hold, 1 naming each file that breaks a
 rule (or a command the document no longer has).
@@ -51,7 +54,7 @@ def torch_allowed(path):
         return True
     if path == "core/include/hpo/model_task.hpp":
         return True
-    return path.startswith("core/src/tasks/") and "description" not in path.rsplit("/", 1)[-1]
+    return path.startswith("core/src/tasks/") and "/model_runtime/" in path
 
 
 def main():
@@ -66,7 +69,7 @@ def main():
     if len(torch) != 1 or len(mpi) != 1 or len(core) != 1 or len(launcher) != 1:
         sys.exit("check_include_rules: docs/design.md should give one command per rule, found "
                  "%d, %d, %d, %d" % (len(torch), len(mpi), len(core), len(launcher)))
-    broken = ["%s includes torch (allowed: train/, gpu/, hpo/model_task.hpp, a task's runner)" % p
+    broken = ["%s includes torch (allowed: train/, gpu/, hpo/model_task.hpp, tasks' model_runtime/)" % p
               for p in run(root, torch[0]) if not torch_allowed(p)]
     broken += ["%s includes <mpi.h> (only hpo/mpi/communicator.hpp may)" % p
                for p in run(root, mpi[0]) if p != "core/include/hpo/mpi/communicator.hpp"]

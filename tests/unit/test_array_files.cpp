@@ -18,10 +18,10 @@
 
 #include <gtest/gtest.h>
 
-#include "data/array_dataset.hpp"
-#include "data/hdf5_arrays.hpp"
-#include "data/npy_file.hpp"
-#include "data/numeric_array.hpp"
+#include "tasks/torchscript/array_dataset.hpp"
+#include "tasks/torchscript/hdf5_arrays.hpp"
+#include "tasks/torchscript/npy_file.hpp"
+#include "tasks/torchscript/numeric_array.hpp"
 
 namespace hpo {
 namespace {

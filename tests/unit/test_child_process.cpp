@@ -27,7 +27,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../../core/src/command/child_process.hpp"
+#include "tasks/command/child_process.hpp"
 
 namespace hpo {
 namespace {

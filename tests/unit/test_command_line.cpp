@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../core/src/command/command_line.hpp"
+#include "program/command_line.hpp"
 
 namespace hpo {
 namespace {

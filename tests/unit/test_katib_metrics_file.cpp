@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "command/metric_reader.hpp"
 #include "platforms/katib/metrics_file.hpp"
+#include "program/metric_reader.hpp"
 
 namespace hpo {
 namespace {

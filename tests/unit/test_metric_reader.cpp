@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../core/src/command/metric_reader.hpp"
+#include "program/metric_reader.hpp"
 
 namespace hpo {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "command/orphan_watch.hpp"
+#include "tasks/command/orphan_watch.hpp"
 
 namespace hpo {
 namespace {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "command/child_process.hpp"
-#include "command/process_tree.hpp"
+#include "tasks/command/child_process.hpp"
+#include "tasks/command/process_tree.hpp"
 
 namespace hpo {
 namespace {

@@ -1,5 +1,5 @@
-// A command trial's test results file (command/test_results.hpp): metrics named as the built-in
-// tasks name theirs, tables with labels, and one clear BadInput for each malformed file.
+// A command trial's test results file (tasks/command/test_results.hpp): metrics named as the
+// built-in tasks name theirs, tables with labels, and one clear BadInput for each malformed file.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "command/test_results.hpp"
+#include "tasks/command/test_results.hpp"
 
 namespace hpo {
 namespace {

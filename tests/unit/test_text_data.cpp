@@ -15,11 +15,11 @@
 
 #include <gtest/gtest.h>
 
-#include "../../core/src/text/delimited_table.hpp"
-#include "../../core/src/text/label_map.hpp"
-#include "../../core/src/text/text_corpus.hpp"
-#include "../../core/src/text/tokenizer.hpp"
-#include "../../core/src/text/vocabulary.hpp"
+#include "tasks/text_classification/delimited_table.hpp"
+#include "tasks/text_classification/label_map.hpp"
+#include "tasks/text_classification/text_corpus.hpp"
+#include "tasks/text_classification/tokenizer.hpp"
+#include "tasks/text_classification/vocabulary.hpp"
 
 namespace hpo {
 namespace {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "command/command_line.hpp"
-#include "command/metric_reader.hpp"
 #include "parameter_parser.hpp"
+#include "program/command_line.hpp"
+#include "program/metric_reader.hpp"
 #include "section_parsers.hpp"
 
 namespace hpo::config_internal {

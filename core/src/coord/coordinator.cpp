@@ -275,44 +275,79 @@ Status Coordinator::Handle(int group, const ControlMessage& message,
 }
 
 Status Coordinator::Restore(const StudyContents& study) {
-  std::string state;
-  const auto has = [&](const char* name) { return study.extra_attributes.count(name) != 0; };
   // A study written before fingerprints (it has searcher_state and no searcher_fingerprint)
   // restores the saved states instead of replaying.
-  const bool saved_states = has("searcher_state") && !has("searcher_fingerprint");
-  if (saved_states) {
-    HPO_RETURN_IF_ERROR(StateAttribute(study, "searcher_state", &state));
-    HPO_RETURN_IF_ERROR(deps_.searcher->RestoreState(state).WithContext("searcher_state"));
-    if (deps_.scheduler) {
-      HPO_RETURN_IF_ERROR(StateAttribute(study, "scheduler_state", &state));
-      HPO_RETURN_IF_ERROR(deps_.scheduler->RestoreState(state).WithContext("scheduler_state"));
-    }
-  } else if (!study.trials.empty() || has("searcher_fingerprint")) {
-    HPO_RETURN_IF_ERROR(StateAttribute(study, "searcher_fingerprint", &state));
-    if (state != deps_.searcher->ConfigFingerprint()) {
-      return Status::BadInput("the study was written by another search (searcher_fingerprint '" +
-                              state + "', this sweep's '" + deps_.searcher->ConfigFingerprint() +
-                              "')");
-    }
-    if (deps_.scheduler) {
-      HPO_RETURN_IF_ERROR(StateAttribute(study, "scheduler_fingerprint", &state));
-      if (state != deps_.scheduler->ConfigFingerprint()) {
-        return Status::BadInput(
-            "the study was written with other early stopping settings (ASHA rungs, eta and "
-            "strict, median rule min_trials and start_step, goal): its scheduler_fingerprint "
-            "differs from this sweep's");
-      }
+  const bool saved_states = study.extra_attributes.count("searcher_state") != 0 &&
+                            study.extra_attributes.count("searcher_fingerprint") == 0;
+  HPO_RETURN_IF_ERROR(saved_states ? RestoreSavedStates(study) : CheckFingerprints(study));
+  HPO_RETURN_IF_ERROR(CheckWarmStartUnchanged(study));
+  std::map<int64_t, TrialSpec> paused_retries;
+  HPO_RETURN_IF_ERROR(ReadUnfinishedTrials(study, &paused_retries));
+  RestoreFinishedAndPaused(study, paused_retries);
+  if (!saved_states) Replay(study);
+  for (const auto& [id, trial] : unfinished_) next_trial_id_ = std::max(next_trial_id_, id + 1);
+  HPO_RETURN_IF_ERROR(ReplayPopulation(study));
+  for (const auto& [id, trial] : unfinished_) requeued_.push_back(trial);
+  HPO_RETURN_IF_ERROR(RunGeneration(/*force=*/false));
+  if (deps_.progress != nullptr) {
+    *deps_.progress << "resuming the study: " << trials_finished_ << " trials finished, "
+                    << requeued_.size() << " to continue from their checkpoints";
+    if (!paused_.empty()) *deps_.progress << ", " << paused_.size() << " paused at a rung";
+    *deps_.progress << std::endl;
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::RestoreSavedStates(const StudyContents& study) {
+  std::string state;
+  HPO_RETURN_IF_ERROR(StateAttribute(study, "searcher_state", &state));
+  HPO_RETURN_IF_ERROR(deps_.searcher->RestoreState(state).WithContext("searcher_state"));
+  if (deps_.scheduler) {
+    HPO_RETURN_IF_ERROR(StateAttribute(study, "scheduler_state", &state));
+    HPO_RETURN_IF_ERROR(deps_.scheduler->RestoreState(state).WithContext("scheduler_state"));
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::CheckFingerprints(const StudyContents& study) const {
+  if (study.trials.empty() && study.extra_attributes.count("searcher_fingerprint") == 0) {
+    return Status::Ok();
+  }
+  std::string state;
+  HPO_RETURN_IF_ERROR(StateAttribute(study, "searcher_fingerprint", &state));
+  if (state != deps_.searcher->ConfigFingerprint()) {
+    return Status::BadInput("the study was written by another search (searcher_fingerprint '" +
+                            state + "', this sweep's '" + deps_.searcher->ConfigFingerprint() +
+                            "')");
+  }
+  if (deps_.scheduler) {
+    HPO_RETURN_IF_ERROR(StateAttribute(study, "scheduler_fingerprint", &state));
+    if (state != deps_.scheduler->ConfigFingerprint()) {
+      return Status::BadInput(
+          "the study was written with other early stopping settings (ASHA rungs, eta and "
+          "strict, median rule min_trials and start_step, goal): its scheduler_fingerprint "
+          "differs from this sweep's");
     }
   }
-  if (const auto found = study.extra_attributes.find("warm_start");
-      found != study.extra_attributes.end()) {
-    const std::string* then = std::get_if<std::string>(&found->second);
-    if (then == nullptr || *then != deps_.warm_start.fingerprint) {
-      return Status::BadInput("the warm_start studies changed since this study began (then: " +
-                              (then ? *then : std::string("damaged")) +
-                              "; now: " + deps_.warm_start.fingerprint + ")");
-    }
+  return Status::Ok();
+}
+
+Status Coordinator::CheckWarmStartUnchanged(const StudyContents& study) const {
+  const auto found = study.extra_attributes.find("warm_start");
+  if (found == study.extra_attributes.end()) return Status::Ok();
+  const std::string* then = std::get_if<std::string>(&found->second);
+  if (then == nullptr || *then != deps_.warm_start.fingerprint) {
+    return Status::BadInput("the warm_start studies changed since this study began (then: " +
+                            (then ? *then : std::string("damaged")) +
+                            "; now: " + deps_.warm_start.fingerprint + ")");
   }
+  return Status::Ok();
+}
+
+Status Coordinator::ReadUnfinishedTrials(const StudyContents& study,
+                                         std::map<int64_t, TrialSpec>* paused_retries) {
+  const auto has = [&](const char* name) { return study.extra_attributes.count(name) != 0; };
+  std::string state;
   HPO_RETURN_IF_ERROR(ReadRunningTrials(study, &unfinished_, &reports_));
   if (has("pbt_parents")) {
     HPO_RETURN_IF_ERROR(StateAttribute(study, "pbt_parents", &state));
@@ -320,14 +355,18 @@ Status Coordinator::Restore(const StudyContents& study) {
       return Status::BadInput("the study's attribute pbt_parents is damaged");
     }
   }
-  std::map<int64_t, TrialSpec> paused_retries;
   if (has("paused_retries")) {
     EpochReports none;
     HPO_RETURN_IF_ERROR(StateAttribute(study, "paused_retries", &state));
-    if (!DecodeTrials(state, &paused_retries, &none)) {
+    if (!DecodeTrials(state, paused_retries, &none)) {
       return Status::BadInput("the study's attribute paused_retries is damaged");
     }
   }
+  return Status::Ok();
+}
+
+void Coordinator::RestoreFinishedAndPaused(const StudyContents& study,
+                                           const std::map<int64_t, TrialSpec>& paused_retries) {
   for (const TrialResult& trial : study.trials) {
     next_trial_id_ = std::max(next_trial_id_, trial.trial_id + 1);
     if (trial.status == TrialStatus::kPaused) {
@@ -353,18 +392,6 @@ Status Coordinator::Restore(const StudyContents& study) {
     Count(trial);
     if (ReplacedByPbt(trial)) best_ = previous_best;
   }
-  if (!saved_states) Replay(study);
-  for (const auto& [id, trial] : unfinished_) next_trial_id_ = std::max(next_trial_id_, id + 1);
-  HPO_RETURN_IF_ERROR(ReplayPopulation(study));
-  for (const auto& [id, trial] : unfinished_) requeued_.push_back(trial);
-  HPO_RETURN_IF_ERROR(RunGeneration(/*force=*/false));
-  if (deps_.progress != nullptr) {
-    *deps_.progress << "resuming the study: " << trials_finished_ << " trials finished, "
-                    << requeued_.size() << " to continue from their checkpoints";
-    if (!paused_.empty()) *deps_.progress << ", " << paused_.size() << " paused at a rung";
-    *deps_.progress << std::endl;
-  }
-  return Status::Ok();
 }
 
 void Coordinator::Replay(const StudyContents& study) {
@@ -781,18 +808,8 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   }
   running_[group] = -1;
   TrialSpec& spec = unfinished_.at(received.trial_id);
-  const auto pausing = pausing_.find(received.trial_id);
-  if (received.status == TrialStatus::kRunning && pausing != pausing_.end()) {
-    TrialResult row = received;
-    row.group = group;
-    row.status = TrialStatus::kPaused;
-    TakeStartTime(&row);  // this run's; a promotion dispatches it again
-    row.message = std::move(pausing->second);
-    row.parent_trial = spec.parent_trial;
-    row.parent_epoch = spec.parent_epoch;
-    pausing_.erase(pausing);
-    HPO_RETURN_IF_ERROR(Pause(spec, std::move(row)));
-    return RunGeneration(/*force=*/false);
+  if (received.status == TrialStatus::kRunning && pausing_.count(received.trial_id) != 0) {
+    return PauseAtRung(group, received, spec);
   }
   if (received.status == TrialStatus::kRunning) {
     Interrupt("group " + std::to_string(group) + " received a preemption signal");
@@ -805,28 +822,61 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
   // A child of population-based training is not retried: the checkpoint it started from is gone.
   if (received.status == TrialStatus::kFailed && spec.attempt < config_.budget.trial_retries &&
       spec.parent_trial < 0) {
-    ++spec.attempt;
-    spec.seed =
-        DeriveSeed(config_.execution.seed, kTrainingPurpose + static_cast<uint64_t>(spec.attempt),
-                   static_cast<uint64_t>(spec.trial_id));
-    if (deps_.progress != nullptr) {
-      *deps_.progress << "trial " << spec.trial_id << " failed (" << OneLine(received.message)
-                      << "); retry " << spec.attempt << " of " << config_.budget.trial_retries
-                      << " with a new seed" << std::endl;
-    }
-    if (deps_.artifacts) deps_.artifacts->DiscardCheckpoint(spec.trial_id);
-    requeued_.push_front(spec);
-    return PublishState();
+    return Retry(&spec, received);
   }
+  TrialResult result = FinishedRow(group, received);
+  deps_.searcher->ObserveObjectives(result.trial_id, result.params, result.status,
+                                    AllObjectives(result));
+  if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
+  if (pbt_) pbt_->Leave(result.trial_id);
+  HPO_RETURN_IF_ERROR(StageRow(result));
+  const std::optional<TrialResult> previous_best = best_;
+  Count(result);
+  const bool new_best = best_ && best_->trial_id == result.trial_id;
+  if (new_best && previous_best) weights_to_discard_.push_back(previous_best->trial_id);
+  if (!new_best) weights_to_discard_.push_back(result.trial_id);
+  PrintProgress(result);
+  return RunGeneration(/*force=*/false);  // a member that left may complete a generation
+}
+
+Status Coordinator::PauseAtRung(int group, const TrialResult& received, const TrialSpec& spec) {
+  const auto pausing = pausing_.find(received.trial_id);
+  TrialResult row = received;
+  row.group = group;
+  row.status = TrialStatus::kPaused;
+  TakeStartTime(&row);  // this run's; a promotion dispatches it again
+  row.message = std::move(pausing->second);
+  row.parent_trial = spec.parent_trial;
+  row.parent_epoch = spec.parent_epoch;
+  pausing_.erase(pausing);
+  HPO_RETURN_IF_ERROR(Pause(spec, std::move(row)));
+  return RunGeneration(/*force=*/false);
+}
+
+Status Coordinator::Retry(TrialSpec* spec, const TrialResult& received) {
+  ++spec->attempt;
+  spec->seed =
+      DeriveSeed(config_.execution.seed, kTrainingPurpose + static_cast<uint64_t>(spec->attempt),
+                 static_cast<uint64_t>(spec->trial_id));
+  if (deps_.progress != nullptr) {
+    *deps_.progress << "trial " << spec->trial_id << " failed (" << OneLine(received.message)
+                    << "); retry " << spec->attempt << " of " << config_.budget.trial_retries
+                    << " with a new seed" << std::endl;
+  }
+  if (deps_.artifacts) deps_.artifacts->DiscardCheckpoint(spec->trial_id);
+  requeued_.push_front(*spec);
+  return PublishState();
+}
+
+TrialResult Coordinator::FinishedRow(int group, const TrialResult& received) {
+  const TrialSpec& spec = unfinished_.at(received.trial_id);
   const int64_t attempts = spec.attempt;
-  const int64_t parent_trial = spec.parent_trial;
-  const int64_t parent_epoch = spec.parent_epoch;
-  unfinished_.erase(received.trial_id);
-  pausing_.erase(received.trial_id);
   TrialResult result = received;
   result.group = group;
-  result.parent_trial = parent_trial;
-  result.parent_epoch = parent_epoch;
+  result.parent_trial = spec.parent_trial;
+  result.parent_epoch = spec.parent_epoch;
+  unfinished_.erase(received.trial_id);
+  pausing_.erase(received.trial_id);
   TakeStartTime(&result);
   result.epochs = static_cast<int64_t>(result.curve.size());
   if (result.status != TrialStatus::kFailed && !result.curve.empty() &&
@@ -843,18 +893,7 @@ Status Coordinator::HandleResult(int group, const TrialResult& received) {
     if (result.status == TrialStatus::kStopped) result.message = stop_reason->second;
     stop_reasons_.erase(stop_reason);
   }
-  deps_.searcher->ObserveObjectives(result.trial_id, result.params, result.status,
-                                    AllObjectives(result));
-  if (deps_.scheduler) deps_.scheduler->OnTrialEnd(result.trial_id, result.status);
-  if (pbt_) pbt_->Leave(result.trial_id);
-  HPO_RETURN_IF_ERROR(StageRow(result));
-  const std::optional<TrialResult> previous_best = best_;
-  Count(result);
-  const bool new_best = best_ && best_->trial_id == result.trial_id;
-  if (new_best && previous_best) weights_to_discard_.push_back(previous_best->trial_id);
-  if (!new_best) weights_to_discard_.push_back(result.trial_id);
-  PrintProgress(result);
-  return RunGeneration(/*force=*/false);  // a member that left may complete a generation
+  return result;
 }
 
 void Coordinator::TakeStartTime(TrialResult* row) {

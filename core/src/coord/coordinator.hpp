@@ -239,12 +239,33 @@ class Coordinator {
   Status HandleEpochReport(int group, const ControlMessage& report,
                            std::optional<ControlMessage>* reply);
   Status HandleResult(int group, const TrialResult& result);
+  // HandleResult's cases: a trial stopped at a rung it waits at (pausing_), a failed trial run
+  // again (trial_retries), and the row of a trial that ended (its objective, start time, parents
+  // and message; it leaves unfinished_ and pausing_).
+  Status PauseAtRung(int group, const TrialResult& received, const TrialSpec& spec);
+  Status Retry(TrialSpec* spec, const TrialResult& received);
+  TrialResult FinishedRow(int group, const TrialResult& received);
   // The sweep's state as study attributes: searcher and scheduler fingerprints, unfinished trials
   // with their epoch reports.
   std::map<std::string, StudyAttribute> SweepStateAttributes() const;
   // Keeps an answered epoch report of a running trial for running_trials (a repeated epoch
   // replaces it and every later one).
   void RecordReport(const ControlMessage& report);
+  // Restore's steps, in order. A study from before fingerprints: the searcher's and scheduler's
+  // saved states. Any other: BadInput unless its searcher and scheduler fingerprints are this
+  // sweep's (a study with no trial and no fingerprint passes).
+  Status RestoreSavedStates(const StudyContents& study);
+  Status CheckFingerprints(const StudyContents& study) const;
+  // BadInput when the warm_start studies' fingerprint differs from the one the study recorded.
+  Status CheckWarmStartUnchanged(const StudyContents& study) const;
+  // The running trials with their reports (unfinished_, reports_), their PBT parents, and the
+  // retries of paused trials (*paused_retries).
+  Status ReadUnfinishedTrials(const StudyContents& study,
+                              std::map<int64_t, TrialSpec>* paused_retries);
+  // The study's rows in file order: paused trials into paused_ (unless running again), finished
+  // ones counted (Count) and dropped from the unfinished.
+  void RestoreFinishedAndPaused(const StudyContents& study,
+                                const std::map<int64_t, TrialSpec>& paused_retries);
   // Restore's replay of the study and the running trials into the searcher and scheduler.
   void Replay(const StudyContents& study);
   // Restore's replay into the population (pbt_), after Replay.

@@ -1,5 +1,7 @@
 #include "mpi/group_messages.hpp"
 
+#include "mpi/control_plane.hpp"
+
 namespace hpo {
 
 void SendText(const Communicator& group, int destination, GroupMessage kind,
@@ -35,6 +37,11 @@ bool MessageWaiting(const Communicator& group, int source, GroupMessage kind) {
   HPO_MPI_CHECK(
       MPI_Iprobe(source, static_cast<int>(kind), group.get(), &waiting, MPI_STATUS_IGNORE));
   return waiting != 0;
+}
+
+int BroadcastFromLeader(const Communicator& group, int value) {
+  BroadcastNapping(&value, 1, MPI_INT, 0, group);
+  return value;
 }
 
 std::vector<int> GatherFromEveryRank(const Communicator& group, int value) {

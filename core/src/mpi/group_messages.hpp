@@ -1,8 +1,8 @@
 // Point-to-point text messages between the ranks of one trial group, each kind on an MPI tag of
-// its own, and an int gathered from every rank: what the command task's runner
-// (tasks/command/runner.cpp) says between a group's leader and its other ranks as their programs
-// end. Every call ends the job on a failed MPI call (HPO_MPI_CHECK). Not thread-safe: one thread
-// per communicator.
+// its own, and an int broadcast from the leader or gathered from every rank: what the command
+// task's runner (tasks/command/runtime/runner.cpp) says between a group's leader and its other
+// ranks as their programs end. Every call ends the job on a failed MPI call (HPO_MPI_CHECK). Not
+// thread-safe: one thread per communicator.
 #pragma once
 
 #include <optional>
@@ -33,6 +33,10 @@ std::optional<std::string> TryReceiveText(const Communicator& group, GroupMessag
 
 // Whether a message of `kind` from `source` is waiting.
 bool MessageWaiting(const Communicator& group, int source, GroupMessage kind);
+
+// The leader's (rank 0's) `value` on every rank; the others' is ignored. Collective over `group`;
+// waiting ranks nap (BroadcastNapping, mpi/control_plane.hpp).
+int BroadcastFromLeader(const Communicator& group, int value);
 
 // Every rank's `value`, by rank. Collective over `group`.
 std::vector<int> GatherFromEveryRank(const Communicator& group, int value);

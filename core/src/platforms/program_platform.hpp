@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "command/command_line.hpp"
-#include "command/metric_source.hpp"
 #include "hpo/config.hpp"
 #include "hpo/status.hpp"
+#include "program/command_line.hpp"
+#include "program/metric_source.hpp"
 
 namespace hpo {
 

@@ -42,31 +42,29 @@ struct Resolved {
   std::string worker_cpu;
 };
 
-Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved* out) {
-  if (!config.command.program_as_written.empty() && config.command.program_as_written[0] != '/') {
+// The job's name (--name or the sweep's) and --workers, checked as the pods' names.
+Status ResolveJobName(const SweepConfig& config, const MpiJobOptions& options, Resolved* r) {
+  r->name = options.name.empty() ? DefaultJobName(config) : options.name;
+  if (!IsDns1035Label(r->name)) {
     return Status::BadInput(
-        config.path + ": sweep.program '" + config.command.program_as_written +
-        "' is relative, but the MPIJob mounts the config at " + kConfigMountPath +
-        ", where the program is not: give its absolute path in the container image or on the "
-        "shared volume (e.g. /data/train.py)");
-  }
-  Resolved r;
-  r.name = options.name.empty() ? DefaultJobName(config) : options.name;
-  if (!IsDns1035Label(r.name)) {
-    return Status::BadInput(
-        (options.name.empty() ? "the job name '" + r.name + "' derived from " + config.path
-                              : "--name '" + r.name + "'") +
+        (options.name.empty() ? "the job name '" + r->name + "' derived from " + config.path
+                              : "--name '" + r->name + "'") +
         " is not a DNS-1035 label (lower-case letters, digits and '-', starting with a letter, "
         "at most 63 characters); give --name");
   }
   HPO_RETURN_IF_ERROR(CheckPositive("--workers", options.workers));
-  r.workers = options.workers;
+  r->workers = options.workers;
   // Pod hostnames are NAME-worker-I; each must be a DNS label too (the operator checks the last).
-  const std::string last_worker = r.name + "-worker-" + std::to_string(r.workers - 1);
+  const std::string last_worker = r->name + "-worker-" + std::to_string(r->workers - 1);
   if (last_worker.size() > 63) {
-    return Status::BadInput("--name '" + r.name + "' is too long: the worker pod name '" +
+    return Status::BadInput("--name '" + r->name + "' is too long: the worker pod name '" +
                             last_worker + "' has more than 63 characters");
   }
+  return Status::Ok();
+}
+
+// A worker's GPUs and EFA interfaces: the options', else the instance type's, else none.
+Status ResolveWorkerDevices(const MpiJobOptions& options, Resolved* r) {
   const InstanceType* instance = nullptr;
   if (!options.instance_type.empty()) {
     instance = FindInstanceType(options.instance_type);
@@ -79,30 +77,24 @@ Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved
                               known + "; give --gpus-per-worker and --efa-per-worker for it");
     }
   }
-  r.gpus = options.gpus_per_worker >= 0 ? options.gpus_per_worker
-                                        : (instance != nullptr ? instance->gpus : 0);
-  r.efa = options.efa_per_worker >= 0 ? options.efa_per_worker
-                                      : (instance != nullptr ? instance->efa_devices : 0);
-  r.efa_rdma = r.efa > 0 && instance != nullptr && instance->efa_rdma;
-  if (instance != nullptr && r.gpus > instance->gpus) {
-    return Status::BadInput("--gpus-per-worker " + std::to_string(r.gpus) + ": " + instance->name +
+  r->gpus = options.gpus_per_worker >= 0 ? options.gpus_per_worker
+                                         : (instance != nullptr ? instance->gpus : 0);
+  r->efa = options.efa_per_worker >= 0 ? options.efa_per_worker
+                                       : (instance != nullptr ? instance->efa_devices : 0);
+  r->efa_rdma = r->efa > 0 && instance != nullptr && instance->efa_rdma;
+  if (instance != nullptr && r->gpus > instance->gpus) {
+    return Status::BadInput("--gpus-per-worker " + std::to_string(r->gpus) + ": " + instance->name +
                             " has " + std::to_string(instance->gpus) + " GPUs");
   }
-  if (instance != nullptr && r.efa > instance->efa_devices) {
-    return Status::BadInput("--efa-per-worker " + std::to_string(r.efa) + ": " + instance->name +
+  if (instance != nullptr && r->efa > instance->efa_devices) {
+    return Status::BadInput("--efa-per-worker " + std::to_string(r->efa) + ": " + instance->name +
                             " has " + std::to_string(instance->efa_devices) + " EFA interfaces");
   }
-  if (options.slots_per_worker < 0) {
-    return Status::BadInput("--slots-per-worker must be at least 1, not " +
-                            std::to_string(options.slots_per_worker));
-  }
-  HPO_RETURN_IF_ERROR(ResolveRanksPerNode(config, options.slots_per_worker, r.gpus,
-                                          {"--slots-per-worker", "--gpus-per-worker", "worker"},
-                                          &r.slots));
-  r.ranks = r.workers * r.slots;
-  HPO_RETURN_IF_ERROR(CheckRankCount(config, r.ranks,
-                                     "--workers " + std::to_string(r.workers) + " x " +
-                                         std::to_string(r.slots) + " slots per worker"));
+  return Status::Ok();
+}
+
+// --image, --claim, --namespace and --restarts, as Kubernetes takes them.
+Status CheckClusterOptions(const MpiJobOptions& options) {
   if (options.image.empty()) return Status::BadInput("--image must not be empty");
   if (!render_internal::IsDns1123Name(options.claim, 253)) {
     return Status::BadInput("--claim '" + options.claim +
@@ -117,6 +109,32 @@ Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved
     return Status::BadInput("--restarts must be 0 or more, not " +
                             std::to_string(options.restarts));
   }
+  return Status::Ok();
+}
+
+Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved* out) {
+  if (!config.command.program_as_written.empty() && config.command.program_as_written[0] != '/') {
+    return Status::BadInput(
+        config.path + ": sweep.program '" + config.command.program_as_written +
+        "' is relative, but the MPIJob mounts the config at " + kConfigMountPath +
+        ", where the program is not: give its absolute path in the container image or on the "
+        "shared volume (e.g. /data/train.py)");
+  }
+  Resolved r;
+  HPO_RETURN_IF_ERROR(ResolveJobName(config, options, &r));
+  HPO_RETURN_IF_ERROR(ResolveWorkerDevices(options, &r));
+  if (options.slots_per_worker < 0) {
+    return Status::BadInput("--slots-per-worker must be at least 1, not " +
+                            std::to_string(options.slots_per_worker));
+  }
+  HPO_RETURN_IF_ERROR(ResolveRanksPerNode(config, options.slots_per_worker, r.gpus,
+                                          {"--slots-per-worker", "--gpus-per-worker", "worker"},
+                                          &r.slots));
+  r.ranks = r.workers * r.slots;
+  HPO_RETURN_IF_ERROR(CheckRankCount(config, r.ranks,
+                                     "--workers " + std::to_string(r.workers) + " x " +
+                                         std::to_string(r.slots) + " slots per worker"));
+  HPO_RETURN_IF_ERROR(CheckClusterOptions(options));
   r.worker_cpu = std::to_string(r.slots * config.execution.threads_per_rank);
   r.worker_memory = options.worker_memory;
   if (r.worker_memory.empty() && r.gpus == 0) r.worker_memory = std::to_string(r.slots) + "Gi";

@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "report_internal.hpp"
@@ -81,13 +82,28 @@ class TreeBuilder {
     if (hi - lo < 2 || depth >= max_depth_ || impurity <= 1e-12 * std::max(1.0, mean * mean)) {
       return index;
     }
-    // The best split: maximises sum_L^2 / w_L + sum_R^2 / w_R (least weighted squared error).
+    int best_feature = -1;
+    double best_threshold = 0.0;
+    if (!BestSplit(lo, hi, weight, sum, &best_feature, &best_threshold)) return index;
+    const size_t middle = Partition(lo, hi, best_feature, best_threshold);
+    nodes_[index].feature = best_feature;
+    nodes_[index].threshold = best_threshold;
+    const int left = Grow(lo, middle, depth + 1);
+    nodes_[index].left = left;
+    const int right = Grow(middle, hi, depth + 1);
+    nodes_[index].right = right;
+    return index;
+  }
+
+  // The best split of rows [lo, hi) (their total `weight` and weighted `sum`), the features tried
+  // in a random order: the one that maximises sum_L^2 / w_L + sum_R^2 / w_R (least weighted
+  // squared error). False when no split improves on none.
+  bool BestSplit(size_t lo, size_t hi, double weight, double sum, int* best_feature,
+                 double* best_threshold) {
     std::vector<size_t> order(x_.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), *rng_);
     double best = sum * sum / weight * (1.0 + 1e-12) + 1e-300;
-    int best_feature = -1;
-    double best_threshold = 0.0;
     for (const size_t f : order) {
       const std::vector<int>& rows = sorted_[f];
       const std::vector<double>& column = x_[f];
@@ -107,19 +123,23 @@ class TreeBuilder {
             left_sum * left_sum / left_weight + right_sum * right_sum / right_weight;
         if (score > best) {
           best = score;
-          best_feature = static_cast<int>(f);
+          *best_feature = static_cast<int>(f);
           double threshold = 0.5 * (a + b);
           if (!(threshold < b) || !std::isfinite(threshold)) threshold = a;
-          best_threshold = threshold;
+          *best_threshold = threshold;
         }
       }
     }
-    if (best_feature < 0) return index;
-    // Partition every feature's sorted rows, keeping their order.
-    const std::vector<double>& column = x_[static_cast<size_t>(best_feature)];
+    return *best_feature >= 0;
+  }
+
+  // Partitions every feature's sorted rows [lo, hi) by `feature` <= `threshold`, keeping their
+  // order; returns where the right part begins.
+  size_t Partition(size_t lo, size_t hi, int feature, double threshold) {
+    const std::vector<double>& column = x_[static_cast<size_t>(feature)];
     for (size_t k = lo; k < hi; ++k) {
       const int row = sorted_[0][k];
-      goes_left_[row] = column[row] <= best_threshold ? 1 : 0;
+      goes_left_[row] = column[row] <= threshold ? 1 : 0;
     }
     size_t middle = lo;
     for (std::vector<int>& rows : sorted_) {
@@ -137,13 +157,7 @@ class TreeBuilder {
       std::copy_n(scratch_.begin(), count, rows.begin() + static_cast<std::ptrdiff_t>(lo));
       middle = lo + left;
     }
-    nodes_[index].feature = best_feature;
-    nodes_[index].threshold = best_threshold;
-    const int left = Grow(lo, middle, depth + 1);
-    nodes_[index].left = left;
-    const int right = Grow(middle, hi, depth + 1);
-    nodes_[index].right = right;
-    return index;
+    return middle;
   }
 
   const std::vector<std::vector<double>>& x_;
@@ -358,6 +372,75 @@ bool FanovaImportances(const std::vector<FanovaParam>& params,
   return true;
 }
 
+namespace {
+
+// The trials the forest learns from: completed, with a finite objective.
+bool CountsForImportance(const TrialResult& trial) {
+  return trial.status == TrialStatus::kCompleted && std::isfinite(trial.objective);
+}
+
+// fANOVA's parameters, one per axis. A parameter that conditions leave out of some trials takes
+// its absence as one more value: a category of its own, or a number one range-width below its
+// range (in *absent_values, by axis). The forest can then split on whether it is present, and
+// every trial counts (not only those where all are present).
+std::vector<FanovaParam> ImportanceParams(const std::vector<Axis>& axes, const StudyContents& study,
+                                          std::vector<double>* absent_values) {
+  std::vector<bool> absent_somewhere(axes.size(), false);
+  for (const TrialResult& trial : study.trials) {
+    if (!CountsForImportance(trial)) continue;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (FindParam(trial.params, axes[a].name) == nullptr) absent_somewhere[a] = true;
+    }
+  }
+  std::vector<FanovaParam> params;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const Axis& axis = axes[a];
+    FanovaParam param;
+    param.name = axis.name;
+    if (axis.scale == AxisScale::kCategorical) {
+      param.categories = static_cast<int>(axis.categories.size()) + (absent_somewhere[a] ? 1 : 0);
+      absent_values->push_back(static_cast<double>(axis.categories.size()));
+    } else {
+      param.low = absent_somewhere[a] ? axis.min - (axis.max - axis.min) : axis.min;
+      param.high = axis.max;
+      absent_values->push_back(param.low);
+    }
+    params.push_back(std::move(param));
+  }
+  return params;
+}
+
+// `trial`'s point on the axes (a category's index, a number, or the axis's absent value), or
+// nothing when a value is on no axis (a category not listed, a number not finite).
+std::optional<std::vector<double>> ImportanceRow(const std::vector<Axis>& axes,
+                                                 const std::vector<double>& absent_values,
+                                                 const TrialResult& trial) {
+  std::vector<double> row;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const Axis& axis = axes[a];
+    const ParamValue* value = FindParam(trial.params, axis.name);
+    if (value == nullptr) {
+      row.push_back(absent_values[a]);
+      continue;
+    }
+    if (axis.scale == AxisScale::kCategorical) {
+      const std::string text = FormatParamValueExact(*value);
+      const auto found = std::find_if(
+          axis.categories.begin(), axis.categories.end(),
+          [&](const ParamValue& category) { return FormatParamValueExact(category) == text; });
+      if (found == axis.categories.end()) return std::nullopt;
+      row.push_back(static_cast<double>(found - axis.categories.begin()));
+    } else {
+      const double number = ParamAsDouble(*value);
+      if (!std::isfinite(number)) return std::nullopt;
+      row.push_back(number);
+    }
+  }
+  return row;
+}
+
+}  // namespace
+
 StudyImportance ComputeStudyImportance(const StudyContents& study, const TaskCatalog& catalog,
                                        const FanovaOptions& options) {
   StudyImportance result;
@@ -372,62 +455,15 @@ StudyImportance ComputeStudyImportance(const StudyContents& study, const TaskCat
     result.note = "no hyperparameter varies";
     return result;
   }
-  const auto counted = [](const TrialResult& trial) {
-    return trial.status == TrialStatus::kCompleted && std::isfinite(trial.objective);
-  };
-  // A parameter that conditions leave out of some trials takes its absence as one more value: a
-  // category of its own, or a number one range-width below its range. The forest can then split
-  // on whether it is present, and every trial counts (not only those where all are present).
-  std::vector<bool> absent_somewhere(axes.size(), false);
-  for (const TrialResult& trial : study.trials) {
-    if (!counted(trial)) continue;
-    for (size_t a = 0; a < axes.size(); ++a) {
-      if (FindParam(trial.params, axes[a].name) == nullptr) absent_somewhere[a] = true;
-    }
-  }
-  std::vector<FanovaParam> params;
   std::vector<double> absent_values;
-  for (size_t a = 0; a < axes.size(); ++a) {
-    const Axis& axis = axes[a];
-    FanovaParam param;
-    param.name = axis.name;
-    if (axis.scale == AxisScale::kCategorical) {
-      param.categories = static_cast<int>(axis.categories.size()) + (absent_somewhere[a] ? 1 : 0);
-      absent_values.push_back(static_cast<double>(axis.categories.size()));
-    } else {
-      param.low = absent_somewhere[a] ? axis.min - (axis.max - axis.min) : axis.min;
-      param.high = axis.max;
-      absent_values.push_back(param.low);
-    }
-    params.push_back(std::move(param));
-  }
+  const std::vector<FanovaParam> params = ImportanceParams(axes, study, &absent_values);
   std::vector<std::vector<double>> rows;
   std::vector<double> objectives;
   for (const TrialResult& trial : study.trials) {
-    if (!counted(trial)) continue;
-    std::vector<double> row;
-    for (size_t a = 0; a < axes.size(); ++a) {
-      const Axis& axis = axes[a];
-      const ParamValue* value = FindParam(trial.params, axis.name);
-      if (value == nullptr) {
-        row.push_back(absent_values[a]);
-        continue;
-      }
-      if (axis.scale == AxisScale::kCategorical) {
-        const std::string text = FormatParamValueExact(*value);
-        const auto found = std::find_if(
-            axis.categories.begin(), axis.categories.end(),
-            [&](const ParamValue& category) { return FormatParamValueExact(category) == text; });
-        if (found == axis.categories.end()) break;
-        row.push_back(static_cast<double>(found - axis.categories.begin()));
-      } else {
-        const double number = ParamAsDouble(*value);
-        if (!std::isfinite(number)) break;
-        row.push_back(number);
-      }
-    }
-    if (row.size() != axes.size()) continue;
-    rows.push_back(std::move(row));
+    if (!CountsForImportance(trial)) continue;
+    std::optional<std::vector<double>> row = ImportanceRow(axes, absent_values, trial);
+    if (!row) continue;
+    rows.push_back(std::move(*row));
     objectives.push_back(trial.objective);
   }
   result.trials = static_cast<int64_t>(rows.size());

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "tasks/fashion_mnist/task.hpp"
+#include "tasks/fashion_mnist/model_runtime/task.hpp"
 #include "thread_collectives.hpp"
 #include "train/model_sync.hpp"
 

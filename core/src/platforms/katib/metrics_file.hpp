@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "command/metric_source.hpp"
 #include "hpo/status.hpp"
+#include "program/metric_source.hpp"
 
 namespace hpo {
 
@@ -39,7 +39,7 @@ extern const char kKatibDefaultFilter[];
 bool KatibFilterAsEcmaScript(const std::string& re2, std::string* ecma_script, std::string* why);
 
 // Reads a Katib File collector's metrics file as it grows, and hands its lines to the trial's
-// MetricReader (command/metric_reader.hpp) in forms it understands:
+// MetricReader (program/metric_reader.hpp) in forms it understands:
 //  * TEXT: every match of every filter (all matches of the first, then of the second, ...)
 //    reports the trimmed text of its first group as a metric's name and of its second as its
 //    value (as Katib's parseLogsInTextFormat); one file line gives one line "name=value

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <utility>
 
-#include "command/metric_reader.hpp"
 #include "config/foreign_spec_reader.hpp"
+#include "program/metric_reader.hpp"
 
 namespace hpo {
 
@@ -21,6 +21,69 @@ std::string Unquoted(const std::string& value) {
     return value.substr(1, value.size() - 2);
   }
   return value;
+}
+
+// One of CategoricalParameterRanges at `at` -> a sweep parameter's `values`.
+Status TranslateCategoricalRange(ForeignSpecReader& reader, const YAML::Node& range,
+                                 const std::string& at, YAML::Node* spec) {
+  HPO_RETURN_IF_ERROR(reader.Keys(range, at, {"Name", "Values"}));
+  YAML::Node values_node;
+  HPO_RETURN_IF_ERROR(reader.Required(range, at, "Values", &values_node));
+  if (!values_node.IsSequence() || values_node.size() == 0) {
+    return reader.Fail(values_node, at + ".Values", "must be a non-empty list");
+  }
+  YAML::Node values;
+  for (size_t v = 0; v < values_node.size(); ++v) {
+    std::string value;
+    HPO_RETURN_IF_ERROR(
+        reader.String(values_node[v], at + ".Values[" + std::to_string(v) + "]", &value));
+    values.push_back(value);
+  }
+  (*spec)["values"] = values;
+  return Status::Ok();
+}
+
+// One of Integer- or ContinuousParameterRanges at `at` -> a sweep parameter's distribution, min
+// and max (ScalingType Logarithmic: a log distribution).
+Status TranslateNumericRange(ForeignSpecReader& reader, const YAML::Node& range,
+                             const std::string& at, const std::string& hpo_key, bool integer,
+                             YAML::Node* spec) {
+  HPO_RETURN_IF_ERROR(reader.Keys(range, at, {"Name", "MinValue", "MaxValue", "ScalingType"}));
+  std::string scaling = "Auto";
+  if (const YAML::Node scaling_node = range["ScalingType"]) {
+    HPO_RETURN_IF_ERROR(reader.String(scaling_node, at + ".ScalingType", &scaling));
+    if (scaling != "Auto" && scaling != "Linear" && scaling != "Logarithmic") {
+      return reader.Fail(
+          scaling_node, at + ".ScalingType",
+          "'" + scaling + "' has no hpo equivalent; use Auto, Linear or Logarithmic");
+    }
+  }
+  YAML::Node min_node;
+  YAML::Node max_node;
+  HPO_RETURN_IF_ERROR(reader.Required(range, at, "MinValue", &min_node));
+  HPO_RETURN_IF_ERROR(reader.Required(range, at, "MaxValue", &max_node));
+  reader.Origin(hpo_key + ".min", min_node, at + ".MinValue");
+  reader.Origin(hpo_key + ".max", max_node, at + ".MaxValue");
+  const bool logarithmic = scaling == "Logarithmic";
+  if (integer) {
+    int64_t min = 0;
+    int64_t max = 0;
+    HPO_RETURN_IF_ERROR(reader.Integer(min_node, at + ".MinValue", &min));
+    HPO_RETURN_IF_ERROR(reader.Integer(max_node, at + ".MaxValue", &max));
+    (*spec)["distribution"] = logarithmic ? "q_log_uniform_values" : "int_uniform";
+    (*spec)["min"] = min;
+    (*spec)["max"] = max;
+    if (logarithmic) (*spec)["q"] = 1;
+  } else {
+    std::string min;
+    std::string max;
+    HPO_RETURN_IF_ERROR(reader.NumberText(min_node, at + ".MinValue", &min));
+    HPO_RETURN_IF_ERROR(reader.NumberText(max_node, at + ".MaxValue", &max));
+    (*spec)["distribution"] = logarithmic ? "log_uniform_values" : "uniform";
+    (*spec)["min"] = min;
+    (*spec)["max"] = max;
+  }
+  return Status::Ok();
 }
 
 Status TranslateRanges(ForeignSpecReader& reader, const YAML::Node& ranges,
@@ -46,58 +109,9 @@ Status TranslateRanges(ForeignSpecReader& reader, const YAML::Node& ranges,
       const std::string hpo_key = "sweep.parameters." + name;
       reader.Origin(hpo_key, list[i], at);
       if (categorical) {
-        HPO_RETURN_IF_ERROR(reader.Keys(list[i], at, {"Name", "Values"}));
-        YAML::Node values_node;
-        HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "Values", &values_node));
-        if (!values_node.IsSequence() || values_node.size() == 0) {
-          return reader.Fail(values_node, at + ".Values", "must be a non-empty list");
-        }
-        YAML::Node values;
-        for (size_t v = 0; v < values_node.size(); ++v) {
-          std::string value;
-          HPO_RETURN_IF_ERROR(
-              reader.String(values_node[v], at + ".Values[" + std::to_string(v) + "]", &value));
-          values.push_back(value);
-        }
-        spec["values"] = values;
-        (*parameters)[name] = spec;
-        continue;
-      }
-      HPO_RETURN_IF_ERROR(
-          reader.Keys(list[i], at, {"Name", "MinValue", "MaxValue", "ScalingType"}));
-      std::string scaling = "Auto";
-      if (const YAML::Node scaling_node = list[i]["ScalingType"]) {
-        HPO_RETURN_IF_ERROR(reader.String(scaling_node, at + ".ScalingType", &scaling));
-        if (scaling != "Auto" && scaling != "Linear" && scaling != "Logarithmic") {
-          return reader.Fail(
-              scaling_node, at + ".ScalingType",
-              "'" + scaling + "' has no hpo equivalent; use Auto, Linear or Logarithmic");
-        }
-      }
-      YAML::Node min_node;
-      YAML::Node max_node;
-      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "MinValue", &min_node));
-      HPO_RETURN_IF_ERROR(reader.Required(list[i], at, "MaxValue", &max_node));
-      reader.Origin(hpo_key + ".min", min_node, at + ".MinValue");
-      reader.Origin(hpo_key + ".max", max_node, at + ".MaxValue");
-      const bool logarithmic = scaling == "Logarithmic";
-      if (integer) {
-        int64_t min = 0;
-        int64_t max = 0;
-        HPO_RETURN_IF_ERROR(reader.Integer(min_node, at + ".MinValue", &min));
-        HPO_RETURN_IF_ERROR(reader.Integer(max_node, at + ".MaxValue", &max));
-        spec["distribution"] = logarithmic ? "q_log_uniform_values" : "int_uniform";
-        spec["min"] = min;
-        spec["max"] = max;
-        if (logarithmic) spec["q"] = 1;
+        HPO_RETURN_IF_ERROR(TranslateCategoricalRange(reader, list[i], at, &spec));
       } else {
-        std::string min;
-        std::string max;
-        HPO_RETURN_IF_ERROR(reader.NumberText(min_node, at + ".MinValue", &min));
-        HPO_RETURN_IF_ERROR(reader.NumberText(max_node, at + ".MaxValue", &max));
-        spec["distribution"] = logarithmic ? "log_uniform_values" : "uniform";
-        spec["min"] = min;
-        spec["max"] = max;
+        HPO_RETURN_IF_ERROR(TranslateNumericRange(reader, list[i], at, hpo_key, integer, &spec));
       }
       (*parameters)[name] = spec;
     }

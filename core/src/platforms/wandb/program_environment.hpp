@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "command/command_line.hpp"
 #include "hpo/status.hpp"
+#include "program/command_line.hpp"
 
 namespace hpo {
 

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "command/metric_source.hpp"
 #include "hpo/status.hpp"
+#include "program/metric_source.hpp"
 
 namespace hpo {
 

@@ -5,7 +5,7 @@
 
 #include "hpo/config.hpp"
 #include "hpo/status.hpp"
-#include "text/text_corpus.hpp"
+#include "tasks/text_classification/text_corpus.hpp"
 
 namespace hpo {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tasks/fashion_mnist/task.hpp"
+#include "tasks/fashion_mnist/model_runtime/task.hpp"
 #include "train/idx_test_files.hpp"
 
 namespace hpo {

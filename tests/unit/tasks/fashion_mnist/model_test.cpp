@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "tasks/fashion_mnist/task.hpp"
+#include "tasks/fashion_mnist/model_runtime/task.hpp"
 
 namespace hpo {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "tasks/synthetic/task.hpp"
+#include "tasks/synthetic/model_runtime/task.hpp"
 
 namespace hpo {
 namespace {

@@ -1,4 +1,4 @@
-#include "tasks/text_classification/text_transformer.hpp"
+#include "tasks/text_classification/model_runtime/text_transformer.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "tasks/torchscript/script_model.hpp"
+#include "tasks/torchscript/model_runtime/script_model.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
