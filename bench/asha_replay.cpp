@@ -31,13 +31,16 @@
 // index / (n - 1), a list of strings as a mismatch; ties to the first row). SYSTEM sets the
 // method and early stopping over CONFIG's space, everything else at hpo's defaults:
 // hpo_random (random search), hpo_stopping and hpo_promotion (random + ASHA's stopping or
-// promotion variant, rungs 1/3/9: min_iter 1, eta 3), hpo_bayes_stopping (method bayes, i.e.
-// multivariate TPE, + early_terminate hyperband: hpo's default for both), hpo_bayes_promotion,
+// promotion variant, rungs 1/3/9: min_iter 1, eta 3), hpo_bayes_stopping (method bayes with
+// search.model tpe, i.e. multivariate TPE, + early_terminate hyperband: ASHA; hpo's default
+// before 2026-11-29), hpo_bayes_promotion,
 // hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler sobol: the Sobol
 // start-up), hpo_curves (search.model curves with early_terminate: the learning-curve model and
 // its scheduler, judging from epoch 1 on), hpo_curves_sobol (the same with the Sobol start-up),
 // hpo_random_curves (method random with search.model curves: random draws, the curve scheduler),
 // hpo_random_sobol_curves (the same with search.sampler sobol: scrambled Sobol draws),
+// hpo_default (method bayes + early_terminate hyperband and no search: keys, as users write it:
+// what hpo::ApplyDefaultModel makes of it, the curve scheduler with TPE's draws),
 // and oracle_after_N_epochs (oracle_after_1_epoch, oracle_after_3_epochs, ...): the least cost
 // any scheduler can reach on random search's draws when it must train a trial N epochs before
 // judging it (OracleAfterEpochs).
@@ -49,7 +52,9 @@
 // ends at the first epoch reaching the target or when all of run-cap trials ended. Prints one line
 // per seed: its epochs trained by every group, reached 1|0, the trials started, the resumes (paused
 // trials that went on: each a checkpoint read and, for a command trial, a program restarted;
-// 0 for the oracles). Check: those epochs
+// 0 for the oracles), and `reachable`: the trials started whose curves reach the target when
+// trained to the end (whether a miss comes from the draws or from the scheduler; 0 for the
+// oracles). Check: those epochs
 // are every epoch the trials trained, the target trial's curve first reaches the target at the
 // epoch that ended the sweep, and random search costs what its suggestions' curves say it must.
 // --nearest prints the row (0-based, in the CSV's order) of each configuration's nearest
@@ -570,6 +575,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
       {"hpo_curves_sobol", {"curves_sobol", "curves"}},
       {"hpo_random_curves", {"random", "curves"}},
       {"hpo_random_sobol_curves", {"random_sobol", "curves"}},
+      {"hpo_default", {"default", "stopping"}},  // method bayes + early_terminate, no search:
   };
   const auto found = kSystems.find(system);
   if (found == kSystems.end()) return false;
@@ -591,6 +597,10 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
     config->sweep.early_terminate.eta = 3;
     config->sweep.early_terminate.promotion = stopping == "promotion";
   }
+  // The tpe systems name their model (search.model: tpe, so TPE with ASHA); hpo_default gives
+  // none, as users write it, and gets what ParseConfig makes of that.
+  if (method == "tpe" || method == "tpe_sobol") config->search.model_given = true;
+  if (method == "default") hpo::ApplyDefaultModel(false, stopping == "promotion", config);
   return true;
 }
 
@@ -600,6 +610,7 @@ struct SearchRun {
   SweepCost cost;
   int64_t trials = 0;
   int64_t resumes = 0;  // paused trials that went on (each a checkpoint read, a program restarted)
+  int64_t reachable = 0;  // trials started whose curves reach the target if trained to the end
   bool check = true;
 };
 
@@ -688,7 +699,10 @@ SearchRun SimulateSearch(const hpo::SweepConfig& config, const Blackbox& box,
   run.cost.reached = target_trial.has_value();
   run.trials = static_cast<int64_t>(trials.size());
   int64_t trained = 0;
-  for (const Trial& trial : trials) trained += trial.trained;
+  for (const Trial& trial : trials) {
+    trained += trial.trained;
+    if (Reaches(box.pool, options.target, box.pool.bests[trial.row])) ++run.reachable;
+  }
   run.check = trained == run.cost.epochs;
   if (target_trial) {
     const Trial& trial = trials[static_cast<size_t>(*target_trial)];
@@ -791,7 +805,8 @@ int RunOnCurves(const Options& options) {
                              {"epochs", std::to_string(run.cost.epochs)},
                              {"reached", run.cost.reached ? "1" : "0"},
                              {"trials", std::to_string(run.trials)},
-                             {"resumes", std::to_string(run.resumes)}},
+                             {"resumes", std::to_string(run.resumes)},
+                             {"reachable", std::to_string(run.reachable)}},
                             run.check);
   }
   return 0;

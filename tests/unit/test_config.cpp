@@ -346,6 +346,35 @@ checkpoint: {interval: 3, grace_period_s: 120}
   EXPECT_DOUBLE_EQ(config.checkpoint.grace_period_s, 120.0);
 }
 
+TEST(ConfigTest, BayesWithEarlyTerminateAndNoModelMeansTheCurveSchedulerWithTpeDraws) {
+  // What users write (W&B's bayes + hyperband, no search: keys) gets curves_tpe; a model named,
+  // another method, no early_terminate, asha: or median_stopping beside it keep their meaning.
+  std::string bayes = kFullConfig;
+  bayes.replace(bayes.find("method: random"), 14, "method: bayes");
+  const std::string hyperband = "  early_terminate: {type: hyperband, min_iter: 1}\n";
+  const auto model_of = [](const std::string& text) {
+    SweepConfig config;
+    const Status status = Parse(text, &config);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return config.search.model;
+  };
+  SweepConfig config;
+  ASSERT_TRUE(Parse(bayes + hyperband, &config).ok());
+  EXPECT_EQ(config.search.model, BayesModel::kCurvesTpe);
+  EXPECT_FALSE(config.search.model_given);
+  EXPECT_EQ(DescribeSearchAndStopping(config), "bayes search (curves_tpe), curve scheduler");
+  EXPECT_EQ(model_of(bayes), BayesModel::kTpe);  // no early_terminate
+  EXPECT_EQ(model_of(bayes + hyperband + "search: {model: tpe}\n"), BayesModel::kTpe);
+  EXPECT_EQ(model_of(bayes + hyperband + "search: {startup_trials: 5}\n"),
+            BayesModel::kCurvesTpe);
+  EXPECT_EQ(model_of(bayes + hyperband + "asha: {promotion: true}\n"), BayesModel::kTpe);
+  EXPECT_EQ(model_of(bayes + hyperband + "median_stopping: {min_trials: 3}\n"),
+            BayesModel::kTpe);
+  EXPECT_EQ(model_of(std::string(kFullConfig) + hyperband), BayesModel::kTpe);  // random
+  // The stored text parses to the same sweep, so a study resumes under it.
+  EXPECT_TRUE(CheckSameSweep(config.text, config).ok());
+}
+
 TEST(ConfigTest, EarlyTerminateWithMaxIterAndS) {
   // W&B's example: max_iter 27, s 2 (eta defaults to 3) gives rungs at 27/9 = 3 and 27/3 = 9.
   const std::string text = R"(task: synthetic
@@ -439,7 +468,7 @@ TEST(ConfigTest, EveryBayesModelParsesByItsNameAndIsDescribed) {
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(config.search.model, model);
     const std::string stopping =
-        model == BayesModel::kCurves ? ", curve scheduler" : ", ASHA stopping";
+        PredictsCurves(model) ? ", curve scheduler" : ", ASHA stopping";
     EXPECT_EQ(DescribeSearchAndStopping(config),
               std::string("bayes search (") + BayesModelName(model) + ")" + stopping);
   }
@@ -934,7 +963,8 @@ const BadConfig kBadConfigs[] = {
      "task: synthetic\nepochs: 3\nsweep:\n  method: bayes\n  run_cap: 4\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"
      "search:\n  model: forest\n",
-     "test.yaml:12: search.model: must be tpe, tpe_independent, gp or curves, got 'forest'"},
+     "test.yaml:12: search.model: must be tpe, tpe_independent, gp, curves or curves_tpe, got "
+     "'forest'"},
     {"SearchSobolWithGrid",
      "task: synthetic\nepochs: 3\nsweep:\n  method: grid\n"
      "  metric:\n    name: val_loss\n  parameters:\n    lr:\n      values: [0.1]\n"

@@ -172,11 +172,20 @@ struct ExecutionSpec {
 // trial's final value predicted from its learning curve, with early_terminate a scheduler that
 // continues or pauses trials by the same predictions. Method random takes kCurves alone (with
 // early_terminate): its draws stay random and the curve scheduler judges the trials.
-enum class BayesModel { kTpe, kGp, kTpeIndependent, kCurves };
+// kCurvesTpe: the same predictions and scheduler with TPE's draws (candidates from the prior,
+// scored by l(x) / g(x)); what `method: bayes` with early_terminate means when no search.model
+// is given (ApplyDefaultModel).
+enum class BayesModel { kTpe, kGp, kTpeIndependent, kCurves, kCurvesTpe };
 constexpr BayesModel kBayesModels[] = {BayesModel::kTpe, BayesModel::kTpeIndependent,
-                                       BayesModel::kGp, BayesModel::kCurves};
+                                       BayesModel::kGp, BayesModel::kCurves,
+                                       BayesModel::kCurvesTpe};
 // The config's spelling (`search.model`): tpe, gp, tpe_independent, curves.
 const char* BayesModelName(BayesModel model);
+// Whether `model` predicts each trial's final value from its learning curve (and so, with
+// early_terminate, brings the curve scheduler): curves and curves_tpe.
+inline bool PredictsCurves(BayesModel model) {
+  return model == BayesModel::kCurves || model == BayesModel::kCurvesTpe;
+}
 enum class RandomSampler { kIndependent, kSobol };
 
 struct SearchOptions {
@@ -184,6 +193,8 @@ struct SearchOptions {
   int64_t startup_trials = 10;  // trials before the model is used (bayes; random with curves)
   int64_t candidates = 24;  // method bayes, TPE: per suggestion (tpe), per parameter (independent)
   RandomSampler sampler = RandomSampler::kIndependent;  // random, bayes start-up: or Sobol
+  bool model_given = false;       // the config set `model` (else ApplyDefaultModel may choose)
+  bool candidates_given = false;  // the config set `candidates` (else TPE's default for its data)
 };
 
 // Key `median_stopping:` beside `sweep:` (Katib's medianstop): after epoch `start_step`, a trial
@@ -397,6 +408,17 @@ Status ParseConfig(const std::string& text, const std::string& path, SweepConfig
 // as they parse any config.
 Status ParseConfig(const std::string& text, const std::string& path, const TaskCatalog& catalog,
                    const BareSweepSettings& bare, SweepConfig* config);
+
+// What `method: bayes` with `sweep.early_terminate` means when the config gives no search.model
+// (ParseConfig calls it; bench/asha_replay.cpp too): search.model becomes curves_tpe, the curve
+// scheduler with TPE's draws, where the curve model can run: a single objective, `epochs` known
+// (not a command sweep without them), and neither `median_stopping` nor `asha:` (ASHA's promotion
+// variant, asked for by name) beside it. Otherwise, and for every other method, nothing changes.
+// Why: on the recorded Fashion-MNIST curves (bench/RESULTS.md) multivariate TPE with ASHA fitted
+// its draws on the first rung's reports, where settings that start fast and plateau lead, and
+// drew them again and again; ASHA then stopped the slow starters that reach the best values.
+// `has_asha` / `has_median_stopping`: the config has those keys.
+void ApplyDefaultModel(bool has_asha, bool has_median_stopping, SweepConfig* config);
 
 // The config a study stores (always wrapped), for reading the study: the search space, method,
 // metric, early stopping and execution settings, with no check against this machine's files (a

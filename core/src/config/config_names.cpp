@@ -86,13 +86,15 @@ const char* BayesModelName(BayesModel model) {
       return "tpe_independent";
     case BayesModel::kCurves:
       return "curves";
+    case BayesModel::kCurvesTpe:
+      return "curves_tpe";
   }
   return "unknown";
 }
 
 std::string DescribeSearchAndStopping(const SweepConfig& config) {
   std::string text = std::string(SearchMethodName(config.sweep.method)) + " search";
-  const bool curves = config.search.model == BayesModel::kCurves;
+  const bool curves = PredictsCurves(config.search.model);
   if (config.sweep.method == SearchMethod::kBayes) {
     text += std::string(" (") + BayesModelName(config.search.model) + ")";
   }

@@ -308,7 +308,7 @@ Status ParseSweep(const ErrorFormatter& errors, const MappingFields& fields,
 Status CheckSeveralObjectives(const ErrorFormatter& errors, const MappingFields& top,
                               const SweepConfig& config) {
   if (config.sweep.objectives.size() < 2) return Status::Ok();
-  if (config.search.model == BayesModel::kCurves) {
+  if (PredictsCurves(config.search.model)) {
     MappingFields search;
     HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *top.Find("search"), &search));
     return errors.At(*search.Find("model"),
@@ -330,7 +330,7 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* search = top.Find("search")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseSearchOptions(errors, *search, config->sweep.method,
                                                             &config->search));
-    if (config->search.model == BayesModel::kCurves &&
+    if (PredictsCurves(config->search.model) &&
         config->execution.epochs == kUnboundedEpochs) {
       MappingFields fields;
       HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *search, &fields));
@@ -339,7 +339,7 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
                        "needs `epochs` (the steps each trial reports in all)");
     }
     if (config->sweep.method == SearchMethod::kRandom &&
-        config->search.model == BayesModel::kCurves && !config->sweep.early_terminate.enabled) {
+        PredictsCurves(config->search.model) && !config->sweep.early_terminate.enabled) {
       MappingFields fields;
       HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *search, &fields));
       return errors.At(*fields.Find("model"),
@@ -353,12 +353,13 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* median_stopping = top.Find("median_stopping")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseMedianStopping(
         errors, *median_stopping, config->execution.epochs, &config->median_stopping));
-    if (config->sweep.early_terminate.enabled && config->search.model == BayesModel::kCurves) {
+    if (config->sweep.early_terminate.enabled && PredictsCurves(config->search.model)) {
       return errors.At(*median_stopping,
                        "search.model curves decides which trials go on from its predictions; "
                        "remove median_stopping or choose another model");
     }
   }
+  ApplyDefaultModel(top.Has("asha"), top.Has("median_stopping"), config);
   if (const Field* checkpoint = top.Find("checkpoint")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseCheckpoint(errors, *checkpoint, &config->checkpoint));
   }
@@ -641,6 +642,15 @@ Status ParseBare(const ErrorFormatter& errors, const MappingFields& sweep,
 }
 
 }  // namespace
+
+void ApplyDefaultModel(bool has_asha, bool has_median_stopping, SweepConfig* config) {
+  if (config->sweep.method != SearchMethod::kBayes || !config->sweep.early_terminate.enabled ||
+      config->search.model_given || has_asha || has_median_stopping ||
+      config->sweep.objectives.size() > 1 || config->execution.epochs == kUnboundedEpochs) {
+    return;
+  }
+  config->search.model = BayesModel::kCurvesTpe;
+}
 
 Status ParseConfig(const std::string& text, const std::string& path, SweepConfig* config) {
   return ParseConfig(text, path, BuiltinTaskCatalog(), BareSweepSettings(), config);

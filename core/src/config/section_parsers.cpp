@@ -126,9 +126,11 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
         std::find_if(std::begin(kBayesModels), std::end(kBayesModels),
                      [&](BayesModel known) { return name == BayesModelName(known); });
     if (found == std::end(kBayesModels)) {
-      return errors.At(*model, "must be tpe, tpe_independent, gp or curves, got '" + name + "'");
+      return errors.At(*model, "must be tpe, tpe_independent, gp, curves or curves_tpe, got '" +
+                                   name + "'");
     }
     parsed.model = *found;
+    parsed.model_given = true;
   }
   if (method != SearchMethod::kBayes) {
     // startup_trials also sets the curve scheduler's explore-first count.
@@ -145,6 +147,7 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
       ReadOptionalInteger(errors, fields, "startup_trials", 1, &parsed.startup_trials));
   HPO_RETURN_IF_ERROR(ReadOptionalInteger(errors, fields, "candidates", 1, &parsed.candidates));
   const Field* candidates = fields.Find("candidates");
+  parsed.candidates_given = candidates != nullptr;
   if (candidates != nullptr && parsed.model == BayesModel::kGp) {
     return errors.At(*candidates, "only used by model tpe (model gp scores its own candidate set)");
   }

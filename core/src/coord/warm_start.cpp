@@ -146,7 +146,7 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
       line += " (used for the parameters they have: " + partial.Text() + ")";
     }
     const bool stopping = config.sweep.early_terminate.enabled || config.median_stopping.enabled ||
-                          config.search.model == BayesModel::kCurves;
+                          PredictsCurves(config.search.model);
     if (!stopping) {
       line += "; they seed the search";
     } else {

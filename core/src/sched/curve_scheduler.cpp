@@ -144,7 +144,8 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
   if (paused_trials() == 0) return std::nullopt;
   const Valuation valuation = Value();
   // Once no new trial can start (idle, or run_cap trials have reported) and a trial has trained
-  // every epoch, only the paused trials that may still end best are candidates.
+  // every epoch, only the paused trials that may still end best are candidates; a trial that has
+  // not trained past the last rung stays one whatever its prediction says.
   const bool late = idle || valuation.new_trial_value == -kInfinity;
   const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
     return static_cast<int64_t>(entry.second.curve.losses.size()) >= epochs_;
@@ -154,8 +155,9 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
   double best_value = -kInfinity;
   for (const Option& option : valuation.options) {
     if (!option.paused || (best && option.continue_value <= best_value)) continue;
-    if (only_contenders && ProbabilityOfImprovement(option.prediction, valuation.incumbent) <
-                               kLatePromotionProbability) {
+    if (only_contenders && option.trained >= rungs_.back() &&
+        ProbabilityOfImprovement(option.prediction, valuation.incumbent) <
+            kLatePromotionProbability) {
       continue;
     }
     best = option.trial_id;

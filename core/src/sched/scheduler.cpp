@@ -173,7 +173,7 @@ Status MakeScheduler(const SweepConfig& config, std::unique_ptr<Scheduler>* sche
 
   std::optional<AshaRule> asha;
   std::optional<AshaPromotionRule> promotion;
-  const bool curves = config.search.model == BayesModel::kCurves;
+  const bool curves = PredictsCurves(config.search.model);
   if (hyperband.enabled && curves && median_stopping.enabled) {
     return Status::BadInput(config.path +
                             ": median_stopping: search.model curves decides which trials go on "

@@ -32,7 +32,7 @@ std::vector<Goal> ModelBasedSearcher::GoalsOf(const SweepConfig& config) {
 }
 
 TrialHistory::DataRule ModelBasedSearcher::DataRuleOf(const SweepConfig& config) {
-  if (config.search.model == BayesModel::kCurves) return TrialHistory::DataRule::kPredictedFinals;
+  if (PredictsCurves(config.search.model)) return TrialHistory::DataRule::kPredictedFinals;
   return config.sweep.early_terminate.enabled ? TrialHistory::DataRule::kFidelity
                                               : TrialHistory::DataRule::kFinalObjectives;
 }

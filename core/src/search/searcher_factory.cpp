@@ -17,6 +17,7 @@ Status MakeSearcher(const SweepConfig& config, std::unique_ptr<Searcher>* search
       *searcher = std::make_unique<RandomSearcher>(config.sweep.parameters, config.execution.seed);
       return Status::Ok();
     case SearchMethod::kBayes:
+      // curves_tpe: TPE on the predicted finals (TrialHistory's rule follows the model).
       if (config.search.model == BayesModel::kGp || config.search.model == BayesModel::kCurves) {
         return GpSearcher::Create(config, searcher);
       }

@@ -179,6 +179,17 @@ class ModelBasedSearcher : public Searcher {
 //    first on ties) is decoded into the trial's values. Parameters that interact (a valley
 //    across two of them) are followed where the independent model spreads its draws over the
 //    cross product of the marginals.
+//  * Under early termination (early_terminate, or the predicted finals of curves_tpe) the
+//    candidates are draws from the prior kernel instead, 4 of them unless search.candidates is
+//    given: the data there are reports at early epochs or predictions from them, where the
+//    settings that start fast lead whether or not they end best, and draws from l(x) went back
+//    to them again and again (on the recorded Fashion-MNIST curves, the setting best at epoch 1,
+//    which plateaus at 0.859, was 8.8 % of TPE's draws against under 2.5 % of random search's,
+//    and ASHA stopped 74 % of the draws that could reach 0.87 against 54 %). Scored by
+//    l(x) / g(x), the prior's draws still steer away from what the data rank low.
+//  * curves_tpe (the default of method bayes with early_terminate, ApplyDefaultModel): the data
+//    are TrialHistory's predicted finals, as for the GP's curves, and the curve scheduler
+//    judges the trials (the fingerprint names curves_tpe).
 //  * Conditions (`conditions:`): Optuna's `group=True` decomposition, with the groups known from
 //    the config: parameters present in the same trials form a group (ConditionGroups; the
 //    unconditional ones one group). Each group is split and modelled on its own, on the data
@@ -201,6 +212,11 @@ class TpeSearcher final : public ModelBasedSearcher {
  private:
   explicit TpeSearcher(const SweepConfig& config);
   static bool MultivariateOf(const SweepConfig& config);
+  // Whether candidates come from the prior (see the class comment): multivariate TPE under early
+  // termination or on predicted finals.
+  static bool PriorCandidatesOf(const SweepConfig& config);
+  // The model's name in the fingerprint: curves_tpe, tpe or tpe_independent.
+  static const char* FingerprintNameOf(const SweepConfig& config);
 
   // One condition group's l(x) and g(x) (see Split above), by trial id.
   struct GroupSplit {
@@ -217,6 +233,7 @@ class TpeSearcher final : public ModelBasedSearcher {
 
   int64_t candidates_;
   bool multivariate_;
+  bool prior_candidates_;
   std::vector<size_t> groups_;  // per parameter, its ConditionGroups group
 };
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -27,6 +28,10 @@ constexpr size_t kMaxGoodTrials = 25;
 constexpr double kGoodPerSqrtCount = 1.5;
 constexpr double kGoodRankWeightPower = 2.0;
 constexpr double kScottBandwidthFactor = 1.0;
+// Candidates per suggestion when they come from the prior (early termination, see
+// PriorCandidatesOf) and search.candidates is not given: on the recorded Fashion-MNIST curves 2
+// and 4 did alike and 8 drew near the plateau again (bench/RESULTS.md).
+constexpr int64_t kPriorCandidates = 4;
 
 std::vector<double> CoordinatesAt(const std::vector<const std::vector<double>*>& points,
                                   size_t dimension) {
@@ -62,12 +67,13 @@ double BestCandidate(const Estimator& good, const Estimator& bad, int64_t candid
 
 // Multivariate TPE's suggestion: `candidates` joint draws from the good group's kernels; the one
 // maximising log l(x) - log g(x) (the first on ties), as coordinates.
+// With `from_prior` the candidates are draws from the prior kernel alone (see PriorCandidatesOf).
 std::vector<double> BestJointCandidate(const std::vector<ModelDimension>& dimensions,
                                        const std::vector<DataPointRef>& good,
                                        const std::vector<const std::vector<double>*>& good_points,
                                        const std::vector<const std::vector<double>*>& bad_points,
                                        const std::vector<bool>& bad_pending, int64_t candidates,
-                                       std::mt19937_64& rng) {
+                                       bool from_prior, std::mt19937_64& rng) {
   // The good kernels' weights: 1 / (rank + 1)^2 by loss (ties by trial id).
   std::vector<size_t> order(good.size());
   for (size_t i = 0; i < good.size(); ++i) order[i] = i;
@@ -106,8 +112,14 @@ std::vector<double> BestJointCandidate(const std::vector<ModelDimension>& dimens
   const size_t width = dimensions.size();
   std::vector<double> samples(count * width);
   std::vector<double> point;
+  std::optional<MultivariateParzenEstimator> prior;
+  if (from_prior) {  // no observations: Sample draws from the prior kernel
+    prior.emplace(dimensions, std::vector<const std::vector<double>*>(),
+                  MultivariateParzenEstimator::Options());
+  }
+  const MultivariateParzenEstimator& source = prior ? *prior : good_model;
   for (size_t c = 0; c < count; ++c) {
-    good_model.Sample(rng, &point);
+    source.Sample(rng, &point);
     std::copy(point.begin(), point.end(), samples.begin() + static_cast<std::ptrdiff_t>(c * width));
   }
   std::vector<double> good_scores(count);
@@ -212,14 +224,26 @@ size_t TpeSearcher::GoodGroupSize(const std::vector<DataPoint>& observed, bool m
 }
 
 TpeSearcher::TpeSearcher(const SweepConfig& config)
-    : ModelBasedSearcher(config, kTpeStateTag, MultivariateOf(config) ? "tpe" : "tpe_independent",
-                         "TPE"),
-      candidates_(config.search.candidates),
+    : ModelBasedSearcher(config, kTpeStateTag, FingerprintNameOf(config), "TPE"),
+      candidates_(config.search.candidates_given || !PriorCandidatesOf(config)
+                      ? config.search.candidates
+                      : kPriorCandidates),
       multivariate_(MultivariateOf(config)),
+      prior_candidates_(PriorCandidatesOf(config)),
       groups_(ConditionGroups(config.sweep.parameters)) {}
 
 bool TpeSearcher::MultivariateOf(const SweepConfig& config) {
   return config.search.model != BayesModel::kTpeIndependent;
+}
+
+bool TpeSearcher::PriorCandidatesOf(const SweepConfig& config) {
+  return MultivariateOf(config) &&
+         (config.sweep.early_terminate.enabled || PredictsCurves(config.search.model));
+}
+
+const char* TpeSearcher::FingerprintNameOf(const SweepConfig& config) {
+  if (config.search.model == BayesModel::kCurvesTpe) return "curves_tpe";
+  return MultivariateOf(config) ? "tpe" : "tpe_independent";
 }
 
 std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
@@ -255,7 +279,7 @@ std::optional<Assignment> TpeSearcher::ModelSuggestion(int64_t trial_id,
       const GroupSplit& split = splits[group];
       const std::vector<double> point =
           BestJointCandidate(group_dimensions, split.good, split.good_points, split.bad_points,
-                             split.bad_pending, candidates_, rng);
+                             split.bad_pending, candidates_, prior_candidates_, rng);
       for (size_t i = 0; i < dimensions.size(); ++i) {
         if (groups_[i] == group) chosen[i] = point[i];
       }
