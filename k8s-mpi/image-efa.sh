@@ -14,7 +14,8 @@ set -eu
 version=$2
 apt-get update
 apt-get install -y --no-install-recommends ca-certificates curl
-curl -fsSL "https://efa-installer.amazonaws.com/aws-efa-installer-${version}.tar.gz" | tar -xz -C /tmp
+curl -fsSL "https://efa-installer.amazonaws.com/aws-efa-installer-${version}.tar.gz" |
+  tar -xz -C /tmp
 (cd /tmp/aws-efa-installer && ./efa_installer.sh -y --skip-kmod --skip-limit-conf --no-verify)
 rm -rf /tmp/aws-efa-installer
 printf '%s\n' /opt/amazon/ofi-nccl/lib /opt/amazon/ofi-nccl/lib/x86_64-linux-gnu \

@@ -4,10 +4,10 @@
 #   scripts/build-image.sh [--cuda [--efa]] [--tag NAME] [--base IMAGE]
 #
 # Default: the CPU image, tagged hpo-mpi:cpu. --cuda: the CUDA image (PyPI's CUDA torch, pinned in
-# scripts/install-deps.sh), tagged hpo-mpi:cuda. --efa: with AWS's EFA software (tagged
-# hpo-mpi:cuda-efa; needs the EFA installer's download site, see the Dockerfile). --tag: another
-# name (e.g. an ECR repository's). These are the names `hpo render mpijob` and the manifests in
-# k8s-mpi/ use.
+# scripts/install-deps.sh), tagged hpo-mpi:cuda. --efa: with AWS's EFA software, for EFA
+# instance types (p4d, p5; needs the EFA installer's download site, see the Dockerfile), tagged
+# hpo-mpi:cuda too. --tag: another name (e.g. an ECR repository's). hpo-mpi:cpu and hpo-mpi:cuda
+# are the names the manifests in k8s-mpi/ use.
 #
 # Builder: docker (BuildKit) when its daemon answers, else buildah (`--isolation chroot`, which
 # needs no OCI runtime; Debian 12: apt-get install buildah podman). Base image: --base, else
@@ -30,7 +30,10 @@ while (($#)); do
     --efa) efa=1 ;;
     --tag) tag=$2; shift ;;
     --base) base=$2; shift ;;
-    *) echo "usage: scripts/build-image.sh [--cuda [--efa]] [--tag NAME] [--base IMAGE]" >&2; exit 2 ;;
+    *)
+      echo "usage: scripts/build-image.sh [--cuda [--efa]] [--tag NAME] [--base IMAGE]" >&2
+      exit 2
+      ;;
   esac
   shift
 done
@@ -39,7 +42,6 @@ if ((efa)) && [ "$target" != cuda ]; then
   exit 2
 fi
 [ -n "$tag" ] || tag=hpo-mpi:$target
-((efa)) && [ "$tag" = hpo-mpi:cuda ] && tag=hpo-mpi:cuda-efa
 
 if command -v docker > /dev/null && timeout 30 docker info > /dev/null 2>&1; then
   builder=docker
@@ -76,7 +78,8 @@ import_debian() {
     echo "making a Debian 12 root file system with mmdebstrap ($rootfs)"
     mmdebstrap --variant=minbase --quiet bookworm "$rootfs.part" \
       "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
-      "deb ${HPO_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security} bookworm-security main"
+      "deb ${HPO_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}" \
+      "bookworm-security main"
     mv "$rootfs.part" "$rootfs"
   fi
   echo "importing $rootfs as localhost/debian:12"
