@@ -159,8 +159,9 @@ def container_options(mounts=(), env=None):
 
 def in_image(command, mounts=(), env=None, timeout=900):
     """Runs `command` (a list) to its end in a new container of the image, without network, in
-    /work; returns its CompletedProcess."""
-    argv = STORE.podman("run", "--rm", "--network", "none", "--workdir", "/work")
+    /work when a folder is mounted there; returns its CompletedProcess."""
+    workdir = "/work" if any(inside == "/work" for _, inside in mounts) else "/root"
+    argv = STORE.podman("run", "--rm", "--network", "none", "--workdir", workdir)
     argv += container_options(mounts, env)
     return run(argv + [ARGS.image] + command, timeout=timeout, check=False)
 
@@ -188,6 +189,15 @@ parameters:
 # As scripts/quickstart.sh runs it: one torch and OpenBLAS thread per rank.
 SWEEP_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"}
 MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2"]
+
+
+# What the MPI operator (v2beta1) adds to an Open MPI job's pods: the names in its hostfile are
+# the workers' names in the job's headless service, which Open MPI must keep whole (it would pass
+# the short pod names on to the daemons it starts from other workers), the hostfile itself, and
+# ssh retries while the workers' sshd start.
+OPERATOR_OPEN_MPI_ENV = {"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+                         "OMPI_MCA_orte_default_hostfile": POD_HOSTFILE,
+                         "OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10"}
 
 
 def study_trials(path):
@@ -225,7 +235,9 @@ class ImageRuns(unittest.TestCase):
 
     def test_quickstart_on_two_ranks_to_its_leaderboard(self):
         """The image's own quickstart config, its budget shrunk, on one 2-rank trial group."""
-        text = (REPO / "configs" / "quickstart.yaml").read_text()
+        shown = in_image(["cat", "/opt/hpo/configs/quickstart.yaml"], timeout=300)
+        self.assertEqual(shown.returncode, 0, shown.stdout)
+        text = shown.stdout
         (self.work / "quickstart.yaml").write_text(shrink_config(text))
         done = in_image(["sh", "-c",
                          " ".join(MPIRUN) + " hpo sweep --config quickstart.yaml --output out"
@@ -303,7 +315,8 @@ class ImageRuns(unittest.TestCase):
             hostfile += f"{fqdn} slots={slots}\n"
         (self.work / "hostfile").write_text(hostfile)
         launcher = launcher_container(job)
-        env = {v["name"]: v.get("value", "") for v in launcher.get("env", [])}
+        env = dict(OPERATOR_OPEN_MPI_ENV)
+        env.update({v["name"]: v.get("value", "") for v in launcher.get("env", [])})
         argv = STORE.podman("run", "--rm", "--name", f"{TAG}-launcher", "--network", TAG) + hosts
         argv += container_options(mounts + [(self.work / "hostfile", POD_HOSTFILE)], env)
         self.addCleanup(run, STORE.podman("rm", "--force", "--time", "0", f"{TAG}-launcher"),
