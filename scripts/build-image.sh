@@ -15,7 +15,8 @@
 # Debian 12 root file system that mmdebstrap makes from the Debian archive (apt-get install
 # mmdebstrap; about 2 minutes), kept as HPO_IMAGE_CACHE/debian-12-rootfs.tar (default
 # ~/.cache/hpo-mpi) for later builds. So the image builds where only Debian's archive and PyPI can
-# be reached. HPO_DEBIAN_MIRROR names another Debian mirror for mmdebstrap.
+# be reached. HPO_DEBIAN_MIRROR and HPO_DEBIAN_SECURITY_MIRROR name other Debian mirrors for
+# mmdebstrap.
 #
 # The host's CA certificates go to the build as the secret `ca-bundle`, for pip behind a
 # TLS-inspecting proxy (only the CUDA build uses them; they end up in no layer).
@@ -68,6 +69,7 @@ import_debian() {
   local cache=${HPO_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hpo-mpi}
   local rootfs=$cache/debian-12-rootfs.tar
   local mirror=${HPO_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+  local security=${HPO_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
   if [ ! -s "$rootfs" ]; then
     command -v mmdebstrap > /dev/null || {
       echo "build-image.sh: no debian:12 image to build from, and no mmdebstrap to make one" \
@@ -78,8 +80,7 @@ import_debian() {
     echo "making a Debian 12 root file system with mmdebstrap ($rootfs)"
     mmdebstrap --variant=minbase --quiet bookworm "$rootfs.part" \
       "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
-      "deb ${HPO_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}" \
-      "bookworm-security main"
+      "deb $security bookworm-security main"
     mv "$rootfs.part" "$rootfs"
   fi
   echo "importing $rootfs as localhost/debian:12"
