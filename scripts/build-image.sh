@@ -78,7 +78,8 @@ import_debian() {
     }
     mkdir -p "$cache"
     echo "making a Debian 12 root file system with mmdebstrap ($rootfs)"
-    mmdebstrap --variant=minbase --quiet bookworm "$rootfs.part" \
+    # --format: mmdebstrap guesses the format from the name, and *.part would be a folder.
+    mmdebstrap --variant=minbase --format=tar --quiet bookworm "$rootfs.part" \
       "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
       "deb $security bookworm-security main"
     mv "$rootfs.part" "$rootfs"

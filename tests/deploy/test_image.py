@@ -100,7 +100,10 @@ class Store:
         conf = self.root / "storage.conf"
         conf.write_text('[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n'
                         % (self.root / "graph", self.root / "run"))
-        self.env = dict(os.environ, CONTAINERS_STORAGE_CONF=str(conf))
+        (self.root / "tmp").mkdir()
+        # buildah's temporary build folders go under the store too.
+        self.env = dict(os.environ, CONTAINERS_STORAGE_CONF=str(conf),
+                        TMPDIR=str(self.root / "tmp"))
         self.closed = False
 
     def podman(self, *args):
@@ -120,12 +123,35 @@ class Store:
                   f"{self.root / 'storage.conf'}", file=sys.stderr)
             return
         subprocess.run(["podman", "rmi", "--all", "--force"], **quiet)
-        # Any overlay mount still under the store, deepest first, before the folder goes.
-        with open("/proc/self/mounts") as mounts:
-            points = [line.split()[1] for line in mounts if str(self.root) in line.split()[1]]
-        for point in sorted(points, key=len, reverse=True):
-            subprocess.run(["umount", "-l", point], **quiet)
-        shutil.rmtree(self.root, ignore_errors=True)
+        unmount_and_remove(self.root)
+
+
+def unmount_and_remove(folder):
+    """Unmounts whatever is mounted under `folder` (overlays of a store), deepest first, and
+    removes it."""
+    with open("/proc/self/mounts") as mounts:
+        points = [line.split()[1] for line in mounts
+                  if line.split()[1].startswith(str(folder) + "/")]
+    for point in sorted(points, key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def reap_stale():
+    """Removes what earlier runs that were killed left (SIGKILL leaves no time to clean up): for
+    each /var/tmp/hpo-image-test-PID-* whose PID is gone, the containers still running from its
+    store, its network and the store."""
+    for folder in pathlib.Path("/var/tmp").glob("hpo-image-test-*-*"):
+        pid = folder.name.split("-")[3]
+        if not pid.isdigit() or pathlib.Path(f"/proc/{pid}").exists():
+            continue
+        quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     env=dict(os.environ, CONTAINERS_STORAGE_CONF=str(folder / "storage.conf")))
+        subprocess.run(["podman", "--runtime", "runc", "rm", "--force", "--all", "--time", "0"],
+                       **quiet)
+        subprocess.run(["podman", "network", "rm", "--force", f"hpo-image-test-{pid}"], **quiet)
+        unmount_and_remove(folder)
 
 
 def on_sigterm(signum, frame):
@@ -342,6 +368,7 @@ def main():
     if reason:
         print(f"SKIP: {reason}")
         return SKIP
+    reap_stale()
     STORE = Store()
     kept = os.environ.get("HPO_IMAGE_TEST_STORE")
     if kept:  # a store kept by an earlier run (HPO_IMAGE_TEST_KEEP=1): used, not removed
