@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Deployment test: the container image of k8s-mpi/Dockerfile, built and run here.
 
-Usage: test_image.py [--root REPO] [--image NAME] [unittest arguments, -k ...]
+Usage: test_image.py [--image NAME] [unittest arguments, -k ...]
 
 Builds the CPU image with scripts/build-image.sh (buildah, from a Debian 12 made with mmdebstrap
 when no registry image can be pulled) into a container store of its own, then runs in it:
@@ -21,15 +21,17 @@ process's hard limits. podman's defaults (1048576) are above them, and raising a
 CAP_SYS_RESOURCE, which this machine's root lacks (crun and runc then fail on setrlimit); crun 1.8
 also refuses this machine's hybrid cgroup layout, runc does not.
 
-Not run by default: building the image takes about 15 minutes on 2 cores (see bench/RESULTS.md),
-beyond what CI has left. HPO_IMAGE_TEST=1 runs it:
+Not run by default: it takes about 16 minutes on 2 cores, nearly all of it building the image
+(bench/RESULTS.md), beyond what CI has left. HPO_IMAGE_TEST=1 runs it:
     HPO_IMAGE_TEST=1 ctest --test-dir build -L image --output-on-failure
 Exit 77 (ctest's skip) with the reason when it is not asked for, not root, or buildah, podman,
 runc or mmdebstrap (without a cached root file system) are missing.
 
 Everything it makes goes when it ends, passed or failed (also on SIGTERM): its containers, its
-network, its store (the images and layers) and its temporary files. HPO_IMAGE_TEST_KEEP=1 keeps
-the store (its path is printed) to look into.
+network, its store (the images and layers) and its temporary files; a run that was killed
+(SIGKILL) is cleaned up by the next one. HPO_IMAGE_TEST_KEEP=1 keeps the store (the path of its
+storage.conf is printed) to look into, and HPO_IMAGE_TEST_STORE=THAT_PATH runs the checks again on
+its image without building it.
 """
 
 import argparse
@@ -63,7 +65,7 @@ STORE = None  # the run's own container store (Store), made by main()
 def unavailable():
     """Why the test cannot run here (a message), or None."""
     if os.environ.get("HPO_IMAGE_TEST") != "1":
-        return ("builds the image (about 15 minutes on 2 cores): set HPO_IMAGE_TEST=1 to run it "
+        return ("builds the image (about 16 minutes on 2 cores): set HPO_IMAGE_TEST=1 to run it "
                 "(HPO_IMAGE_TEST=1 ctest --test-dir build -L image)")
     if os.geteuid() != 0:
         return "needs root (buildah and podman store and run images as root here)"
@@ -119,6 +121,7 @@ class Store:
         subprocess.run(["podman", "network", "rm", "--force", TAG], **quiet)
         subprocess.run(["buildah", "rm", "--all"], **quiet)
         if os.environ.get("HPO_IMAGE_TEST_KEEP") == "1":
+            (self.root / "kept").touch()  # not stale: reap_stale leaves it
             print(f"kept the test's container store: CONTAINERS_STORAGE_CONF="
                   f"{self.root / 'storage.conf'}", file=sys.stderr)
             return
@@ -144,7 +147,8 @@ def reap_stale():
     store, its network and the store."""
     for folder in pathlib.Path("/var/tmp").glob("hpo-image-test-*-*"):
         pid = folder.name.split("-")[3]
-        if not pid.isdigit() or pathlib.Path(f"/proc/{pid}").exists():
+        if (not pid.isdigit() or pathlib.Path(f"/proc/{pid}").exists() or
+                (folder / "kept").exists()):
             continue
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      env=dict(os.environ, CONTAINERS_STORAGE_CONF=str(folder / "storage.conf")))
@@ -193,7 +197,7 @@ def in_image(command, mounts=(), env=None, timeout=900):
 
 
 COMMAND_PROGRAM = """\
-import argparse, json, math
+import argparse, json
 parser = argparse.ArgumentParser()
 parser.add_argument("--x", type=float, required=True)
 parser.add_argument("--steps", type=int, default=3)
@@ -271,9 +275,14 @@ class ImageRuns(unittest.TestCase):
                         mounts=[(self.work, "/work")], env=SWEEP_ENV)
         self.assertEqual(done.returncode, 0, done.stdout[-6000:])
         trials = study_trials(self.work / "out" / "study.h5")
-        self.assertEqual(len(trials), yaml.safe_load(shrink_config(text))["sweep"]["run_cap"])
+        run_cap = yaml.safe_load(shrink_config(text))["sweep"]["run_cap"]
+        self.assertEqual(len(trials), run_cap)
         self.assertTrue(all(status == b"completed" for status in trials["status"]), trials)
-        self.assertIn("val_accuracy", done.stdout)  # the leaderboard's metric column
+        # The report: the study's heading, then the leaderboard, one row per trial.
+        self.assertRegex(done.stdout, rf"Study: val_accuracy \(maximize\), {run_cap} trials: "
+                                      rf"{run_cap} completed")
+        self.assertRegex(done.stdout, r"(?m)^rank +trial +status +objective")
+        self.assertRegex(done.stdout, r"(?m)^ +2 +\d+ +completed ")
 
     def test_command_sweep_of_a_python_program(self):
         """A bare W&B sweep file whose program is a Python script, run with the image's python3;
@@ -373,6 +382,7 @@ def main():
     kept = os.environ.get("HPO_IMAGE_TEST_STORE")
     if kept:  # a store kept by an earlier run (HPO_IMAGE_TEST_KEEP=1): used, not removed
         STORE.env["CONTAINERS_STORAGE_CONF"] = kept
+        STORE.env["TMPDIR"] = tempfile.gettempdir()
         shutil.rmtree(STORE.root, ignore_errors=True)
         STORE.closed = True
     atexit.register(STORE.close)
