@@ -59,6 +59,8 @@ packages=(
 # pip fetches the text corpus (scripts/fetch-text-corpus.sh).
 packages+=(python3-pip)
 ((main_only)) && packages=("${main_packages[@]}")
+# The CUDA torch goes into a venv of its own (--main --cuda: k8s-mpi/Dockerfile's CUDA image).
+((with_cuda)) && packages+=(python3-venv)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -9,6 +9,10 @@
 # side by side would only slow both and load the timing-sensitive tests. When a test fails, the
 # last lines name each failed test with the end of its output.
 #
+# The container image's test (label image, tests/deploy/test_image.py) builds the image, about 15
+# minutes on 2 cores, so it runs only when asked, where buildah, podman, runc and mmdebstrap are
+# installed (CI does not ask): HPO_IMAGE_TEST=1 scripts/test.sh --cpu-only -L image
+#
 #   scripts/test.sh [--cpu-only] [CTEST_ARG...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
