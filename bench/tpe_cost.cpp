@@ -94,6 +94,8 @@ const char* ModelName(hpo::BayesModel model) {
       return "gp";
     case hpo::BayesModel::kCurves:
       return "curves";
+    case hpo::BayesModel::kCurvesTpe:
+      return "curves_tpe";
   }
   return "?";
 }

@@ -545,6 +545,7 @@ INSTANTIATE_TEST_SUITE_P(Models, BayesSearcherTest,
                                return std::string("TpeIndependent");
                              case BayesModel::kCurves:
                                return std::string("Curves");
+                             case BayesModel::kCurvesTpe:  // its own tests: test_curve_model
                              case BayesModel::kGp:
                                break;
                            }
