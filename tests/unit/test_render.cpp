@@ -162,6 +162,25 @@ TEST(RenderMpiJob, InstanceTypesGiveGpusEfaHugepagesAndTolerations) {
   }
 }
 
+TEST(RenderMpiJob, TheImageIsWhatBuildImageBuildsForTheJobUnlessGiven) {
+  const SweepConfig config = Parse(ConfigText(4));
+  const auto images = [&](const MpiJobOptions& options) {
+    std::string yaml;
+    EXPECT_TRUE(RenderMpiJob(config, options, &yaml).ok());
+    const YAML::Node replicas = Documents(yaml)[1]["spec"]["mpiReplicaSpecs"];
+    return replicas["Launcher"]["template"]["spec"]["containers"][0]["image"].as<std::string>() +
+           " " + replicas["Worker"]["template"]["spec"]["containers"][0]["image"].as<std::string>();
+  };
+  MpiJobOptions cpu;
+  cpu.name = "sweep";
+  EXPECT_EQ(images(cpu), "hpo-mpi:cpu hpo-mpi:cpu");  // scripts/build-image.sh
+  MpiJobOptions gpu = cpu;
+  gpu.instance_type = "p4d.24xlarge";
+  EXPECT_EQ(images(gpu), "hpo-mpi:cuda hpo-mpi:cuda");  // scripts/build-image.sh --cuda
+  gpu.image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hpo-mpi:cuda";
+  EXPECT_EQ(images(gpu), *gpu.image + " " + *gpu.image);
+}
+
 TEST(RenderMpiJob, DeviceRdmaOnlyWhereTheEfaHasIt) {
   const SweepConfig config = Parse(ConfigText(4));
   MpiJobOptions options;

@@ -368,8 +368,11 @@ void AddMpiJobOptions(RenderArguments* arguments, po::options_description* optio
       "vpc.amazonaws.com/efa devices per worker (default: the instance type's, else 0)")(
       "instance-type", po::value<std::string>(&job.instance_type),
       "EC2 instance type of the worker nodes (p4d.24xlarge, p4de.24xlarge, p5.48xlarge, "
-      "g5.48xlarge)")("image", po::value<std::string>(&job.image)->default_value(job.image),
-                      "container image")(
+      "g5.48xlarge)")("image", po::value<std::string>()->notifier([&job](const std::string& image) {
+    job.image = image;
+  }),
+                      "container image (default: what scripts/build-image.sh builds, "
+                      "hpo-mpi:cuda with GPUs, else hpo-mpi:cpu)")(
       "claim", po::value<std::string>(&job.claim)->default_value(job.claim),
       "ReadWriteMany PersistentVolumeClaim for the study")(
       "worker-memory", po::value<std::string>(&job.worker_memory),

@@ -40,6 +40,7 @@ struct Resolved {
   int64_t ranks = 1;
   std::string worker_memory;
   std::string worker_cpu;
+  std::string image;
 };
 
 // The job's name (--name or the sweep's) and --workers, checked as the pods' names.
@@ -95,7 +96,9 @@ Status ResolveWorkerDevices(const MpiJobOptions& options, Resolved* r) {
 
 // --image, --claim, --namespace and --restarts, as Kubernetes takes them.
 Status CheckClusterOptions(const MpiJobOptions& options) {
-  if (options.image.empty()) return Status::BadInput("--image must not be empty");
+  if (options.image && options.image->empty()) {
+    return Status::BadInput("--image must not be empty");
+  }
   if (!render_internal::IsDns1123Name(options.claim, 253)) {
     return Status::BadInput("--claim '" + options.claim +
                             "' is not a PersistentVolumeClaim name (DNS-1123 subdomain)");
@@ -123,6 +126,7 @@ Status Resolve(const SweepConfig& config, const MpiJobOptions& options, Resolved
   Resolved r;
   HPO_RETURN_IF_ERROR(ResolveJobName(config, options, &r));
   HPO_RETURN_IF_ERROR(ResolveWorkerDevices(options, &r));
+  r.image = options.image.value_or(r.gpus > 0 ? "hpo-mpi:cuda" : "hpo-mpi:cpu");
   if (options.slots_per_worker < 0) {
     return Status::BadInput("--slots-per-worker must be at least 1, not " +
                             std::to_string(options.slots_per_worker));
@@ -299,7 +303,7 @@ void EmitLauncher(YAML::Emitter& out, const SweepConfig& config, const Resolved&
   BeginReplicaPodSpec(out, "Launcher", 1, config, r);
   out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "launcher";
-  out << YAML::Key << "image" << YAML::Value << Text{options.image};
+  out << YAML::Key << "image" << YAML::Value << Text{r.image};
   out << YAML::Key << "command" << YAML::Value << YAML::BeginSeq;
   for (const std::string& word : LauncherCommand(r)) EmitString(out, word);
   out << YAML::EndSeq;
@@ -359,7 +363,7 @@ void EmitWorkerContainer(YAML::Emitter& out, const SweepConfig& config, const Re
                          const MpiJobOptions& options) {
   out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "worker";
-  out << YAML::Key << "image" << YAML::Value << Text{options.image};
+  out << YAML::Key << "image" << YAML::Value << Text{r.image};
   out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "hpo-worker"
       << YAML::EndSeq;
   out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key

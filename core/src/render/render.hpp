@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,9 @@ struct MpiJobOptions {
   int64_t gpus_per_worker = -1;  // nvidia.com/gpu per worker; -1: the instance type's, else 0
   int64_t efa_per_worker = -1;  // vpc.amazonaws.com/efa per worker; -1: the instance type's, else 0
   std::string instance_type;    // node selector, and the defaults of the two lines above
-  std::string image = "hpo-mpi:latest";
+  // Unset: the image scripts/build-image.sh builds for the job, hpo-mpi:cuda when the workers have
+  // GPUs, else hpo-mpi:cpu.
+  std::optional<std::string> image;
   std::string claim = "hpo-study";  // ReadWriteMany PersistentVolumeClaim mounted at /study
   std::string worker_memory;        // Kubernetes quantity; empty: 1Gi per slot on CPU workers
   int64_t restarts = 6;             // runPolicy.backoffLimit: launcher restarts (each resumes)
