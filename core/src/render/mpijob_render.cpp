@@ -298,8 +298,7 @@ void EndReplicaPodSpec(YAML::Emitter& out) {
 }
 
 // Launcher: runs mpirun only; restarted on failure, and each start resumes the study.
-void EmitLauncher(YAML::Emitter& out, const SweepConfig& config, const Resolved& r,
-                  const MpiJobOptions& options) {
+void EmitLauncher(YAML::Emitter& out, const SweepConfig& config, const Resolved& r) {
   BeginReplicaPodSpec(out, "Launcher", 1, config, r);
   out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "launcher";
@@ -359,8 +358,7 @@ void EmitWorkerResources(YAML::Emitter& out, const Resolved& r) {
 
 // The worker container: sshd for the launcher's mpirun, under hpo-worker: on the pod's SIGTERM it
 // has this pod's ranks checkpoint (SIGUSR1) before sshd stops.
-void EmitWorkerContainer(YAML::Emitter& out, const SweepConfig& config, const Resolved& r,
-                         const MpiJobOptions& options) {
+void EmitWorkerContainer(YAML::Emitter& out, const SweepConfig& config, const Resolved& r) {
   out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "worker";
   out << YAML::Key << "image" << YAML::Value << Text{r.image};
@@ -412,7 +410,7 @@ void EmitWorkers(YAML::Emitter& out, const SweepConfig& config, const Resolved& 
                  const MpiJobOptions& options) {
   BeginReplicaPodSpec(out, "Worker", r.workers, config, r);
   EmitWorkerPlacement(out, r, options);
-  EmitWorkerContainer(out, config, r, options);
+  EmitWorkerContainer(out, config, r);
   EmitWorkerVolumes(out, r, options);
   EndReplicaPodSpec(out);
 }
@@ -434,7 +432,7 @@ std::string RenderJob(const SweepConfig& config, const Resolved& r, const MpiJob
   out << YAML::Key << "mpiImplementation" << YAML::Value << "OpenMPI";
   out << YAML::Key << "launcherCreationPolicy" << YAML::Value << "WaitForWorkersReady";
   out << YAML::Key << "mpiReplicaSpecs" << YAML::Value << YAML::BeginMap;
-  EmitLauncher(out, config, r, options);
+  EmitLauncher(out, config, r);
   EmitWorkers(out, config, r, options);
   out << YAML::EndMap;  // mpiReplicaSpecs
   out << YAML::EndMap;  // spec
