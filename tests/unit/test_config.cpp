@@ -365,11 +365,9 @@ TEST(ConfigTest, BayesWithEarlyTerminateAndNoModelMeansTheCurveSchedulerWithTpeD
   EXPECT_EQ(DescribeSearchAndStopping(config), "bayes search (curves_tpe), curve scheduler");
   EXPECT_EQ(model_of(bayes), BayesModel::kTpe);  // no early_terminate
   EXPECT_EQ(model_of(bayes + hyperband + "search: {model: tpe}\n"), BayesModel::kTpe);
-  EXPECT_EQ(model_of(bayes + hyperband + "search: {startup_trials: 5}\n"),
-            BayesModel::kCurvesTpe);
+  EXPECT_EQ(model_of(bayes + hyperband + "search: {startup_trials: 5}\n"), BayesModel::kCurvesTpe);
   EXPECT_EQ(model_of(bayes + hyperband + "asha: {promotion: true}\n"), BayesModel::kTpe);
-  EXPECT_EQ(model_of(bayes + hyperband + "median_stopping: {min_trials: 3}\n"),
-            BayesModel::kTpe);
+  EXPECT_EQ(model_of(bayes + hyperband + "median_stopping: {min_trials: 3}\n"), BayesModel::kTpe);
   EXPECT_EQ(model_of(std::string(kFullConfig) + hyperband), BayesModel::kTpe);  // random
   // The stored text parses to the same sweep, so a study resumes under it.
   EXPECT_TRUE(CheckSameSweep(config.text, config).ok());
@@ -467,8 +465,7 @@ TEST(ConfigTest, EveryBayesModelParsesByItsNameAndIsDescribed) {
     const Status status = Parse(with_model, &config);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(config.search.model, model);
-    const std::string stopping =
-        PredictsCurves(model) ? ", curve scheduler" : ", ASHA stopping";
+    const std::string stopping = PredictsCurves(model) ? ", curve scheduler" : ", ASHA stopping";
     EXPECT_EQ(DescribeSearchAndStopping(config),
               std::string("bayes search (") + BayesModelName(model) + ")" + stopping);
   }

@@ -330,16 +330,15 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
   if (const Field* search = top.Find("search")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseSearchOptions(errors, *search, config->sweep.method,
                                                             &config->search));
-    if (PredictsCurves(config->search.model) &&
-        config->execution.epochs == kUnboundedEpochs) {
+    if (PredictsCurves(config->search.model) && config->execution.epochs == kUnboundedEpochs) {
       MappingFields fields;
       HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *search, &fields));
       return errors.At(*fields.Find("model"),
                        "curves predicts each trial's value at its last step: a command sweep "
                        "needs `epochs` (the steps each trial reports in all)");
     }
-    if (config->sweep.method == SearchMethod::kRandom &&
-        PredictsCurves(config->search.model) && !config->sweep.early_terminate.enabled) {
+    if (config->sweep.method == SearchMethod::kRandom && PredictsCurves(config->search.model) &&
+        !config->sweep.early_terminate.enabled) {
       MappingFields fields;
       HPO_RETURN_IF_ERROR(MappingFields::Read(errors, *search, &fields));
       return errors.At(*fields.Find("model"),

@@ -126,8 +126,8 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
         std::find_if(std::begin(kBayesModels), std::end(kBayesModels),
                      [&](BayesModel known) { return name == BayesModelName(known); });
     if (found == std::end(kBayesModels)) {
-      return errors.At(*model, "must be tpe, tpe_independent, gp, curves or curves_tpe, got '" +
-                                   name + "'");
+      return errors.At(
+          *model, "must be tpe, tpe_independent, gp, curves or curves_tpe, got '" + name + "'");
     }
     parsed.model = *found;
     parsed.model_given = true;
