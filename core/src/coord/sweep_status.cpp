@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,9 +58,25 @@ Status ReadInFlightTrials(const StudyContents& study, std::vector<SweepStatus::I
   return Status::Ok();
 }
 
+// A sweep creating its study claims the path with an empty file and replaces it with the first
+// build milliseconds later (StudyWriter::Create): a status asked then waits for that (2 s at most)
+// rather than call the file not HDF5.
+namespace {
+
+void WaitWhileTheStudyIsCreated(const std::string& study_path) {
+  for (int waited_ms = 0; waited_ms < 2000; waited_ms += 20) {
+    std::error_code error;
+    if (std::filesystem::file_size(study_path, error) != 0 || error) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
 Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status) {
   SweepStatus read;
   read.study_path = StudyPathOf(path);
+  WaitWhileTheStudyIsCreated(read.study_path);
   read.running = HeldByAWriter(read.study_path);
   StudyContents study;
   HPO_RETURN_IF_ERROR(ReadStudy(read.study_path, &study));
