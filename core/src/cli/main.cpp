@@ -17,6 +17,7 @@
 #include "common/diagnostic.hpp"
 #include "common/duration_text.hpp"
 #include "common/file_io.hpp"
+#include "common/job_end_line.hpp"
 #include "coord/sweep_status.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_runner.hpp"
@@ -119,7 +120,7 @@ int RunSweepJob(int argc, char** argv, const hpo::SweepOptions& sweep, const Mai
   // Under scripts/hpo-mpirun: its clock for the job's end, so that a rank frozen after
   // MPI_Finalize (while its process exits, where nothing of it runs) cannot hold mpirun either.
   if (root && std::getenv("HPO_MPIRUN_WRAPPED") != nullptr) {
-    std::cerr << "hpo: ending the job with exit code " << code << std::endl;
+    std::cerr << hpo::JobEndLine(code) << std::endl;
   }
   hpo::ArmJobDeadline(timeout_s, static_cast<hpo::ExitCode>(code),
                       std::string(code == 0 ? "hpo: warning" : "hpo: error") + " on rank " + rank +

@@ -6,6 +6,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/job_end_line.hpp"
+
 namespace hpo {
 
 namespace {
@@ -39,7 +41,7 @@ void AbortJob(ExitCode code, const std::string& message) {
     std::fprintf(stderr, "hpo: error: %s\n", message.c_str());
   }
   // For scripts/hpo-mpirun, which ends an mpirun that cannot finish the abort (a lost host).
-  std::fprintf(stderr, "hpo: ending the job with exit code %d\n", static_cast<int>(code));
+  std::fprintf(stderr, "%s\n", JobEndLine(static_cast<int>(code)).c_str());
   std::fflush(stderr);
   // MPI_Abort asks mpirun to end every rank; where mpirun cannot be reached (this rank's host is
   // cut off from it) the call may never return, so the process ends on its own after a while.

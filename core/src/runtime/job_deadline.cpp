@@ -10,6 +10,8 @@
 #include <optional>
 #include <thread>
 
+#include "common/job_end_line.hpp"
+
 namespace hpo {
 
 namespace {
@@ -72,8 +74,7 @@ void ArmJobDeadline(double seconds, ExitCode code, const std::string& message) {
   deadline.when = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(seconds));
   deadline.code = code;
-  deadline.text = message + "\nhpo: ending the job with exit code " +
-                  std::to_string(static_cast<int>(code)) + "\n";
+  deadline.text = message + "\n" + JobEndLine(static_cast<int>(code)) + "\n";
   state.armed = std::move(deadline);
   if (!state.thread_started) {
     std::thread(WatchDeadline).detach();
