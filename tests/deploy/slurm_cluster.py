@@ -752,7 +752,7 @@ AccountingStorageType=accounting_storage/none
         `states` (before `until` held), or when it stalls: nothing changed for stall_s seconds in
         the job's state, reason, restart count and what `watch()` returns (a dict: a log's size,
         a study's trial count...); cap_s and the cluster's deadline are backstops. The error
-        shows what it saw, describe()'s text, the job as Slurm shows it and the daemons' logs.
+        shows what it saw, the job as Slurm shows it, the daemons' logs and describe()'s text.
         With release=True, a pending job held back by a BeginTime in the future (a requeued job)
         is released at once."""
         states = set(states)
@@ -762,11 +762,13 @@ AccountingStorageType=accounting_storage/none
         errors = []  # scontrol's failures (a busy slurmctld): no news, not progress
 
         def report():
-            parts = [describe()] if describe is not None else []
+            # The job's own account (its log) last: a report cut to its end keeps it.
+            parts = [self.describe(job)]
             if errors:
                 parts.append("scontrol failed %d time(s) while waiting, last: %s"
                              % (len(errors), errors[-1]))
-            parts.append(self.describe(job))
+            if describe is not None:
+                parts.append(describe())
             return "\n".join(parts)
 
         while True:

@@ -174,8 +174,9 @@ class JobWatch:
         return seen
 
     def describe(self):
-        lines = ["---- job log %s (last 40 lines) ----" % self.log,
-                 "".join(read_log(self.log).splitlines(True)[-40:]).rstrip() or "(empty)"]
+        """The output folder's files, then the job log's end (last: a report cut short keeps
+        it)."""
+        lines = []
         if self.output is not None:
             lines.append("---- output %s ----" % self.output)
             found = False
@@ -190,6 +191,8 @@ class JobWatch:
             for study in self.study_files():
                 lines.append("  %s: %s trial(s)" % (os.path.relpath(study, self.output),
                                                     count_trials(study)))
+        lines += ["---- job log %s (last 40 lines) ----" % self.log,
+                  "".join(read_log(self.log).splitlines(True)[-40:]).rstrip() or "(empty)"]
         return "\n".join(lines)
 
 

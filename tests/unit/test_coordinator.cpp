@@ -1196,6 +1196,24 @@ TEST_F(CoordinatorTest, ResultsArrivingFasterThanPublishingArePublishedTogether)
   EXPECT_EQ(artifacts_.checkpoints_discarded, (std::vector<int64_t>{0, 1, 2}));
 }
 
+TEST_F(CoordinatorTest, ASlowPublishDefersTheNextByTheLongestSpacingAtMost) {
+  study_.publish_seconds = 0.4;  // a loaded machine: 99 times that would be 40 s
+  auto coordinator = Make(2);
+  const double start = now_;
+  Request(*coordinator, 0);
+  Request(*coordinator, 1);
+  ASSERT_TRUE(Finish(*coordinator, 0, 0, 0.5).ok());
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1}));
+  ASSERT_TRUE(Finish(*coordinator, 1, 1, 0.6).ok());
+  now_ = start + 0.4 + Coordinator::kLongestPublishSpacingSeconds - 0.001;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes.size(), 1u);  // still spaced
+  now_ = start + 0.4 + Coordinator::kLongestPublishSpacingSeconds;
+  ASSERT_TRUE(coordinator->PublishIfDue(/*idle=*/true).ok());
+  EXPECT_EQ(study_.publishes, (std::vector<size_t>{1, 2}));  // not 40 s later
+}
+
 TEST_F(CoordinatorTest, WhileMessagesArriveAResultWaitsAtMostTheLongestDeferral) {
   auto coordinator = Make(1);
   const double start = now_;

@@ -984,7 +984,8 @@ Status Coordinator::PublishState() {
   HPO_RETURN_IF_ERROR(deps_.study->Publish(SweepStateAttributes()));
   running_changed_at_ = -1.0;
   const double ended = deps_.clock();
-  next_publish_at_ = ended + kPublishSpacing * std::max(0.0, ended - began);
+  next_publish_at_ = ended + std::min(kLongestPublishSpacingSeconds,
+                                      kPublishSpacing * std::max(0.0, ended - began));
   if (deps_.artifacts) {
     std::sort(unpublished_.begin(), unpublished_.end());
     unpublished_.erase(std::unique(unpublished_.begin(), unpublished_.end()), unpublished_.end());

@@ -177,15 +177,19 @@ class Coordinator {
   // that handles thousands of results a second, so a publish that took t seconds is followed by
   // the next one no sooner than kPublishSpacing * t later, which keeps publishing under 1% of the
   // coordinator's time however fast results arrive, while a study that publishes in microseconds
-  // still publishes each result at once. The runtime calls PublishIfDue between messages: it
-  // publishes the staged results when the spacing allows; with `idle` false (a message was just
-  // handled and more may be waiting) it waits on until the oldest staged result is
-  // kLongestDeferralSeconds old, so that a burst of messages is answered first. Failure when the
-  // study cannot be written. With no result staged, it publishes the running trials' state (which
-  // trials run, the epochs each has reported: what `hpo status` and the live report show, and what
-  // resume keeps) once it has been kRunningStateSeconds unpublished, when idle and the spacing
-  // allows, so that a sweep of long trials is not seen standing still until one finishes.
+  // still publishes each result at once. The spacing is at most kLongestPublishSpacingSeconds: a
+  // publish slowed by a loaded machine (a slow fsync, a descheduled rank 0) must not leave the
+  // results that follow unsaved for minutes, where a crash of rank 0 would lose them. The runtime
+  // calls PublishIfDue between messages: it publishes the staged results when the spacing allows;
+  // with `idle` false (a message was just handled and more may be waiting) it waits on until the
+  // oldest staged result is kLongestDeferralSeconds old, so that a burst of messages is answered
+  // first. Failure when the study cannot be written. With no result staged, it publishes the
+  // running trials' state (which trials run, the epochs each has reported: what `hpo status` and
+  // the live report show, and what resume keeps) once it has been kRunningStateSeconds unpublished,
+  // when idle and the spacing allows, so that a sweep of long trials is not seen standing still
+  // until one finishes.
   static constexpr double kPublishSpacing = 99.0;
+  static constexpr double kLongestPublishSpacingSeconds = 5.0;
   static constexpr double kLongestDeferralSeconds = 1.0;
   static constexpr double kRunningStateSeconds = 5.0;
   Status PublishIfDue(bool idle);
