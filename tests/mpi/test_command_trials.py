@@ -58,9 +58,21 @@ def text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def program_pids():
+def program_pids(folder):
+    """The running trial_program.py processes of sweeps under `folder` (their HPO_TRIAL_DIR is
+    in it): never those of another test running beside this one (the Slurm test runs the same
+    program)."""
     found = subprocess.run(["pgrep", "-f", PROGRAM], capture_output=True, text=True)
-    return [int(pid) for pid in found.stdout.split()]
+    marker = ("HPO_TRIAL_DIR=" + folder.rstrip(os.sep) + os.sep).encode()
+    pids = []
+    for pid in found.stdout.split():
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if any(entry.startswith(marker) for entry in f.read().split(b"\0")):
+                    pids.append(int(pid))
+        except OSError:
+            pass
+    return pids
 
 
 def leftover_pids(folder):
@@ -113,7 +125,7 @@ class CommandCase(unittest.TestCase):
                 job.wait()
             if job.stdout:
                 job.stdout.close()
-        for pid in program_pids() + leftover_pids(self.tmp):  # nothing of ours outlives the test
+        for pid in program_pids(self.tmp) + leftover_pids(self.tmp):  # nothing of ours outlives the test
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -148,7 +160,7 @@ class CommandCase(unittest.TestCase):
         return job
 
     def assert_no_program_left(self):
-        wait_until(lambda: not program_pids(), "every program process to be gone", timeout=60)
+        wait_until(lambda: not program_pids(self.tmp), "every program process to be gone", timeout=60)
 
 
 class TwoRankDdp(CommandCase):
