@@ -40,7 +40,7 @@
 // hpo_random_curves (method random with search.model curves: random draws, the curve scheduler),
 // hpo_random_sobol_curves (the same with search.sampler sobol: scrambled Sobol draws),
 // hpo_default (method bayes + early_terminate hyperband and no search: keys, as users write it:
-// what hpo::ApplyDefaultModel makes of it, the curve scheduler with TPE's draws),
+// what hpo::ApplyDefaultSearch makes of it, the curve scheduler with TPE's draws),
 // and oracle_after_N_epochs (oracle_after_1_epoch, oracle_after_3_epochs, ...): the least cost
 // any scheduler can reach on random search's draws when it must train a trial N epochs before
 // judging it (OracleAfterEpochs).
@@ -600,7 +600,7 @@ bool ApplySystem(const std::string& system, hpo::SweepConfig* config) {
   // The tpe systems name their model (search.model: tpe, so TPE with ASHA); hpo_default gives
   // none, as users write it, and gets what ParseConfig makes of that.
   if (method == "tpe" || method == "tpe_sobol") config->search.model_given = true;
-  if (method == "default") hpo::ApplyDefaultModel(false, stopping == "promotion", config);
+  if (method == "default") hpo::ApplyDefaultSearch(false, stopping == "promotion", config);
   return true;
 }
 

@@ -3,8 +3,11 @@
 //   hpo_bench_search_quality --system SYSTEM --function PROBLEM --seeds FIRST-LAST [--budget N]
 //                            [--version VERSION]
 //   hpo_bench_search_quality --evaluate PROBLEM VALUE...
-// METHODS is a comma-separated subset of tpe, tpe_sobol, tpe_independent, gp, random, sobol (and
-// `curves` for part (b)), e.g. `20 tpe,tpe_independent`. (a) Four problems
+// METHODS is a comma-separated subset of tpe, tpe_sobol, tpe_independent, gp, random, sobol,
+// tpe_random_startup (and `curves` for part (b)), e.g. `20 tpe,tpe_independent`. `tpe` is what a
+// config with `method: bayes` and no search: keys gets (hpo::ApplyDefaultSearch: in part (a) the
+// Sobol start-up, the same as tpe_sobol; tpe_random_startup is the random start-up it had before
+// 2026-11-29); in part (b) every method runs as named. (a) Four problems
 // (bench/peers/_problems.py defines the same ones for the peers of
 //     bench/peers/_quality.py, and ctest search_quality_problems_agree checks that both agree):
 //     Branin (2-D, x1 in [-5, 10], x2 in [0, 15], minimum 0.397887), Hartmann-6 (6-D, [0, 1]^6,
@@ -18,8 +21,8 @@
 //     with the median over seeds of the best value found. Check: every best value is finite and
 //     not below the known global minimum (minus 1e-9).
 //     With --system (hpo_bayes, hpo_bayes_sobol, hpo_tpe_independent, hpo_gp, hpo_random,
-//     hpo_sobol: the methods above) it prints instead one line per seed in
-//     bench/peers/_quality.py's format: the best value after 25, 50 and 100 trials (those within
+//     hpo_sobol, hpo_bayes_random_startup: the methods above) it prints instead one line per seed
+//     in bench/peers/_quality.py's format: the best value after 25, 50 and 100 trials (those within
 //     --budget, default 100, and the budget) and the seconds the seed took. --evaluate prints the
 //     value of PROBLEM at one point of its space (the values in parameter order, categorical ones
 //     by their label; exit 2 for a point outside) and its known minimum, with 17 digits.
@@ -254,11 +257,12 @@ struct Method {
   hpo::SearchMethod method;
   hpo::RandomSampler sampler;
   hpo::BayesModel model;
+  bool as_configs_default = false;  // part (a): search options as hpo::ApplyDefaultSearch sets them
 };
 
 const Method kMethods[] = {
     {"tpe", "hpo_bayes", hpo::SearchMethod::kBayes, hpo::RandomSampler::kIndependent,
-     hpo::BayesModel::kTpe},
+     hpo::BayesModel::kTpe, true},
     {"tpe_independent", "hpo_tpe_independent", hpo::SearchMethod::kBayes,
      hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpeIndependent},
     {"tpe_sobol", "hpo_bayes_sobol", hpo::SearchMethod::kBayes, hpo::RandomSampler::kSobol,
@@ -269,6 +273,8 @@ const Method kMethods[] = {
      hpo::BayesModel::kTpe},
     {"sobol", "hpo_sobol", hpo::SearchMethod::kRandom, hpo::RandomSampler::kSobol,
      hpo::BayesModel::kTpe},
+    {"tpe_random_startup", "hpo_bayes_random_startup", hpo::SearchMethod::kBayes,
+     hpo::RandomSampler::kIndependent, hpo::BayesModel::kTpe},
 };
 
 hpo::SweepConfig BaseConfig(const Method& method, uint64_t seed) {
@@ -279,7 +285,9 @@ hpo::SweepConfig BaseConfig(const Method& method, uint64_t seed) {
   config.sweep.metric.goal = hpo::Goal::kMinimize;
   config.sweep.run_cap = 1000;
   config.search.sampler = method.sampler;
+  config.search.sampler_given = !method.as_configs_default;
   config.search.model = method.model;
+  config.search.model_given = true;
   config.execution.seed = seed;
   return config;
 }
@@ -309,6 +317,7 @@ std::vector<double> BestAt(const Problem& problem, const Method& method, uint64_
                            const std::vector<int>& budgets) {
   hpo::SweepConfig config = BaseConfig(method, seed);
   config.sweep.parameters = problem.parameters;
+  if (method.as_configs_default) hpo::ApplyDefaultSearch(false, false, &config);
   std::unique_ptr<hpo::Searcher> searcher = MakeOrExit(config);
   std::vector<double> best_at;
   double best = std::numeric_limits<double>::infinity();

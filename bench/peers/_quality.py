@@ -15,8 +15,10 @@ the values are finite and not below the known minimum (minus 1e-9); a peer that 
 exceeds --timeout seconds on one seed gives check=FAILED and error=REASON.
 
 Systems (--list-systems prints each with its virtual environment, `-` for hpo's):
-- hpo_bayes, hpo_gp, hpo_random: hpo's multivariate TPE (method bayes's default), GP and random
-  search; hpo_bayes_sobol: the TPE with the Sobol start-up (search.sampler sobol); all run by
+- hpo_bayes, hpo_gp, hpo_random: hpo's multivariate TPE as `method: bayes` with no search: keys
+  runs it (the Sobol start-up since 2026-11-29), GP and random search; hpo_bayes_sobol: the TPE
+  with search.sampler sobol named; hpo_bayes_random_startup: the TPE with random start-up trials
+  (search.sampler random, the default before 2026-11-29); all run by
   BUILD/bench/hpo_bench_search_quality --system.
 - optuna_tpe: Optuna's TPESampler with its defaults; optuna_tpe_multivariate: multivariate=True
   (group=True only splits conditional spaces into their subspaces; these spaces are flat, and on
@@ -58,6 +60,7 @@ BUDGETS = (25, 50, 100)
 SYSTEMS = {
     "hpo_bayes": (None, None),
     "hpo_bayes_sobol": (None, None),
+    "hpo_bayes_random_startup": (None, None),
     "hpo_gp": (None, None),
     "hpo_random": (None, None),
     "optuna_tpe": ("optuna", "optuna"),

@@ -326,6 +326,17 @@ TEST_P(BayesSearcherTest, RejectsStateFromAnotherConfigOrGarbage) {
   EXPECT_EQ(from_other_config.code(), Status::Code::kBadInput);
   EXPECT_NE(from_other_config.message().find("another config"), std::string::npos)
       << from_other_config.message();
+  EXPECT_EQ(from_other_config.message().find("sampler: random"), std::string::npos);
+  if (GetParam() == BayesModel::kTpe) {
+    // A study begun with random start-up trials, resumed under the Sobol default: say what to add.
+    SweepConfig sobol = config;
+    sobol.search.sampler = RandomSampler::kSobol;
+    const Status from_random_startup = MakeOrDie(sobol)->RestoreState(state);
+    EXPECT_EQ(from_random_startup.code(), Status::Code::kBadInput);
+    EXPECT_NE(from_random_startup.message().find("add `search: {sampler: random}`"),
+              std::string::npos)
+        << from_random_startup.message();
+  }
 
   std::unique_ptr<Searcher> fresh = MakeOrDie(config);
   EXPECT_EQ(fresh->RestoreState("garbage").code(), Status::Code::kBadInput);

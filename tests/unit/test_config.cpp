@@ -373,6 +373,44 @@ TEST(ConfigTest, BayesWithEarlyTerminateAndNoModelMeansTheCurveSchedulerWithTpeD
   EXPECT_TRUE(CheckSameSweep(config.text, config).ok());
 }
 
+TEST(ConfigTest, BayesWithoutEarlyStoppingStartsFromASobolDesign) {
+  // The start-up trials of bayes (TPE, one objective, no early stopping) cover the space unless
+  // the config names a sampler; with early stopping, another model or several objectives they
+  // stay random draws, and random keeps independent draws.
+  const std::string base = R"(task: synthetic
+epochs: 9
+sweep:
+  method: bayes
+  run_cap: 20
+  metric: {name: val_loss}
+  parameters:
+    lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
+    width: {values: [16, 32]}
+)";
+  const auto sampler_of = [](const std::string& text) {
+    SweepConfig config;
+    const Status status = Parse(text, &config);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return config.search.sampler;
+  };
+  SweepConfig config;
+  ASSERT_TRUE(Parse(base, &config).ok());
+  EXPECT_EQ(config.search.sampler, RandomSampler::kSobol);
+  EXPECT_FALSE(config.search.sampler_given);
+  EXPECT_TRUE(CheckSameSweep(config.text, config).ok());  // a study resumes under its text
+  EXPECT_EQ(sampler_of(base + "search: {model: tpe, startup_trials: 8}\n"), RandomSampler::kSobol);
+  EXPECT_EQ(sampler_of(base + "search: {sampler: random}\n"), RandomSampler::kIndependent);
+  EXPECT_EQ(sampler_of(base + "search: {model: gp}\n"), RandomSampler::kIndependent);
+  EXPECT_EQ(sampler_of(base + "median_stopping: {min_trials: 3}\n"), RandomSampler::kIndependent);
+  std::string hyperband = base;
+  hyperband.replace(hyperband.find("  metric:"), 0,
+                    "  early_terminate: {type: hyperband, min_iter: 1}\n");
+  EXPECT_EQ(sampler_of(hyperband), RandomSampler::kIndependent);
+  std::string random = base;
+  random.replace(random.find("method: bayes"), 13, "method: random");
+  EXPECT_EQ(sampler_of(random), RandomSampler::kIndependent);
+}
+
 TEST(ConfigTest, EarlyTerminateWithMaxIterAndS) {
   // W&B's example: max_iter 27, s 2 (eta defaults to 3) gives rungs at 27/9 = 3 and 27/3 = 9.
   const std::string text = R"(task: synthetic

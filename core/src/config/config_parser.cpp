@@ -358,7 +358,7 @@ Status ParseSearchAndStopping(const ErrorFormatter& errors, const MappingFields&
                        "remove median_stopping or choose another model");
     }
   }
-  ApplyDefaultModel(top.Has("asha"), top.Has("median_stopping"), config);
+  ApplyDefaultSearch(top.Has("asha"), top.Has("median_stopping"), config);
   if (const Field* checkpoint = top.Find("checkpoint")) {
     HPO_RETURN_IF_ERROR(config_internal::ParseCheckpoint(errors, *checkpoint, &config->checkpoint));
   }
@@ -642,10 +642,18 @@ Status ParseBare(const ErrorFormatter& errors, const MappingFields& sweep,
 
 }  // namespace
 
-void ApplyDefaultModel(bool has_asha, bool has_median_stopping, SweepConfig* config) {
-  if (config->sweep.method != SearchMethod::kBayes || !config->sweep.early_terminate.enabled ||
-      config->search.model_given || has_asha || has_median_stopping ||
-      config->sweep.objectives.size() > 1 || config->execution.epochs == kUnboundedEpochs) {
+void ApplyDefaultSearch(bool has_asha, bool has_median_stopping, SweepConfig* config) {
+  if (config->sweep.method != SearchMethod::kBayes) return;
+  const bool single = config->sweep.objectives.size() <= 1;
+  if (!config->sweep.early_terminate.enabled) {
+    if (!has_median_stopping && single && !config->search.sampler_given &&
+        config->search.model == BayesModel::kTpe) {
+      config->search.sampler = RandomSampler::kSobol;
+    }
+    return;
+  }
+  if (config->search.model_given || has_asha || has_median_stopping || !single ||
+      config->execution.epochs == kUnboundedEpochs) {
     return;
   }
   config->search.model = BayesModel::kCurvesTpe;

@@ -152,6 +152,7 @@ Status ParseSearchOptions(const ErrorFormatter& errors, const Field& field, Sear
     return errors.At(*candidates, "only used by model tpe (model gp scores its own candidate set)");
   }
   if (const Field* sampler = fields.Find("sampler")) {
+    parsed.sampler_given = true;
     std::string name;
     HPO_RETURN_IF_ERROR(ReadString(errors, *sampler, &name));
     if (name == "random") {

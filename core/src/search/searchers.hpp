@@ -187,7 +187,7 @@ class ModelBasedSearcher : public Searcher {
 //    which plateaus at 0.859, was 8.8 % of TPE's draws against under 2.5 % of random search's,
 //    and ASHA stopped 74 % of the draws that could reach 0.87 against 54 %). Scored by
 //    l(x) / g(x), the prior's draws still steer away from what the data rank low.
-//  * curves_tpe (the default of method bayes with early_terminate, ApplyDefaultModel): the data
+//  * curves_tpe (the default of method bayes with early_terminate, ApplyDefaultSearch): the data
 //    are TrialHistory's predicted finals, as for the GP's curves, and the curve scheduler
 //    judges the trials (the fingerprint names curves_tpe).
 //  * Conditions (`conditions:`): Optuna's `group=True` decomposition, with the groups known from

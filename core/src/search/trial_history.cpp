@@ -16,6 +16,19 @@ namespace {
 
 constexpr double kWorstLoss = std::numeric_limits<double>::infinity();
 
+// What to add to a config whose study began under an earlier default of method bayes (the
+// start-up sampler, ApplyDefaultSearch), when that is the only difference; else "".
+std::string DefaultChangeHint(const std::string& saved, const std::string& now) {
+  const std::string sobol = "+sobol";
+  const size_t at = now.find(sobol);
+  if (at == std::string::npos || saved.find(sobol) != std::string::npos ||
+      now.substr(0, at) + now.substr(at + sobol.size()) != saved) {
+    return "";
+  }
+  return ": the study began before method bayes took the Sobol start-up by default (2026-11-29); "
+         "add `search: {sampler: random}` to the config to resume it";
+}
+
 }  // namespace
 
 TrialHistory::TrialHistory(std::vector<ParameterSpec> parameters,
@@ -229,7 +242,7 @@ Status TrialHistory::Restore(const std::string& state, const std::string& tag,
   if (saved_fingerprint != fingerprint) {
     return Status::BadInput("saved " + searcher_name + " searcher state is for another config ('" +
                             saved_fingerprint.substr(0, 200) + "', this config is '" + fingerprint +
-                            "')");
+                            "')" + DefaultChangeHint(saved_fingerprint, fingerprint));
   }
   std::map<int64_t, TrialRecord> records;
   const uint64_t count = reader.Get<uint64_t>();
