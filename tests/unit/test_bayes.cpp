@@ -336,6 +336,18 @@ TEST_P(BayesSearcherTest, RejectsStateFromAnotherConfigOrGarbage) {
     EXPECT_NE(from_random_startup.message().find("add `search: {sampler: random}`"),
               std::string::npos)
         << from_random_startup.message();
+    // One begun as TPE with ASHA, resumed under curves_tpe (the default with early_terminate).
+    SweepConfig asha = config;
+    asha.execution.epochs = 9;
+    asha.sweep.early_terminate.enabled = true;
+    asha.sweep.early_terminate.min_iter = 1;
+    std::unique_ptr<Searcher> tpe_asha = MakeOrDie(asha);
+    RunSequentially(*tpe_asha, Bowl, 0, 12);
+    SweepConfig curves = asha;
+    curves.search.model = BayesModel::kCurvesTpe;
+    const Status from_tpe_asha = MakeOrDie(curves)->RestoreState(tpe_asha->SaveState());
+    EXPECT_NE(from_tpe_asha.message().find("add `search: {model: tpe}`"), std::string::npos)
+        << from_tpe_asha.message();
   }
 
   std::unique_ptr<Searcher> fresh = MakeOrDie(config);

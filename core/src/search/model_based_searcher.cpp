@@ -46,7 +46,8 @@ Status ModelBasedSearcher::CheckStartupTrials(const SweepConfig& config) {
 }
 
 std::string ModelBasedSearcher::Fingerprint() const {
-  // "+sobol" only with the Sobol start-up, so studies of the default keep their fingerprint.
+  // "+sobol" only with the Sobol start-up, so that a study begun with random start-up trials (the
+  // default before 2026-11-29) is told apart and its resume refused with the key to add.
   std::string fingerprint = "bayes/" + model_ + (sobol_startup_ ? "+sobol" : "");
   // "+parego(...)" only with several objectives, so single-objective studies keep theirs.
   if (!objectives_.empty()) {

@@ -16,17 +16,29 @@ namespace {
 
 constexpr double kWorstLoss = std::numeric_limits<double>::infinity();
 
-// What to add to a config whose study began under an earlier default of method bayes (the
-// start-up sampler, ApplyDefaultSearch), when that is the only difference; else "".
+// Whether `now` is `saved` with its first `before` replaced by `after`.
+bool DiffersOnlyIn(const std::string& saved, const std::string& now, const std::string& before,
+                   const std::string& after) {
+  const size_t at = saved.find(before);
+  return at != std::string::npos &&
+         saved.substr(0, at) + after + saved.substr(at + before.size()) == now;
+}
+
+// What to add to a config whose study began under an earlier default of method bayes
+// (ApplyDefaultSearch, 2026-11-29: the Sobol start-up without early stopping, curves_tpe with
+// it), when that is the only difference between the searchers; else "".
 std::string DefaultChangeHint(const std::string& saved, const std::string& now) {
-  const std::string sobol = "+sobol";
-  const size_t at = now.find(sobol);
-  if (at == std::string::npos || saved.find(sobol) != std::string::npos ||
-      now.substr(0, at) + now.substr(at + sobol.size()) != saved) {
-    return "";
+  const char* key = nullptr;
+  if (DiffersOnlyIn(saved, now, "bayes/tpe ", "bayes/tpe+sobol ")) {
+    key = "search: {sampler: random}";
+  } else if (DiffersOnlyIn(saved, now, "bayes/tpe ", "bayes/curves_tpe ")) {
+    key = "search: {model: tpe}";
   }
-  return ": the study began before method bayes took the Sobol start-up by default (2026-11-29); "
-         "add `search: {sampler: random}` to the config to resume it";
+  if (key == nullptr) return "";
+  return std::string(
+             ": the study began under method bayes's earlier default (changed on "
+             "2026-11-29); add `") +
+         key + "` to the config to resume it";
 }
 
 }  // namespace
