@@ -23,6 +23,14 @@ Status Parse(const std::string& text, SweepConfig* config) {
   return ParseConfig(text, kPath, config);
 }
 
+// The search options `text` parses to (a failure to parse fails the test).
+SearchOptions SearchOf(const std::string& text) {
+  SweepConfig config;
+  const Status status = Parse(text, &config);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return config.search;
+}
+
 const ParameterSpec& FindParameter(const SweepConfig& config, const std::string& name) {
   for (const ParameterSpec& parameter : config.sweep.parameters) {
     if (parameter.name == name) return parameter;
@@ -352,12 +360,7 @@ TEST(ConfigTest, BayesWithEarlyTerminateAndNoModelMeansTheCurveSchedulerWithTpeD
   std::string bayes = kFullConfig;
   bayes.replace(bayes.find("method: random"), 14, "method: bayes");
   const std::string hyperband = "  early_terminate: {type: hyperband, min_iter: 1}\n";
-  const auto model_of = [](const std::string& text) {
-    SweepConfig config;
-    const Status status = Parse(text, &config);
-    EXPECT_TRUE(status.ok()) << status.message();
-    return config.search.model;
-  };
+  const auto model_of = [](const std::string& text) { return SearchOf(text).model; };
   SweepConfig config;
   ASSERT_TRUE(Parse(bayes + hyperband, &config).ok());
   EXPECT_EQ(config.search.model, BayesModel::kCurvesTpe);
@@ -387,12 +390,7 @@ sweep:
     lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
     width: {values: [16, 32]}
 )";
-  const auto sampler_of = [](const std::string& text) {
-    SweepConfig config;
-    const Status status = Parse(text, &config);
-    EXPECT_TRUE(status.ok()) << status.message();
-    return config.search.sampler;
-  };
+  const auto sampler_of = [](const std::string& text) { return SearchOf(text).sampler; };
   SweepConfig config;
   ASSERT_TRUE(Parse(base, &config).ok());
   EXPECT_EQ(config.search.sampler, RandomSampler::kSobol);
