@@ -200,6 +200,13 @@ def published_rows(f, name):
     return f[name][:] if record is None else f[name][:record[name]]
 
 
+def process_environment(pid):
+    """The environment of process `pid` as {name: value} (bytes); OSError when it cannot be read
+    (the process has exited)."""
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        return dict(entry.partition(b"=")[::2] for entry in f.read().split(b"\0") if entry)
+
+
 def study_attributes(f):
     """The root attributes of an open h5py.File with the published state over them (names to
     values; the state's strings as bytes)."""

@@ -19,7 +19,7 @@ import unittest
 
 import h5py
 
-from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
+from hpo_test_support import MPI_ENV, parse_command_line, process_environment, run_in_own_session
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "programs", "trial_program.py")
@@ -63,13 +63,12 @@ def program_pids(folder):
     in it): never those of another test running beside this one (the Slurm test runs the same
     program)."""
     found = subprocess.run(["pgrep", "-f", PROGRAM], capture_output=True, text=True)
-    marker = ("HPO_TRIAL_DIR=" + folder.rstrip(os.sep) + os.sep).encode()
+    prefix = (folder.rstrip(os.sep) + os.sep).encode()
     pids = []
-    for pid in found.stdout.split():
+    for pid in map(int, found.stdout.split()):
         try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if any(entry.startswith(marker) for entry in f.read().split(b"\0")):
-                    pids.append(int(pid))
+            if process_environment(pid).get(b"HPO_TRIAL_DIR", b"").startswith(prefix):
+                pids.append(pid)
         except OSError:
             pass
     return pids
@@ -125,7 +124,8 @@ class CommandCase(unittest.TestCase):
                 job.wait()
             if job.stdout:
                 job.stdout.close()
-        for pid in program_pids(self.tmp) + leftover_pids(self.tmp):  # nothing of ours outlives the test
+        # Nothing of ours outlives the test.
+        for pid in program_pids(self.tmp) + leftover_pids(self.tmp):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -160,7 +160,8 @@ class CommandCase(unittest.TestCase):
         return job
 
     def assert_no_program_left(self):
-        wait_until(lambda: not program_pids(self.tmp), "every program process to be gone", timeout=60)
+        wait_until(lambda: not program_pids(self.tmp), "every program process to be gone",
+                   timeout=60)
 
 
 class TwoRankDdp(CommandCase):

@@ -25,8 +25,8 @@ import tempfile
 import time
 import unittest
 
-from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line, run_in_own_session,
-                              scaled_timeout, synthetic_grid_config)
+from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line, process_environment,
+                              run_in_own_session, scaled_timeout, synthetic_grid_config)
 
 HPO = None  # set from the command line
 PEER_TIMEOUT_S = 3
@@ -47,13 +47,10 @@ WAIT_ALL = 0x40000000  # __WALL: waitpid on a thread of another process that thi
 def world_rank_of(pid):
     """The MPI world rank of process `pid` (from its environment), or None."""
     try:
-        with open("/proc/%d/environ" % pid, "rb") as f:
-            for entry in f.read().split(b"\0"):
-                if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
-                    return int(entry.split(b"=", 1)[1])
+        rank = process_environment(pid).get(b"OMPI_COMM_WORLD_RANK")
     except OSError:
-        pass
-    return None
+        return None
+    return None if rank is None else int(rank)
 
 
 def session_processes(session):

@@ -18,8 +18,9 @@ import unittest
 import h5py
 import numpy as np
 
-from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line_with_faults, published_rows,
-                              run_in_own_session, scaled_timeout, study_attributes)
+from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line_with_faults,
+                              process_environment, published_rows, run_in_own_session,
+                              scaled_timeout, study_attributes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "configs", "synthetic_resume.yaml")
@@ -610,11 +611,8 @@ def holds_or_catches(pid, number):
 
 def world_rank(pid):
     """The MPI world rank of process `pid`, from its environment."""
-    with open("/proc/%d/environ" % pid, "rb") as f:
-        for entry in f.read().split(b"\0"):
-            if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
-                return int(entry.split(b"=", 1)[1])
-    return None
+    rank = process_environment(pid).get(b"OMPI_COMM_WORLD_RANK")
+    return None if rank is None else int(rank)
 
 
 class StartAndEnd(ResilienceCase):

@@ -39,6 +39,17 @@ bool Better(const std::string& goal, double a, double b) {
   return goal == "maximize" ? a > b : a < b;
 }
 
+// A sweep creating its study claims the path with an empty file and replaces it with the first
+// build milliseconds later (StudyWriter::Create): a status asked then waits for that (2 s at most)
+// rather than call the file not HDF5.
+void WaitWhileTheStudyIsCreated(const std::string& study_path) {
+  for (int waited_ms = 0; waited_ms < 2000; waited_ms += 20) {
+    std::error_code error;
+    if (std::filesystem::file_size(study_path, error) != 0 || error) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 }  // namespace
 
 Status ReadInFlightTrials(const StudyContents& study, std::vector<SweepStatus::InFlight>* trials) {
@@ -57,21 +68,6 @@ Status ReadInFlightTrials(const StudyContents& study, std::vector<SweepStatus::I
   }
   return Status::Ok();
 }
-
-// A sweep creating its study claims the path with an empty file and replaces it with the first
-// build milliseconds later (StudyWriter::Create): a status asked then waits for that (2 s at most)
-// rather than call the file not HDF5.
-namespace {
-
-void WaitWhileTheStudyIsCreated(const std::string& study_path) {
-  for (int waited_ms = 0; waited_ms < 2000; waited_ms += 20) {
-    std::error_code error;
-    if (std::filesystem::file_size(study_path, error) != 0 || error) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-}  // namespace
 
 Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status) {
   SweepStatus read;
