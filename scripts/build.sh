@@ -38,6 +38,6 @@ else
   build_dir=${HPO_BUILD_DIR:-build}
   # Tests and benchmarks on, also in a folder `--main` configured without them.
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DHPO_BUILD_TESTS=ON \
-    -DHPO_BUILD_BENCHMARKS=ON "$@"
+    -DHPO_BUILD_CORE_CHECKS=ON -DHPO_BUILD_BENCHMARKS=ON "$@"
   cmake --build "$build_dir" -j "$jobs"
 fi
