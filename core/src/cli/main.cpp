@@ -120,7 +120,7 @@ int RunSweepJob(int argc, char** argv, const hpo::SweepOptions& sweep, const Mai
   // Under scripts/hpo-mpirun: its clock for the job's end, so that a rank frozen after
   // MPI_Finalize (while its process exits, where nothing of it runs) cannot hold mpirun either.
   if (root && std::getenv("HPO_MPIRUN_WRAPPED") != nullptr) {
-    std::cerr << hpo::JobEndLine(code) << std::endl;
+    hpo::PrintDiagnostic(hpo::JobEndLine(code));
   }
   hpo::ArmJobDeadline(timeout_s, static_cast<hpo::ExitCode>(code),
                       std::string(code == 0 ? "hpo: warning" : "hpo: error") + " on rank " + rank +
@@ -197,8 +197,8 @@ void StoreImportance(const std::string& path, const hpo::StudyContents& study,
                      const hpo::StudyImportance& importance) {
   const hpo::Status status = hpo::StoreStudyImportance(path, study, importance);
   if (!status.ok()) {
-    std::cerr << "hpo: note: the importance is not stored in the study: " << status.message()
-              << std::endl;
+    hpo::PrintDiagnostic("hpo: note: the importance is not stored in the study: " +
+                         status.message());
   }
 }
 
@@ -305,7 +305,7 @@ int RunReportCommand(const std::vector<std::string>& args, const hpo::TaskRegist
     if (!written.ok()) {
       return ExitWith(hpo::Status::BadInput("--html: " + written.message()), true);
     }
-    std::cerr << "hpo: HTML report: " << html_path << std::endl;
+    hpo::PrintDiagnostic("hpo: HTML report: " + html_path);
     if (importance) StoreImportance(study_paths[0], studies[0], *importance);
   }
   for (size_t i = 0; i < studies.size(); ++i) {

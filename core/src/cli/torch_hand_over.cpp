@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <utility>
 
+#include "common/diagnostic.hpp"
 #include "tasks/builtin_tasks.hpp"
 
 namespace hpo {
@@ -58,9 +58,9 @@ void HandOverTorchSweep(const SweepConfig& config, char** argv, bool print_error
   const std::filesystem::path torch = TorchExecutablePath();
   execv(torch.c_str(), argv);
   if (print_errors) {
-    std::cerr << "hpo: error: the task " << config.execution.task << " trains with libtorch, "
-              << "which hpo hands over to " << torch.string() << ": it cannot be started ("
-              << std::strerror(errno) << "); reinstall hpo-mpi" << std::endl;
+    PrintDiagnostic("hpo: error: the task " + config.execution.task +
+                    " trains with libtorch, which hpo hands over to " + torch.string() +
+                    ": it cannot be started (" + std::strerror(errno) + "); reinstall hpo-mpi");
   }
   std::exit(static_cast<int>(ExitCode::kFailure));
 }
