@@ -290,7 +290,7 @@ for row in "${!r_name[@]}"; do
   done
   echo "+ ${command[*]}"
   if ((${#missing[@]} > 0)); then
-    echo "run.sh: $name: not built: ${missing[*]} (cmake -S . -B $build && cmake --build $build)" >&2
+    echo "run.sh: $name: not built: ${missing[*]} (scripts/build.sh, or cmake -S . -B $build -DHPO_BUILD_BENCHMARKS=ON && cmake --build $build)" >&2
     note "$name" "failed: not built"
     failed=1
     continue

@@ -4,9 +4,10 @@
 # build (build-cuda/, PyPI's CUDA libtorch 2.x) every test but those labelled torch_free, whose
 # outcome does not depend on the libtorch linked (command trials, which the torch-free `hpo` runs;
 # hosts in namespaces, Slurm, manifests, the bad-config table, the config fuzzer, the heartbeat,
-# the report's pages). The CUDA build leaves out hpo_core's unit tests (HPO_BUILD_CORE_CHECKS=OFF:
-# they link hpo_core alone, which builds the same in both) and the benchmarks, which no test there
-# runs (bench/gpu/run.sh builds and runs them on a GPU machine). Without a GPU the CUDA build
+# the report's pages). Neither builds the benchmarks that no test runs (HPO_BUILD_BENCHMARKS=OFF:
+# scripts/build.sh builds them, bench/gpu/run.sh on a GPU machine); the CUDA build leaves out
+# hpo_core's unit tests and benchmarks too (HPO_BUILD_CORE_CHECKS=OFF: they link hpo_core alone,
+# which builds the same in both). Without a GPU the CUDA build
 # trains on the CPU, and its GPU tests (label gpu) report themselves skipped, with the reason. One
 # after the other: on 2 cores, running them side by side would only slow both and load the
 # timing-sensitive tests. When a test fails, the
@@ -43,7 +44,7 @@ report_failures() {
 failed=()
 for configuration in "${configurations[@]}"; do
   if [ "$configuration" = cpu ]; then
-    build_args=() dir=build select=()
+    build_args=(-DHPO_BUILD_BENCHMARKS=OFF) dir=build select=()
   else
     build_args=(--cuda -DHPO_BUILD_CORE_CHECKS=OFF -DHPO_BUILD_BENCHMARKS=OFF) dir=build-cuda
     select=(-LE torch_free)
