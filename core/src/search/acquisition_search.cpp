@@ -225,6 +225,8 @@ Eigen::VectorXd BestCandidate(const GaussianProcess& process, const InputSpace& 
   Eigen::VectorXd scores = Acquisition(process, candidates, best);
   double sigma = kFirstPerturbationSigma;
   for (int round = 0; round < kLocalRounds; ++round, sigma *= 0.5) {
+    // An observed point's own expected improvement is small (its variance is), so it would rarely
+    // be among the best; the first round perturbs around it anyway.
     std::vector<Eigen::Index> centres = TopRows(scores, kLocalCentres);
     if (round == 0) {
       for (size_t i = 0; i < incumbents.size(); ++i) {
