@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -31,52 +33,58 @@ ModelDimension Categorical(int values) {
   return dimension;
 }
 
-double LogEi(const GaussianProcess& process, const Eigen::VectorXd& inputs, double best) {
-  Eigen::VectorXd mean, variance;
-  process.Predict(inputs.transpose(), &mean, &variance);
-  return LogExpectedImprovement(mean(0), variance(0), best);
-}
+// A process fitted on `count` random points of `f` over `dimensions` (seed 11) and the candidate
+// BestCandidate chose under it (seed 5, no conditions, no incumbents).
+class Searched {
+ public:
+  template <typename Function>
+  Searched(const std::vector<ModelDimension>& dimensions, int count, Function f)
+      : space_(dimensions), points_(count, space_.size()), values_(count) {
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    for (Eigen::Index i = 0; i < count; ++i) {
+      for (Eigen::Index input = 0; input < space_.size(); ++input)
+        points_(i, input) = space_.Snap(input, uniform(rng));
+      values_(i) = f(points_.row(i).transpose());
+    }
+    best_ = values_.minCoeff();
+    process_.emplace(points_, values_, points_, values_, space_.categorical);
+    const std::vector<ParameterSpec> parameters(dimensions.size());
+    const Absence absence{parameters, dimensions, false};
+    chosen_ = BestCandidate(*process_, space_, absence, {}, 5, best_);
+    score_ = Score(chosen_);
+  }
 
-// A process fitted on `count` random points of `f` over `space`, and the best value seen.
-struct Fitted {
-  Eigen::MatrixXd points;
-  Eigen::VectorXd values;
-  double best = 0.0;
+  const Eigen::VectorXd& chosen() const { return chosen_; }
+  double score() const { return score_; }
+  // The log expected improvement of `inputs` below the best value seen.
+  double Score(const Eigen::VectorXd& inputs) const {
+    Eigen::VectorXd mean, variance;
+    process_->Predict(inputs.transpose(), &mean, &variance);
+    return LogExpectedImprovement(mean(0), variance(0), best_);
+  }
+
+ private:
+  InputSpace space_;
+  Eigen::MatrixXd points_;
+  Eigen::VectorXd values_;
+  double best_ = 0.0;
+  std::optional<GaussianProcess> process_;
+  Eigen::VectorXd chosen_;
+  double score_ = 0.0;
 };
 
-template <typename Function>
-Fitted FitOn(const InputSpace& space, int count, Function f) {
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  Fitted fitted{Eigen::MatrixXd(count, space.size()), Eigen::VectorXd(count), 0.0};
-  for (Eigen::Index i = 0; i < count; ++i) {
-    for (Eigen::Index input = 0; input < space.size(); ++input)
-      fitted.points(i, input) = space.Snap(input, uniform(rng));
-    fitted.values(i) = f(fitted.points.row(i).transpose());
-  }
-  fitted.best = fitted.values.minCoeff();
-  return fitted;
-}
-
 TEST(AcquisitionSearchTest, TheCandidateIsALocalMaximumAlongEveryContinuousInput) {
-  const std::vector<ModelDimension> dimensions(6, Continuous());
-  const InputSpace space(dimensions);
   const Eigen::VectorXd centre =
       (Eigen::VectorXd(6) << 0.31, 0.72, 0.45, 0.58, 0.27, 0.66).finished();
-  const Fitted fitted =
-      FitOn(space, 30, [&](const Eigen::VectorXd& x) { return (x - centre).squaredNorm(); });
-  const GaussianProcess process(fitted.points, fitted.values, fitted.points, fitted.values,
-                                space.categorical);
-  const std::vector<ParameterSpec> parameters(6);
-  const Absence absence{parameters, dimensions, false};
-  const Eigen::VectorXd chosen = BestCandidate(process, space, absence, {}, 5, fitted.best);
-  const double score = LogEi(process, chosen, fitted.best);
+  const Searched searched(std::vector<ModelDimension>(6, Continuous()), 30,
+                          [&](const Eigen::VectorXd& x) { return (x - centre).squaredNorm(); });
   for (Eigen::Index input = 0; input < 6; ++input) {
     for (const double step : {-1e-3, 1e-3}) {
-      Eigen::VectorXd moved = chosen;
+      Eigen::VectorXd moved = searched.chosen();
       moved(input) = std::clamp(moved(input) + step, 0.0, 1.0);
-      EXPECT_LE(LogEi(process, moved, fitted.best), score + 1e-9)
-          << "input " << input << " moved by " << step << " from " << chosen.transpose();
+      EXPECT_LE(searched.Score(moved), searched.score() + 1e-9)
+          << "input " << input << " moved by " << step << " from " << searched.chosen().transpose();
     }
   }
 }
@@ -85,25 +93,18 @@ TEST(AcquisitionSearchTest, NoOtherValueOfADiscreteInputScoresHigher) {
   // Six categoricals of 40 values (one value of each is best) and one continuous input.
   std::vector<ModelDimension> dimensions(6, Categorical(40));
   dimensions.push_back(Continuous());
-  const InputSpace space(dimensions);
   const double targets[6] = {7, 22, 10, 35, 3, 18};
-  const Fitted fitted = FitOn(space, 60, [&](const Eigen::VectorXd& x) {
+  const Searched searched(dimensions, 60, [&](const Eigen::VectorXd& x) {
     double value = (x(6) - 0.5) * (x(6) - 0.5);
     for (int j = 0; j < 6; ++j) value += x(j) == targets[j] ? 0.0 : 1.0;
     return value;
   });
-  const GaussianProcess process(fitted.points, fitted.values, fitted.points, fitted.values,
-                                space.categorical);
-  const std::vector<ParameterSpec> parameters(7);
-  const Absence absence{parameters, dimensions, false};
-  const Eigen::VectorXd chosen = BestCandidate(process, space, absence, {}, 5, fitted.best);
-  const double score = LogEi(process, chosen, fitted.best);
   for (Eigen::Index input = 0; input < 6; ++input) {
     for (int value = 0; value < 40; ++value) {
-      Eigen::VectorXd changed = chosen;
+      Eigen::VectorXd changed = searched.chosen();
       changed(input) = value;
-      EXPECT_LE(LogEi(process, changed, fitted.best), score + 1e-9)
-          << "input " << input << " at " << value << " from " << chosen.transpose();
+      EXPECT_LE(searched.Score(changed), searched.score() + 1e-9)
+          << "input " << input << " at " << value << " from " << searched.chosen().transpose();
     }
   }
 }
