@@ -667,6 +667,49 @@ class EarlyStopping(CommandCase):
                              (trial_id, {t: (row["status"], row["message"]) for t, row in trials.items()}, log))
         self.assert_no_program_left()
 
+    def paused_sweep(self, mode):
+        """`method: bayes` + hyperband with no `search:` keys (the curve scheduler) over six
+        trials of 5 falling steps: each pauses at step 1 while new trials are due, and some go on
+        later. `mode` is the program's: `ok` resumes from its checkpoint, `fresh` keeps none. The
+        program saves the step it is in on SIGTERM (`graceful`): one killed between reporting a
+        step and saving it would start over too.
+        Returns (rc, log, trials, curves)."""
+        path = self.write("paused.yaml", config(
+            "    lr: {values: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}\n"
+            "    steps: {value: 5}\n"
+            "    sleep: {value: 0.02}\n"
+            "    falling: {value: true}\n"
+            "    graceful: {value: true}\n"
+            "    mode: {value: %s}\n" % mode,
+            method="bayes", early="  early_terminate: {type: hyperband, min_iter: 1, eta: 3}\n",
+            run_cap="  run_cap: 6\n", extra="epochs: 5\n"))
+        output = os.path.join(self.tmp, "out-" + mode)
+        rc, log = self.run_sweep(2, path, output)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        return rc, log, trials, curves
+
+    def test_a_paused_program_that_starts_over_is_named_restarted(self):
+        # A W&B-style program keeps no checkpoint: each trial the curve scheduler resumes trains
+        # its first epochs again. hpo says so (once, and in each such trial's message), and the
+        # study still holds each epoch once.
+        rc, log, trials, curves = self.paused_sweep("fresh")
+        self.assertEqual(rc, 0, log)
+        self.assertIn("paused at epoch 1", log)
+        restarted = [t for t, row in trials.items() if text(row["message"]).startswith(
+            "restarted: its program reported step 1 first, not 2 (it was to start from its own "
+            "checkpoint at epoch 1)")]
+        self.assertTrue(restarted, log)
+        self.assertEqual(log.count("hpo: warning: trial "), 1, log)  # once per sweep
+        self.assertIn("keeps no checkpoint in HPO_CHECKPOINT_DIR", log)
+        for trial_id in restarted:
+            self.assertEqual([int(row["epoch"]) for row in curves[trial_id]], [1, 2, 3, 4, 5],
+                             log)
+        # A program that resumes from its checkpoint is not named so.
+        rc, log, trials, _ = self.paused_sweep("ok")
+        self.assertEqual(rc, 0, log)
+        self.assertIn("promoted", log)
+        self.assertNotIn("restarted", log)
+
     def run_pbt(self, program_params="    sleep: {value: 0.05}\n", pbt_extra=""):
         """A PBT sweep of trial_program.py: 4 members of 4 steps, exploit/explore at step 2 (the
         child is trial 4); `program_params` more of the program's parameters, `pbt_extra` more

@@ -1042,16 +1042,26 @@ std::vector<double> Coordinator::AllObjectives(const TrialResult& result) const 
   return objectives;
 }
 
+// What a program that starts over instead of loading HPO_CHECKPOINT_DIR costs this sweep.
+std::string Coordinator::RestartConsequence() const {
+  if (config_.pbt.enabled) {
+    return "a PBT program loads HPO_CHECKPOINT_DIR and reports the checkpoint's epoch + 1 next "
+           "(docs/config.md, Population-based training); its lineage is not what the study's "
+           "parent columns say (`pbt.strict: true` fails such trials)";
+  }
+  return "its program keeps no checkpoint in HPO_CHECKPOINT_DIR, so each time a trial goes on "
+         "after a pause, a preemption or a retry it trains its first epochs again (docs/tasks.md, "
+         "Preemption and resume); the study's curves hold each epoch once, the compute it took "
+         "does not";
+}
+
 void Coordinator::Count(const TrialResult& result) {
   ++trials_finished_;
-  if (config_.pbt.enabled && !warned_pbt_restart_ && result.message.rfind("restarted: ", 0) == 0) {
-    warned_pbt_restart_ = true;
+  if (!warned_restart_ && result.message.rfind("restarted: ", 0) == 0) {
+    warned_restart_ = true;
     PrintDiagnostic("hpo: warning: trial " + std::to_string(result.trial_id) + " " +
-                    result.message +
-                    ": a PBT program loads HPO_CHECKPOINT_DIR and reports the checkpoint's "
-                    "epoch + 1 next (docs/config.md, Population-based training); its lineage is "
-                    "not what the study's parent columns say, and every such trial's message "
-                    "says `restarted` (said once per sweep; `pbt.strict: true` fails them)");
+                    result.message + ": " + RestartConsequence() +
+                    "; every such trial's message says `restarted` (said once per sweep)");
   }
   if (result.status == TrialStatus::kFailed) {
     ++trials_failed_;

@@ -292,6 +292,8 @@ class Coordinator {
   void TakeFurtherObjectives(TrialResult* result) const;
   // A trial's objectives, primary first, as Searcher::ObserveObjectives takes them.
   std::vector<double> AllObjectives(const TrialResult& result) const;
+  // What the once-per-sweep warning about a program that started over says it costs.
+  std::string RestartConsequence() const;
   // Records a finished trial in the counters and the best trial (also for restored trials).
   void Count(const TrialResult& result);
   bool IsBetter(double objective, double than) const;
@@ -312,7 +314,7 @@ class Coordinator {
   int64_t planned_trials_ = 0;
   int64_t next_trial_id_ = 0;
   int64_t trials_finished_ = 0;
-  bool warned_pbt_restart_ = false;  // a PBT trial whose program started over, said once
+  bool warned_restart_ = false;  // a trial whose program started over, said once
   int64_t trials_failed_ = 0;
   int groups_done_ = 0;
   bool search_exhausted_ = false;

@@ -9,7 +9,9 @@ Behaviours the tests ask for by parameter: `--mode fail` exits 3 on rank `--fail
 metric; `--mode traceback` raises RuntimeError on rank 0 at `--fail_step`, many frames deep (a
 traceback of well over 256 bytes); `--mode unflushed` prints rank 0's first step without flushing
 and sleeps forever. `--report_every N` prints only every N-th step (epochs N, 2N, ...).
-`--graceful true` finishes the step it is in when SIGTERM comes (prints it, keeps it) and exits 0,
+`--mode fresh` ignores its checkpoint (starts at step 1 every time, as a program that keeps none);
+`--falling true` reports the loss lr + 1 / step, which falls with each step as a training loss does,
+instead of lr * step. `--graceful true` finishes the step it is in when SIGTERM comes (prints it, keeps it) and exits 0,
 as a program that checkpoints on SIGTERM does. `--leftover setsid|double_fork` first leaves a
 process behind that ignores SIGTERM and sleeps 300 s in a session of its own (a child that called
 setsid, or a daemon's double fork, re-parented away from the program), its pid in
@@ -69,6 +71,7 @@ def main():
     parser.add_argument("--leftover", default="")
     parser.add_argument("--report_every", type=int, default=1)
     parser.add_argument("--graceful", type=boolean, default=False)
+    parser.add_argument("--falling", type=boolean, default=False)
     args, _ = parser.parse_known_args()  # swept names the program does not use are fine
 
     rank = int(os.environ.get("RANK", "0"))
@@ -113,7 +116,7 @@ def main():
             time.sleep(1e6)
         if args.mode == "traceback" and rank == 0 and step == args.fail_step:
             fail_deep_down(12)
-        loss = args.lr * step
+        loss = args.lr + 1.0 / step if args.falling else args.lr * step
         if rank == 0 and args.mode == "unflushed":
             print(json.dumps({"epoch": step, "loss": loss}))  # buffered unless PYTHONUNBUFFERED
             time.sleep(1e6)

@@ -620,7 +620,7 @@ class CommandRunner final : public TaskRunner {
       }
       const Status fed = feed->Collect(lines, &metric_lines);
       end.ending = ReportSteps(trial, context, metric_lines, reader, record, curve);
-      if (const std::string restart = CheckPbtRestart(trial, *record); !restart.empty()) {
+      if (const std::string restart = CheckRestart(trial, *record); !restart.empty()) {
         end = {Ending::kFailed, restart};
         break;
       }
@@ -817,27 +817,25 @@ class CommandRunner final : public TaskRunner {
     return text + "; its stderr ends:\n" + report.stderr_tail;
   }
 
-  // Population-based training: whether the program started over instead of from the checkpoint
-  // it was given (a child from its parent's at parent_epoch, a continuing member from its own),
-  // seen from its first step: 1 where a later one was due. Checked once per run, at its first
-  // step; the trial's message then says `restarted` (rank 0 warns once per sweep). Returns why
-  // the trial fails under `pbt.strict`, else "".
-  std::string CheckPbtRestart(const TrialSpec& trial, const StepRecord& record) {
-    if (!config_.pbt.enabled || restart_checked_ || record.first_new_step() == 0) return "";
+  // Whether the program started over instead of from the checkpoint it was given (a PBT child
+  // from its parent's at parent_epoch; a trial resumed after a pause, a preemption or a retry from
+  // its own), seen from its first step: 1 where a later one was due. Checked once per run, at its
+  // first step; the trial's message then says `restarted` (rank 0 warns once per sweep). Returns
+  // why the trial fails under `pbt.strict`, else "".
+  std::string CheckRestart(const TrialSpec& trial, const StepRecord& record) {
+    if (restart_checked_ || record.first_new_step() == 0) return "";
     restart_checked_ = true;
-    const int64_t due = trial.parent_trial >= 0 && record.last_earlier_step() == 0
-                            ? trial.parent_epoch + 1
-                            : record.last_earlier_step() + 1;
+    const bool child = trial.parent_trial >= 0 && record.last_earlier_step() == 0;
+    const int64_t due = child ? trial.parent_epoch + 1 : record.last_earlier_step() + 1;
     restarted_ = due > 1 && record.first_new_step() == 1;
     if (!restarted_) return "";
-    const std::string from = trial.parent_trial >= 0 && record.last_earlier_step() == 0
-                                 ? "trial " + std::to_string(trial.parent_trial) +
-                                       "'s checkpoint at epoch " +
-                                       std::to_string(trial.parent_epoch)
-                                 : "its own checkpoint at epoch " + std::to_string(due - 1);
+    const std::string from = child ? "trial " + std::to_string(trial.parent_trial) +
+                                         "'s checkpoint at epoch " +
+                                         std::to_string(trial.parent_epoch)
+                                   : "its own checkpoint at epoch " + std::to_string(due - 1);
     restarted_note_ = "restarted: its program reported step 1 first, not " + std::to_string(due) +
                       " (it was to start from " + from + ")";
-    if (config_.pbt.strict) {
+    if (config_.pbt.enabled && config_.pbt.strict) {
       return restarted_note_ +
              "; a PBT program loads HPO_CHECKPOINT_DIR and reports the "
              "checkpoint's epoch + 1 next (pbt.strict)";
@@ -881,7 +879,7 @@ class CommandRunner final : public TaskRunner {
   std::vector<MetricDefinition> definitions_;
   std::set<std::string> warned_;
   bool warned_unreadable_ = false;
-  // CheckPbtRestart's state, per run (reset by LeadTrial).
+  // CheckRestart's state, per run (reset by LeadTrial).
   bool restart_checked_ = false;
   bool restarted_ = false;
   std::string restarted_note_;
