@@ -258,6 +258,23 @@ TEST(CurveSchedulerTest, OnceNoNewTrialCanStartAHopelessPausedTrialStaysPausedWh
   EXPECT_EQ(scheduler->paused_trials(), 1u);
 }
 
+TEST(CurveSchedulerTest, WhenResumesStartOverAPausedTrialCostsAllItsEpochs) {
+  // run_cap 2: no new trial can start. Trial 0 paused 3 epochs before the end; trial 1, 0.1
+  // above its curve, after 4 epochs: its wider prediction is worth more improvement, but trial 0
+  // costs fewer epochs to finish and goes on first. When the programs start over on resume (a
+  // command trial without a checkpoint), both would train every epoch again, and the one worth
+  // more goes on.
+  const auto behind = [](double t) { return 0.1 + kSteep(t); };
+  for (const bool start_over : {false, true}) {
+    std::unique_ptr<Scheduler> scheduler = MakeCurves(2, 2);
+    scheduler->ReplayTrial(0, Reports(kSteep, 1, 24), TrialStatus::kPaused);
+    scheduler->ReplayTrial(1, Reports(behind, 1, 4), TrialStatus::kPaused);
+    if (start_over) scheduler->ResumesStartOver();
+    EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(start_over ? 1 : 0))
+        << "start_over " << start_over;
+  }
+}
+
 TEST(CurveSchedulerTest, OnceNoNewTrialCanStartAPausedTrialBeforeTheLastRungStillGoesOn) {
   // As above, but trial 0 paused at the first rung (4), before the last (12): its prediction
   // rests on 4 epochs and the sweep's complete curves, so it is not left behind on it (on the

@@ -1049,15 +1049,24 @@ std::string Coordinator::RestartConsequence() const {
            "(docs/config.md, Population-based training); its lineage is not what the study's "
            "parent columns say (`pbt.strict: true` fails such trials)";
   }
-  return "its program keeps no checkpoint in HPO_CHECKPOINT_DIR, so each time a trial goes on "
-         "after a pause, a preemption or a retry it trains its first epochs again (docs/tasks.md, "
-         "Preemption and resume); the study's curves hold each epoch once, the compute it took "
-         "does not";
+  std::string consequence =
+      "its program keeps no checkpoint in HPO_CHECKPOINT_DIR, so each time a trial goes on after "
+      "a pause, a preemption or a retry it trains its first epochs again (docs/tasks.md, "
+      "Preemption and resume); the study's curves hold each epoch once, the compute it took does "
+      "not";
+  const bool curve_scheduler =
+      config_.search.model == BayesModel::kCurves || config_.search.model == BayesModel::kCurvesTpe;
+  if (deps_.scheduler && config_.sweep.early_terminate.enabled && curve_scheduler) {
+    consequence += "; the curve scheduler now counts a paused trial's resume as all its epochs";
+  }
+  return consequence;
 }
 
 void Coordinator::Count(const TrialResult& result) {
   ++trials_finished_;
-  if (!warned_restart_ && result.message.rfind("restarted: ", 0) == 0) {
+  const bool restarted = result.message.rfind("restarted: ", 0) == 0;
+  if (restarted && deps_.scheduler && !config_.pbt.enabled) deps_.scheduler->ResumesStartOver();
+  if (!warned_restart_ && restarted) {
     warned_restart_ = true;
     PrintDiagnostic("hpo: warning: trial " + std::to_string(result.trial_id) + " " +
                     result.message + ": " + RestartConsequence() +

@@ -76,8 +76,8 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
                                                 valuation.incumbent);
     log_improvement.push_back(value);
     top = std::max(top, value);
-    option.continue_value =
-        value - std::log(static_cast<double>(std::max<int64_t>(1, epochs_ - option.trained)));
+    const int64_t cost = option.paused && resumes_start_over_ ? epochs_ : epochs_ - option.trained;
+    option.continue_value = value - std::log(static_cast<double>(std::max<int64_t>(1, cost)));
   }
   const auto reported = static_cast<int64_t>(trials_.size());
   if (no_new_trials_ || (run_cap_ && reported >= *run_cap_)) {

@@ -21,7 +21,8 @@ namespace hpo::sched_internal {
 // The incumbent is the lowest predicted final mean of all trials. Each option is valued by its
 // expected improvement below the incumbent per epoch it costs, in logs:
 //  * continuing trial i (running at an epoch it is judged, or paused): log EI(prediction_i) -
-//    log(epochs - its epochs trained);
+//    log(epochs - its epochs trained); a paused trial after ResumesStartOver: - log(epochs), as
+//    its program trains every epoch again;
 //  * starting a new trial: log of kNewTrialShare times the mean EI of every trial's prediction so
 //    far (what a trial like those seen is worth) - log(epochs); +infinity while fewer than max(2,
 //    startup_trials) trials have reported (explore first), -infinity once run_cap trials have
@@ -60,6 +61,7 @@ class CurveScheduler final : public Scheduler {
   SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective) override;
   void OnTrialEnd(int64_t trial_id, TrialStatus status) override;
   std::optional<int64_t> Promote(bool idle) override;
+  void ResumesStartOver() override { resumes_start_over_ = true; }
   size_t paused_trials() const override;
   void ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
                    TrialStatus status) override;
@@ -115,6 +117,9 @@ class CurveScheduler final : public Scheduler {
   std::optional<int64_t> run_cap_;
   std::map<int64_t, TrialCurve> trials_;
   bool no_new_trials_ = false;  // Promote(idle true) was called
+  // ResumesStartOver was called (not in the saved state: the coordinator calls it again for the
+  // study's rows on resume).
+  bool resumes_start_over_ = false;
 };
 
 }  // namespace hpo::sched_internal
