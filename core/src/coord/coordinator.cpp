@@ -1043,7 +1043,7 @@ std::vector<double> Coordinator::AllObjectives(const TrialResult& result) const 
 }
 
 // What a program that starts over instead of loading HPO_CHECKPOINT_DIR costs this sweep.
-std::string Coordinator::RestartConsequence() const {
+std::string Coordinator::RestartConsequence(bool scheduler_weighs_it) const {
   if (config_.pbt.enabled) {
     return "a PBT program loads HPO_CHECKPOINT_DIR and reports the checkpoint's epoch + 1 next "
            "(docs/config.md, Population-based training); its lineage is not what the study's "
@@ -1054,9 +1054,7 @@ std::string Coordinator::RestartConsequence() const {
       "a pause, a preemption or a retry it trains its first epochs again (docs/tasks.md, "
       "Preemption and resume); the study's curves hold each epoch once, the compute it took does "
       "not";
-  const bool curve_scheduler =
-      config_.search.model == BayesModel::kCurves || config_.search.model == BayesModel::kCurvesTpe;
-  if (deps_.scheduler && config_.sweep.early_terminate.enabled && curve_scheduler) {
+  if (scheduler_weighs_it) {
     consequence += "; the curve scheduler now counts a paused trial's resume as all its epochs";
   }
   return consequence;
@@ -1065,11 +1063,12 @@ std::string Coordinator::RestartConsequence() const {
 void Coordinator::Count(const TrialResult& result) {
   ++trials_finished_;
   const bool restarted = result.message.rfind("restarted: ", 0) == 0;
-  if (restarted && deps_.scheduler && !config_.pbt.enabled) deps_.scheduler->ResumesStartOver();
+  const bool weighed =
+      restarted && deps_.scheduler && !config_.pbt.enabled && deps_.scheduler->ResumesStartOver();
   if (!warned_restart_ && restarted) {
     warned_restart_ = true;
     PrintDiagnostic("hpo: warning: trial " + std::to_string(result.trial_id) + " " +
-                    result.message + ": " + RestartConsequence() +
+                    result.message + ": " + RestartConsequence(weighed) +
                     "; every such trial's message says `restarted` (said once per sweep)");
   }
   if (result.status == TrialStatus::kFailed) {

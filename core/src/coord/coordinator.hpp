@@ -292,8 +292,9 @@ class Coordinator {
   void TakeFurtherObjectives(TrialResult* result) const;
   // A trial's objectives, primary first, as Searcher::ObserveObjectives takes them.
   std::vector<double> AllObjectives(const TrialResult& result) const;
-  // What the once-per-sweep warning about a program that started over says it costs.
-  std::string RestartConsequence() const;
+  // What the once-per-sweep warning about a program that started over says it costs;
+  // `scheduler_weighs_it`: the scheduler now counts a resume at that cost (ResumesStartOver).
+  std::string RestartConsequence(bool scheduler_weighs_it) const;
   // Records a finished trial in the counters and the best trial (also for restored trials).
   void Count(const TrialResult& result);
   bool IsBetter(double objective, double than) const;

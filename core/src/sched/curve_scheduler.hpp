@@ -61,7 +61,10 @@ class CurveScheduler final : public Scheduler {
   SchedulerDecision OnEpoch(int64_t trial_id, int64_t epoch, double objective) override;
   void OnTrialEnd(int64_t trial_id, TrialStatus status) override;
   std::optional<int64_t> Promote(bool idle) override;
-  void ResumesStartOver() override { resumes_start_over_ = true; }
+  bool ResumesStartOver() override {
+    resumes_start_over_ = true;
+    return true;
+  }
   size_t paused_trials() const override;
   void ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
                    TrialStatus status) override;

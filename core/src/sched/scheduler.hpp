@@ -54,8 +54,8 @@ class Scheduler {
   // The trials' programs start over when resumed (command trials whose program keeps no
   // checkpoint; the coordinator learns it from a finished trial's `restarted` message), so a
   // paused trial costs all its epochs again. A scheduler that weighs what going on costs counts
-  // that; by default nothing changes.
-  virtual void ResumesStartOver() {}
+  // that and returns true; by default nothing changes (false).
+  virtual bool ResumesStartOver() { return false; }
 
   // The scheduler's state as bytes; RestoreState on a scheduler built from the same config
   // continues exactly as this one would. BadInput for bytes it did not write.
