@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -135,6 +136,23 @@ TEST(CurvePredictorTest, CurveThroughGapsInterpolatesMissingEpochs) {
   CurvePredictor predictor(3);
   predictor.AddReference(CurveThroughGaps({none, 0.5, 0.4}));
   EXPECT_EQ(predictor.references(), 0);
+}
+
+TEST(CurvePredictorTest, ReportVarianceIsTheReferencesScatterAboutTheirTrend) {
+  // 200 references: 0.1 + 1/t plus independent normal scatter of standard deviation 0.01.
+  std::mt19937 generator(7);
+  std::normal_distribution<double> scatter(0.0, 0.01);
+  CurvePredictor predictor(kEpochs);
+  EXPECT_EQ(predictor.ReportVariance(), 0.0);
+  for (int reference = 0; reference < 200; ++reference) {
+    std::vector<double> losses = Curve(kSteep, kEpochs);
+    for (double& loss : losses) loss += scatter(generator);
+    predictor.AddReference(losses);
+  }
+  EXPECT_NEAR(std::sqrt(predictor.ReportVariance()), 0.01, 0.001);
+  CurvePredictor smooth(kEpochs);
+  smooth.AddReference(Curve(kSteep, kEpochs));
+  EXPECT_LT(smooth.ReportVariance(), 1e-7);  // the trend's own curvature
 }
 
 TEST(CurvePredictorTest, ProbabilityOfImprovement) {
@@ -285,6 +303,50 @@ TEST(CurveSchedulerTest, OnceNoNewTrialCanStartAPausedTrialBeforeTheLastRungStil
   scheduler->ReplayTrial(2, Reports(kSteep, 1, 1), TrialStatus::kRunning);
   EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(0));
   EXPECT_EQ(scheduler->paused_trials(), 0u);
+}
+
+// A validation metric's scatter about its trend, the same in every trial (one validation set):
+// the sweep's curves run parallel, their gains agree exactly, yet one report is off by up to
+// 0.004.
+const auto kScatter = [](double t) { return 0.004 * std::sin(2.3 * t); };
+const auto kSteepScattered = [](double t) { return kSteep(t) + kScatter(t); };
+
+TEST(CurveSchedulerTest, OnceNoNewTrialCanStartAPausedTrialWithinOneReportsScatterGoesOn) {
+  // run_cap 4: no new trial can start. Trial 1 trained every epoch (the incumbent); trial 0 paused
+  // at the last rung (12), its trend 0.003 above trial 1's. Predicted from the references' gains
+  // alone it ends above trial 1 with a probability near 0; its final value is one report,
+  // which scatters by about 0.004 here, and the gap is within that.
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(4, 4);
+  const auto close_behind = [](double t) { return kSteepScattered(t) + 0.003; };
+  const auto far_behind = [](double t) { return kSteepScattered(t) + 0.02; };
+  scheduler->ReplayTrial(1, Reports(kSteepScattered, 1, kEpochs), TrialStatus::kCompleted);
+  scheduler->ReplayTrial(2, Reports(far_behind, 1, kEpochs), TrialStatus::kCompleted);
+  scheduler->ReplayTrial(0, Reports(close_behind, 1, 12), TrialStatus::kPaused);
+  scheduler->ReplayTrial(3, Reports(kSteep, 1, 1), TrialStatus::kRunning);
+  CurvePredictor predictor(kEpochs);
+  predictor.AddReference(Curve(kSteepScattered, kEpochs));
+  predictor.AddReference(Curve(far_behind, kEpochs));
+  const std::optional<FinalPrediction> trend =
+      static_cast<CurveScheduler*>(scheduler.get())->PredictFinal(0);
+  ASSERT_TRUE(trend.has_value());
+  EXPECT_LT(ProbabilityOfImprovement(*trend, kSteepScattered(kEpochs)), 1e-3);
+  EXPECT_GT(predictor.ReportVariance(), 1e-5);
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::optional<int64_t>(0));
+}
+
+TEST(CurveSchedulerTest, OnceOnlyContendersMayGoOnATrialDoesNotPauseForOneThatMayNot) {
+  // As above, but trial 0 is 0.05 behind: it stays paused. Trial 3, far behind too, reaches the
+  // first rung: it pauses for no paused trial Promote would not take (a real sweep paused a
+  // trial 12 times for such a one, and promoted it straight back each time).
+  std::unique_ptr<Scheduler> scheduler = MakeCurves(4, 4);
+  const auto behind = [](double t) { return kSteepScattered(t) + 0.05; };
+  const auto far_behind = [](double t) { return kSteepScattered(t) + 0.2; };
+  scheduler->ReplayTrial(1, Reports(kSteepScattered, 1, kEpochs), TrialStatus::kCompleted);
+  scheduler->ReplayTrial(2, Reports(behind, 1, kEpochs), TrialStatus::kCompleted);
+  scheduler->ReplayTrial(0, Reports(behind, 1, 12), TrialStatus::kPaused);
+  EXPECT_EQ(Report(scheduler.get(), 3, far_behind, 1, 4).reason, "");
+  EXPECT_EQ(scheduler->paused_trials(), 1u);
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);
 }
 
 TEST(CurveSchedulerTest, ATrialThatStallsAfterTheFirstRungGivesWayBeforeTheNext) {

@@ -54,6 +54,7 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
   Valuation valuation;
   CurvePredictor predictor(epochs_);
   for (const auto& [id, trial] : trials_) predictor.AddReference(trial.curve);
+  valuation.report_variance = predictor.ReportVariance();
   valuation.incumbent = kInfinity;
   valuation.options.reserve(trials_.size());
   for (const auto& [id, trial] : trials_) {
@@ -91,7 +92,19 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
                                 std::log(kNewTrialShare * sum / static_cast<double>(reported)) -
                                 std::log(static_cast<double>(epochs_));
   }
+  const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
+    return static_cast<int64_t>(entry.second.curve.losses.size()) >= epochs_;
+  });
+  valuation.only_contenders = valuation.new_trial_value == -kInfinity && any_complete;
   return valuation;
+}
+
+bool CurveScheduler::MayGoOn(const Option& option, const Valuation& valuation) const {
+  if (!option.paused) return false;
+  if (!valuation.only_contenders || option.trained < rungs_.back()) return true;
+  const FinalPrediction report{option.prediction.mean,
+                               option.prediction.variance + valuation.report_variance};
+  return ProbabilityOfImprovement(report, valuation.incumbent) >= kLatePromotionProbability;
 }
 
 std::string CurveScheduler::Describe(const FinalPrediction& prediction) const {
@@ -120,7 +133,8 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
   double best_other = valuation.new_trial_value;
   std::string rival = "a new trial";
   for (const Option& other : valuation.options) {
-    if (other.paused && other.trial_id != trial_id && other.continue_value > best_other) {
+    if (other.trial_id != trial_id && other.continue_value > best_other &&
+        MayGoOn(other, valuation)) {
       best_other = other.continue_value;
       rival = "paused trial " + std::to_string(other.trial_id);
     }
@@ -143,29 +157,17 @@ std::optional<int64_t> CurveScheduler::Promote(bool idle) {
   if (idle) no_new_trials_ = true;
   if (paused_trials() == 0) return std::nullopt;
   const Valuation valuation = Value();
-  // Once no new trial can start (idle, or run_cap trials have reported) and a trial has trained
-  // every epoch, only the paused trials that may still end best are candidates; a trial that has
-  // not trained past the last rung stays one whatever its prediction says.
-  const bool late = idle || valuation.new_trial_value == -kInfinity;
-  const bool any_complete = std::any_of(trials_.begin(), trials_.end(), [&](const auto& entry) {
-    return static_cast<int64_t>(entry.second.curve.losses.size()) >= epochs_;
-  });
-  const bool only_contenders = late && any_complete;
+  const bool late = valuation.new_trial_value == -kInfinity;  // Promote(true) set no_new_trials_
   std::optional<int64_t> best;
   double best_value = -kInfinity;
   for (const Option& option : valuation.options) {
-    if (!option.paused || (best && option.continue_value <= best_value)) continue;
-    if (only_contenders && option.trained >= rungs_.back() &&
-        ProbabilityOfImprovement(option.prediction, valuation.incumbent) <
-            kLatePromotionProbability) {
-      continue;
-    }
+    if ((best && option.continue_value <= best_value) || !MayGoOn(option, valuation)) continue;
     best = option.trial_id;
     best_value = option.continue_value;
   }
   // A paused trial without a finite report has no option: it is worth nothing, and goes on only
   // when no other may and nothing else can run.
-  if (!best && late && !only_contenders) {
+  if (!best && late && !valuation.only_contenders) {
     for (const auto& [id, trial] : trials_) {
       if (trial.paused) {
         best = id;

@@ -119,7 +119,18 @@ void CurvePredictor::AddReference(const std::vector<double>& losses) {
     gain_sum_[k] += gain;
     gain_square_sum_[k] += gain * gain;
   }
+  for (int64_t t = std::max<int64_t>(final_epoch_ / 2, 1); t + 1 < final_epoch_; ++t) {
+    const auto at = static_cast<size_t>(t);
+    const double second_difference = losses[at + 1] - 2.0 * losses[at] + losses[at - 1];
+    second_difference_square_sum_ += second_difference * second_difference;
+    ++second_differences_;
+  }
   ++references_;
+}
+
+double CurvePredictor::ReportVariance() const {
+  if (second_differences_ == 0) return 0.0;
+  return second_difference_square_sum_ / (6.0 * static_cast<double>(second_differences_));
 }
 
 void CurvePredictor::AddReference(const LearningCurve& curve) {

@@ -66,6 +66,11 @@ class CurvePredictor {
   // The same, ignoring a curve whose first epochs were not reported.
   void AddReference(const LearningCurve& curve);
   int64_t references() const { return references_; }
+  // The variance of one report about its curve's trend: the references' second differences
+  // loss(t+1) - 2 loss(t) + loss(t-1) in the second half of their epochs, where the trend is
+  // nearly straight, have the variance 6 s^2 for reports that scatter with variance s^2 (a
+  // validation metric measured on a finite set). 0 without references or below 3 epochs.
+  double ReportVariance() const;
 
   FinalPrediction Predict(const std::vector<double>& losses) const;
   // The same, given Extrapolate(losses, final_epoch()) computed before (the costly part, which
@@ -90,6 +95,9 @@ class CurvePredictor {
   // loss(final_epoch) - loss(k).
   std::vector<double> gain_sum_;
   std::vector<double> gain_square_sum_;
+  // The sum of the references' squared second differences in their second half, and their count.
+  double second_difference_square_sum_ = 0.0;
+  int64_t second_differences_ = 0;
 };
 
 // The probability that a loss drawn from `prediction` is below `best`.

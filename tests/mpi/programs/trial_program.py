@@ -12,7 +12,8 @@ and sleeps forever. `--report_every N` prints only every N-th step (epochs N, 2N
 `--mode fresh` ignores its checkpoint (starts at step 1 every time, as a program that keeps none);
 `--falling true` reports the loss lr + 1 / step, which falls with each step as a training loss does,
 instead of lr * step. `--graceful true` finishes the step it is in when SIGTERM comes (prints it, keeps it) and exits 0,
-as a program that checkpoints on SIGTERM does. `--leftover setsid|double_fork` first leaves a
+as a program that checkpoints on SIGTERM does. `--save_first true` keeps each step before printing
+it, not after (killed between the two, it leaves a step kept but not reported, not the reverse). `--leftover setsid|double_fork` first leaves a
 process behind that ignores SIGTERM and sleeps 300 s in a session of its own (a child that called
 setsid, or a daemon's double fork, re-parented away from the program), its pid in
 HPO_TRIAL_DIR/leftover-rank-R.pid. Every rank writes what it was started with to
@@ -58,6 +59,13 @@ def fail_deep_down(depth):
         fail_deep_down(depth - 1)  # another line: Python lists every frame, none as "repeated"
 
 
+def keep(state_path, step):
+    """Saves `step` as the last one done, atomically."""
+    with open(state_path + ".tmp", "w") as f:
+        json.dump({"step": step}, f)
+    os.replace(state_path + ".tmp", state_path)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lr", type=float, default=0.1)
@@ -72,6 +80,7 @@ def main():
     parser.add_argument("--report_every", type=int, default=1)
     parser.add_argument("--graceful", type=boolean, default=False)
     parser.add_argument("--falling", type=boolean, default=False)
+    parser.add_argument("--save_first", type=boolean, default=False)
     args, _ = parser.parse_known_args()  # swept names the program does not use are fine
 
     rank = int(os.environ.get("RANK", "0"))
@@ -120,6 +129,8 @@ def main():
         if rank == 0 and args.mode == "unflushed":
             print(json.dumps({"epoch": step, "loss": loss}))  # buffered unless PYTHONUNBUFFERED
             time.sleep(1e6)
+        if args.save_first:
+            keep(state_path, step)
         if rank == 0 and args.mode != "silent" and step % args.report_every == 0:
             if args.format == "json":
                 print(json.dumps({"epoch": step, "loss": loss, "allreduce_sum": total}), flush=True)
@@ -127,9 +138,8 @@ def main():
                 print("epoch=%d loss=%r allreduce_sum=%r" % (step, loss, total), flush=True)
             else:
                 print("[step %d] objective is %r" % (step, loss), flush=True)
-        with open(state_path + ".tmp", "w") as f:
-            json.dump({"step": step}, f)
-        os.replace(state_path + ".tmp", state_path)
+        if not args.save_first:
+            keep(state_path, step)
         if terminated:
             sys.exit(0)
 
