@@ -146,9 +146,9 @@ def scaled_timeout(seconds):
     return int(math.ceil(seconds * machine_slowness()))
 
 
-def synthetic_grid_config(trials, ranks_per_trial, peer_timeout_s, grace_period_s=None):
-    """A grid sweep of `trials` synthetic trials (lr 0.001, 0.002, ...) of a few seconds each,
-    checkpointing every epoch, with checkpoint.grace_period_s when one is given."""
+def synthetic_grid_config(trials, ranks_per_trial, peer_timeout_s, grace_period_s=None, epochs=30):
+    """A grid sweep of `trials` synthetic trials (lr 0.001, 0.002, ...) of `epochs` epochs (30: a
+    few seconds), checkpointing every epoch, with checkpoint.grace_period_s when one is given."""
     checkpoint = "{interval: 1}" if grace_period_s is None else (
         "{interval: 1, grace_period_s: %d}" % grace_period_s)
     return ("sweep:\n"
@@ -161,12 +161,12 @@ def synthetic_grid_config(trials, ranks_per_trial, peer_timeout_s, grace_period_
             "task: synthetic\n"
             "synthetic: {train_samples: 30000, val_samples: 256, test_samples: 256, features: 32,"
             " classes: 4, noise: 0.5}\n"
-            "epochs: 30\n"
+            "epochs: %d\n"
             "checkpoint: %s\n"
             "ranks_per_trial: %d\n"
             "peer_timeout_s: %d\n"
             "seed: 3\n") % (", ".join("%g" % (0.001 * (i + 1)) for i in range(trials)),
-                            checkpoint, ranks_per_trial, peer_timeout_s)
+                            epochs, checkpoint, ranks_per_trial, peer_timeout_s)
 
 
 def _fnv1a64(data):

@@ -30,11 +30,15 @@ from hpo_test_support import (MPI_ENV, JobOutput, parse_command_line, process_en
 
 HPO = None  # set from the command line
 PEER_TIMEOUT_S = 3
-TRIALS = 9
+# Six trials over three groups: a group that has finished a trial by the freeze (just after the
+# first result) has been handed another, so rank 2 is training when it is frozen, even should the
+# three first results come in together; the resume has five at most left.
+TRIALS = 6
+EPOCHS = 15  # FrozenRank's and FrozenJob's trials: far longer than from a result to the freeze
 EXIT_PEER_LOST = 4
 EXIT_MARGIN_S = 45  # a busy 2-core machine: beyond the peer timeout, to the job's exit
 
-FROZEN_JOB_TRIALS = 3
+FROZEN_JOB_TRIALS = 2  # the freeze falls in the second, which then completes
 FROZEN_JOB_S = 3 * PEER_TIMEOUT_S
 
 STARVED_ROOT_TRIALS = 8
@@ -113,14 +117,16 @@ def sweep_past_its_first_trial(command, env):
 
 
 class FrozenSweepCase(unittest.TestCase):
-    """A sweep of `trials` trials of `ranks_per_trial` ranks each in a folder of its own."""
+    """A sweep of `trials` trials of EPOCHS epochs and `ranks_per_trial` ranks each in a folder of
+    its own."""
     prefix = trials = ranks_per_trial = None  # set by each suite
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix=self.prefix)
         self.config = os.path.join(self.tmp, "sweep.yaml")
         with open(self.config, "w") as f:
-            f.write(synthetic_grid_config(self.trials, self.ranks_per_trial, PEER_TIMEOUT_S))
+            f.write(synthetic_grid_config(self.trials, self.ranks_per_trial, PEER_TIMEOUT_S,
+                                          epochs=EPOCHS))
         self.output = os.path.join(self.tmp, "out")
         self.env = dict(os.environ, **MPI_ENV)
 

@@ -26,9 +26,15 @@ from netns_testbed import TestBed  # noqa: E402
 
 HPO = None  # set from the command line
 WRAPPER = os.path.join(HERE, "..", "..", "scripts", "hpo-mpirun")
-ABORT_GRACE_S = 10  # HPO_MPIRUN_ABORT_GRACE_S
+# HPO_MPIRUN_ABORT_GRACE_S: mpirun is killed this long after hpo ends the job. With a host cut
+# off, mpirun waits on its daemon there and the grace runs out every time, so it is kept short.
+ABORT_GRACE_S = 5
 PEER_TIMEOUT_S = scaled_timeout(5)  # 5 s on a quiet machine, longer on a busy one
-TRIALS = 12
+# Six trials over three groups: by the second result, the groups that finished have been handed
+# another trial each and one is left to hand out, so every group (host 1's too) is training when
+# the host is lost, even should a third result come in first; the resume has four at most left.
+TRIALS = 6
+EPOCHS = 15  # trials of a few seconds: far longer than from the second result to the loss
 # Bounds on a busy 2-core machine: the job must end within the peer timeout, the wrapper's grace
 # and this much, and the ranks cut off from rank 0 within the peer timeout plus the second.
 EXIT_MARGIN_S = ABORT_GRACE_S + 30
@@ -39,8 +45,8 @@ PLAIN_MPIRUN_WARNING = "spans several hosts under plain mpirun"
 
 
 def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
-    """A grid of TRIALS synthetic trials of a few seconds each, checkpointing every epoch."""
-    return synthetic_grid_config(TRIALS, 1, peer_timeout_s, grace_period_s)
+    """A grid of TRIALS synthetic trials of EPOCHS epochs, checkpointing every epoch."""
+    return synthetic_grid_config(TRIALS, 1, peer_timeout_s, grace_period_s, epochs=EPOCHS)
 
 
 def read_study(path):
