@@ -72,6 +72,9 @@ LOCAL_MPI_ENV = {
 
 # The sweep the local launcher run trains: the manifest's config with these budgets.
 SHRUNK_RUN_CAP = 2
+# The preemption runs' sweep: 4 trials (two rounds on the two groups) of 2 epochs, so that a
+# trial signalled after its first epoch's checkpoint has an epoch left to resume.
+PREEMPT_RUN_CAP, PREEMPT_EPOCHS = 4, 2
 
 # `hpo render mpijob` invocations checked by RenderRoundTrip: (config, extra arguments).
 ECR_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hpo-mpi:cuda"
@@ -537,7 +540,8 @@ class LauncherRunsLocally(unittest.TestCase):
         here under mpirun) sends SIGUSR1 to the ranks itself. Either way the ranks checkpoint, the
         launcher exits 3, and the restarted launcher (same command, restartPolicy OnFailure)
         resumes and finishes with every trial once and every epoch trained once."""
-        command, env, study, run_cap = self.launcher_here(shrink_args=(4, 3))
+        command, env, study, run_cap = self.launcher_here(
+            shrink_args=(PREEMPT_RUN_CAP, PREEMPT_EPOCHS))
         launcher = self.start(command, env)
         worker = None
         if pod == "worker":
@@ -579,7 +583,7 @@ class LauncherRunsLocally(unittest.TestCase):
             self.assertIn(row.tobytes(), [r.tobytes() for r in after])
         # Every trial trained each of its epochs once (resumed trials continued, not restarted).
         for trial in range(run_cap):
-            self.assertEqual((epochs == trial).sum(), 3, f"trial {trial}")
+            self.assertEqual((epochs == trial).sum(), PREEMPT_EPOCHS, f"trial {trial}")
 
     def test_launcher_sigterm_saves_and_the_restarted_launcher_resumes(self):
         self.preempt_and_resume("launcher")

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import unittest
+from concurrent.futures import ThreadPoolExecutor
 
 import h5py
 
@@ -22,6 +23,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HPO = None  # set from the command line
 HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the command line
 FASHION = "/usr/share/datasets/fashion-mnist"
+# The independent `hpo` runs of a table (check_all) go this many at a time: each is mostly mpirun
+# starting and ending the job (about a second, little of it CPU), so a few at once take hardly
+# longer than one.
+PARALLEL = 4
 
 # A valid one-rank synthetic sweep; cases edit its text.
 BASE = """sweep:
@@ -185,6 +190,13 @@ COMMAND_CASES = [
 ]
 
 
+def run_hpo_command(args, np_count=1, env=None, program=None):
+    """`mpirun -np NP hpo ARGS` (or `program ARGS`) in a session of its own; (exit code, output)."""
+    command = ["mpirun", "--oversubscribe", "-np", str(np_count), program or HPO] + args
+    done = run_in_own_session(command, 120, env=dict(os.environ, **MPI_ENV, **(env or {})))
+    return done.returncode, done.describe()
+
+
 class BadInputCase(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="hpo-bad-input-")
@@ -201,20 +213,49 @@ class BadInputCase(unittest.TestCase):
         return path
 
     def hpo(self, args, np_count=1, env=None, program=None):
-        command = ["mpirun", "--oversubscribe", "-np", str(np_count), program or HPO] + args
-        done = run_in_own_session(command, 120, env=dict(os.environ, **MPI_ENV, **(env or {})))
-        return done.returncode, done.describe()
+        return run_hpo_command(args, np_count, env, program)
+
+    def run_hpo(self, args, np_count=1, env=None, program=None, folder=None):
+        """Runs `hpo ARGS` (or `program ARGS`); returns (exit code, output, snapshots of `folder`
+        (default: the case's folder) before and after). Safe to call from several threads."""
+        folder = folder or self.dir
+        before = snapshot(folder)
+        rc, log = self.hpo(args, np_count, env, program)
+        return rc, log, before, snapshot(folder)
+
+    def assert_result(self, result, code, pieces, folder=None):
+        """Asserts run_hpo's result: the exit code, the message ("{dir}" in `pieces` is `folder`,
+        default the case's folder) and that nothing changed."""
+        rc, log, before, after = result
+        self.assertEqual(rc, code, log)
+        for piece in pieces:
+            self.assertIn(piece.format(dir=folder or self.dir), log)
+        self.assertEqual(log.count("hpo: error"), 1, log)  # one message, not one per rank
+        self.assertEqual(after, before, "files changed:\n" + log)
 
     def check(self, args, code, pieces, np_count=1, env=None, program=None):
         """Runs `hpo ARGS` (or `program ARGS`); asserts the exit code, the message and that nothing
         changed."""
+        self.assert_result(self.run_hpo(args, np_count, env, program), code, pieces)
+
+    def case_folder(self, name):
+        """A folder of its own under the case's folder, for one row of a check_all table."""
+        folder = os.path.join(self.dir, name)
+        os.mkdir(folder)
+        return folder
+
+    def check_all(self, rows):
+        """check() for every row (name, folder, args, code, pieces): the runs go PARALLEL at a
+        time, each watching its folder (its own case_folder, or the case's folder where the rows
+        only read it), then each row is asserted in a subTest of its name; and nothing under the
+        case's folder may have changed."""
         before = snapshot(self.dir)
-        rc, log = self.hpo(args, np_count, env, program)
-        self.assertEqual(rc, code, log)
-        for piece in pieces:
-            self.assertIn(piece.format(dir=self.dir), log)
-        self.assertEqual(log.count("hpo: error"), 1, log)  # one message, not one per rank
-        self.assertEqual(snapshot(self.dir), before, "files changed:\n" + log)
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            results = list(pool.map(lambda row: self.run_hpo(row[2], folder=row[1]), rows))
+        for (name, folder, _, code, pieces), result in zip(rows, results):
+            with self.subTest(name):
+                self.assert_result(result, code, pieces, folder)
+        self.assertEqual(snapshot(self.dir), before, "files changed in " + self.dir)
 
 
 class Configs(BadInputCase):
@@ -239,13 +280,17 @@ class Configs(BadInputCase):
 
 class DataAndCommandLines(BadInputCase):
     def test_command_sweeps(self):
-        self.write("train.py", "print('loss=1')\n")
+        rows = []
         for name, text, extra, pieces in COMMAND_CASES:
-            with self.subTest(name):
-                config = self.write("config.yaml", text)
-                self.check(["sweep", "--config", config, "--output",
-                            os.path.join(self.dir, "out")] + extra, 2, pieces)
-                os.remove(config)
+            folder = self.case_folder(name)
+            with open(os.path.join(folder, "train.py"), "w") as f:
+                f.write("print('loss=1')\n")
+            config = os.path.join(folder, "config.yaml")
+            with open(config, "w") as f:
+                f.write(text)
+            rows.append((name, folder, ["sweep", "--config", config, "--output",
+                                        os.path.join(folder, "out")] + extra, 2, pieces))
+        self.check_all(rows)
 
     def test_truncated_and_garbled_data_files(self):
         data = os.path.join(self.dir, "data")
@@ -255,7 +300,7 @@ class DataAndCommandLines(BadInputCase):
         images = os.path.join(data, "train-images-idx3-ubyte.gz")
         with gzip.open(images) as f:
             raw = f.read()
-        with gzip.open(images, "wb") as f:
+        with gzip.open(images, "wb", compresslevel=1) as f:  # a valid gzip, quickly
             f.write(raw[:len(raw) // 2])
         config = self.write("fashion.yaml", FASHION_BASE)
         args = ["sweep", "--config", config, "--output", os.path.join(self.dir, "out"),
@@ -277,27 +322,49 @@ class DataAndCommandLines(BadInputCase):
                    env={"HPO_INJECT_FAULT": "explode"}, program=HPO_WITH_FAULTS)
 
     def test_command_lines(self):
-        self.check(["sweep"], 2, ["--config"])
-        self.check(["launch"], 2, ["launch"])
-        self.check(["report", os.path.join(self.dir, "a-file")], 2, ["a-file", "not an HDF5"])
-        self.check(["report", os.path.join(self.dir, "missing.h5")], 2, ["missing.h5"])
-        # Without its argument, named as the usage names it (not as "--path" or "--study").
-        self.check(["status"], 2, ["hpo status needs OUTPUT"])
-        self.check(["report"], 2, ["hpo report needs a STUDY"])
+        self.check_all([
+            ("sweep", self.dir, ["sweep"], 2, ["--config"]),
+            ("launch", self.dir, ["launch"], 2, ["launch"]),
+            ("report a-file", self.dir, ["report", os.path.join(self.dir, "a-file")], 2,
+             ["a-file", "not an HDF5"]),
+            ("report missing", self.dir, ["report", os.path.join(self.dir, "missing.h5")], 2,
+             ["missing.h5"]),
+            # Without its argument, named as the usage names it (not as "--path" or "--study").
+            ("status", self.dir, ["status"], 2, ["hpo status needs OUTPUT"]),
+            ("report", self.dir, ["report"], 2, ["hpo report needs a STUDY"]),
+        ])
 
 
 class Studies(BadInputCase):
-    """Existing studies: refused without --resume, from another sweep, not HDF5, damaged."""
+    """Existing studies: refused without --resume, from another sweep, not HDF5, damaged.
+
+    The sweep that makes the study runs once for the class; every test starts from a copy of
+    the folder it left (setUp), at the same path: the same files, byte for byte, that a sweep of
+    its own would leave there."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.shared = tempfile.mkdtemp(prefix="hpo-bad-input-study-")
+        cls.addClassCleanup(shutil.rmtree, cls.shared, ignore_errors=True)
+        cls.dir = os.path.join(cls.shared, "case")
+        cls.pristine = os.path.join(cls.shared, "pristine")
+        os.mkdir(cls.dir)
+        with open(os.path.join(cls.dir, "a-file"), "w") as f:
+            f.write("a file where a folder is expected\n")
+        cls.config = os.path.join(cls.dir, "config.yaml")
+        with open(cls.config, "w") as f:
+            f.write(BASE)
+        cls.output = os.path.join(cls.dir, "out")
+        cls.study = os.path.join(cls.output, "study.h5")
+        rc, log = run_hpo_command(["sweep", "--config", cls.config, "--output", cls.output])
+        if rc != 0:
+            raise AssertionError("the sweep that makes the study exited %s:\n%s" % (rc, log))
+        shutil.copytree(cls.dir, cls.pristine, symlinks=True)
 
     def setUp(self):
-        super().setUp()
-        self.config = os.path.join(self.dir, "config.yaml")
-        with open(self.config, "w") as f:
-            f.write(BASE)
-        self.output = os.path.join(self.dir, "out")
-        rc, log = self.hpo(["sweep", "--config", self.config, "--output", self.output])
-        self.assertEqual(rc, 0, log)
-        self.study = os.path.join(self.output, "study.h5")
+        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.copytree(self.pristine, self.dir, symlinks=True)
 
     def sweep(self, config, *extra):
         return ["sweep", "--config", config, "--output", self.output] + list(extra)
