@@ -2,8 +2,10 @@
 trials. Run by ctest as: python3 test_resilience.py --hpo PATH --hpo-with-faults PATH -k SUITE
 (the second, `hpo` with a fault injected into a trial, is programs/hpo_with_faults.cpp).
 
-Every sweep here uses configs/synthetic_resume.yaml (6 random trials of 3 epochs, 2 ranks per
-trial), whose trials last a few seconds, so a job can be interrupted in the middle of a trial.
+Most sweeps here use configs/synthetic_resume.yaml (6 random trials of 3 epochs, 2 ranks per
+trial), whose trials last a few seconds, so a job can be interrupted in the middle of a trial; the
+other suites have configs of their own. A test that needs less of a config (fewer trials, a smaller
+training set) writes a copy with edited() and runs that, the interrupted run and its resume alike.
 """
 
 import glob
@@ -57,9 +59,19 @@ def start(np_count, output, extra=(), config=CONFIG):
                             env=dict(os.environ, **MPI_ENV))
 
 
-def base_config():
-    with open(CONFIG) as f:
+def base_config(path=CONFIG):
+    with open(path) as f:
         return f.read()
+
+
+def edited(text, *replacements):
+    """`text` with each (old, new) of `replacements` replaced; raises when an `old` is not in it,
+    so that a config changed under a test cannot leave the test running a sweep it did not mean."""
+    for old, new in replacements:
+        if old not in text:
+            raise AssertionError("%r is not in the config:\n%s" % (old, text))
+        text = text.replace(old, new)
+    return text
 
 
 def read_trials(study):
@@ -133,6 +145,21 @@ class ResilienceCase(unittest.TestCase):
     def out(self, name):
         return os.path.join(self.tmp, name)
 
+    def write_config(self, name, text):
+        path = self.out(name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def half_data_config(self, path=CONFIG, samples=8192):
+        """The config at `path` on half its training set (`samples`, its train_samples, halved):
+        for the tests that interrupt a sweep once its first trials are done or checkpointed,
+        when most of its epochs are still to come; the shorter trials still leave a sweep to
+        interrupt, and the runs before and after it train in half the time."""
+        return self.write_config("half-data.yaml", edited(
+            base_config(path),
+            ("train_samples: %d" % samples, "train_samples: %d" % (samples // 2))))
+
     def start(self, np_count, output, extra=(), config=CONFIG):
         """start(), and the whole job killed when the test ends, whether it passed or not."""
         job = start(np_count, output, extra, config)
@@ -167,7 +194,8 @@ class ResilienceCase(unittest.TestCase):
 
 class Resume(ResilienceCase):
     def test_kill_9_then_resume_on_2_ranks_equals_the_uninterrupted_run(self):
-        rc, log = run(4, self.out("whole"))
+        config = self.half_data_config()
+        rc, log = run(4, self.out("whole"), config=config)
         self.assertEqual(rc, 0, log)
         whole, _ = read_trials(os.path.join(self.out("whole"), "study.h5"))
         self.assertEqual(len(whole), 6)
@@ -180,7 +208,7 @@ class Resume(ResilienceCase):
         for attempt in range(4):
             output = self.out("killed-%d" % attempt)
             study = os.path.join(output, "study.h5")
-            job = self.start(4, output)
+            job = self.start(4, output, config=config)
             try:
                 wait_for(lambda: finished_trials(study) >= 2 and
                          glob.glob(os.path.join(output, "checkpoints", "*.pt")), job)
@@ -197,7 +225,7 @@ class Resume(ResilienceCase):
             self.assertIn("running_trials", study_attributes(f))
 
         # Resume on 2 ranks (one group) a study begun on 4 (two groups).
-        rc, log = run(2, output, ["--resume"])
+        rc, log = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
         self.assertIn("resuming the study: %d trials finished" % len(before), log)
         self.assertIn("2 ranks in 1 groups", log)
@@ -211,7 +239,7 @@ class Resume(ResilienceCase):
         self.assertEqual(glob.glob(os.path.join(output, "checkpoints", "*.pt")), [])
 
         # Resuming a finished study runs nothing more.
-        rc, log = run(2, output, ["--resume"])
+        rc, log = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
         self.assertEqual(len(read_trials(study)[0]), 6)
 
@@ -239,7 +267,8 @@ class Preemption(ResilienceCase):
     def test_sigterm_mid_epoch_exits_3_and_resume_continues_from_the_checkpoint(self):
         output = self.out("preempted")
         study = os.path.join(output, "study.h5")
-        job = self.start(4, output)
+        config = self.half_data_config()
+        job = self.start(4, output, config=config)
         checkpoints = os.path.join(output, "checkpoints", "*.pt")
         wait_for(lambda: glob.glob(checkpoints), job)
         # As Kubernetes does when it deletes the pods: SIGTERM to every rank.
@@ -259,7 +288,7 @@ class Preemption(ResilienceCase):
         self.assertTrue(glob.glob(checkpoints))
         before, _ = read_trials(study)
 
-        rc, resumed = run(4, output, ["--resume"])
+        rc, resumed = run(4, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, resumed)
         after, _ = read_trials(study)
         self.assertEqual(len(after), 6)
@@ -273,7 +302,7 @@ class Preemption(ResilienceCase):
 
     def test_sigusr1_to_mpirun_is_forwarded_and_exits_3(self):
         output = self.out("usr1")
-        job = self.start(4, output)
+        job = self.start(4, output, config=self.half_data_config())
         wait_for(lambda: glob.glob(os.path.join(output, "checkpoints", "*.pt")), job)
         job.send_signal(signal.SIGUSR1)  # Slurm's --signal, forwarded by the batch script's trap
         log, _ = job.communicate(timeout=120)
@@ -343,6 +372,13 @@ class Promotion(ResilienceCase):
     """ASHA's promotion variant; Curves below runs the same checks on search.model curves."""
     config = PROMOTION_CONFIG
 
+    def killed_config(self):
+        """The config on an eighth of its training set (3072 samples, not 24576): the kill below
+        comes at the second pause, while most of the 8 trials have not started, so shorter trials
+        still leave a sweep to interrupt; the resume trains the rest in an eighth of the time."""
+        return self.write_config("killed.yaml", edited(
+            base_config(self.config), ("train_samples: 24576", "train_samples: 3072")))
+
     def assert_consistent(self, study, log):
         """8 trials, each once, curves without repeated epochs, the best run to the end."""
         trials, curves = read_trials(study)
@@ -358,7 +394,8 @@ class Promotion(ResilienceCase):
     def test_kill_9_while_trials_are_paused_then_resume_loses_no_trial(self):
         output = self.out("killed")
         study = os.path.join(output, "study.h5")
-        job = self.start(2, output, config=self.config)
+        config = self.killed_config()
+        job = self.start(2, output, config=config)
         # Kill the whole job once a paused trial is in the study and a trial has finished or
         # been promoted: trials wait at rungs with their checkpoints.
         wait_for(lambda: paused_rows(study) >= 2, job)
@@ -370,7 +407,7 @@ class Promotion(ResilienceCase):
             self.assertTrue(os.path.exists(os.path.join(output, "checkpoints",
                                                         "trial_%d.pt" % trial_id)), trial_id)
 
-        rc, log = run(2, output, ["--resume"], config=self.config)
+        rc, log = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
         self.assertIn("paused at a rung", log)
         after = self.assert_consistent(study, log)
@@ -393,15 +430,12 @@ class Curves(Promotion):
     config = CURVES_CONFIG
 
     def assert_pauses_name_the_prediction(self, method, banner):
-        """Runs the config with `method` to the end, on a training set an eighth of the size (no
-        kill here, so trials need not last): the banner says `banner`; every pause names the
-        prediction that made it."""
-        with open(self.config) as f:
-            text = f.read()
-        config = self.out(method + ".yaml")
-        with open(config, "w") as f:
-            f.write(text.replace("method: bayes", "method: " + method)
-                    .replace("train_samples: 24576", "train_samples: 3072"))
+        """Runs the config with `method` to the end, on a training set a sixteenth of the size
+        (1536 samples: no kill here, so trials need not last): the banner says `banner`; every
+        pause names the prediction that made it."""
+        config = self.write_config(method + ".yaml", edited(
+            base_config(self.config), ("method: bayes", "method: " + method),
+            ("train_samples: 24576", "train_samples: 1536")))
         output = self.out(method)
         rc, log = run(2, output, config=config)
         self.assertEqual(rc, 0, log)
@@ -427,21 +461,16 @@ class Curves(Promotion):
 class WarmStart(ResilienceCase):
     """A sweep seeded with an earlier study's trials (warm_start) killed and resumed."""
 
-    def write_config(self, name, text):
-        path = self.out(name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
     def test_kill_9_then_resume_loses_no_trial_and_keeps_the_warm_start(self):
-        with open(WARM_START_CONFIG) as f:
-            text = f.read()
+        # Killed once 2 of the 8 trials are in its study, while most have not started: on a
+        # quarter of the data (6144 samples) that still leaves a sweep to interrupt.
+        text = edited(base_config(WARM_START_CONFIG),
+                      ("train_samples: 24576", "train_samples: 6144"))
         earlier = self.out("earlier")
-        # The earlier study is not interrupted: its trials train on an eighth of the data.
-        earlier_config = self.write_config(
-            "earlier.yaml", text.replace("warm_start: WARM_START_STUDY\n", "")
-            .replace("run_cap: 8", "run_cap: 4").replace("train_samples: 24576",
-                                                         "train_samples: 3072"))
+        # The earlier study is not interrupted: its trials train on a sixteenth of the data.
+        earlier_config = self.write_config("earlier.yaml", edited(
+            text, ("warm_start: WARM_START_STUDY\n", ""), ("run_cap: 8", "run_cap: 4"),
+            ("train_samples: 6144", "train_samples: 1536")))
         rc, log = run(2, earlier, config=earlier_config)
         self.assertEqual(rc, 0, log)
         self.assertEqual(finished_trials(os.path.join(earlier, "study.h5")), 4, log)
@@ -478,9 +507,10 @@ class Conditional(ResilienceCase):
                 self.assertTrue(0.5 <= row["momentum"] <= 0.95, (trial_id, row))
 
     def test_kill_9_then_resume_keeps_absent_parameters_absent(self):
-        output, study, before = self.kill_mid_sweep(4, CONDITIONAL_CONFIG, 2, 6)
+        config = self.half_data_config(CONDITIONAL_CONFIG)
+        output, study, before = self.kill_mid_sweep(4, config, 2, 6)
 
-        rc, log = run(4, output, ["--resume"], config=CONDITIONAL_CONFIG)
+        rc, log = run(4, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
         self.assertIn("resuming the study: %d trials finished" % len(before), log)
         after, _ = read_trials(study)
@@ -493,7 +523,7 @@ class Conditional(ResilienceCase):
 
         # The uninterrupted sweep suggests the same trials: the resumed searcher saw the same
         # assignments (absent parameters absent, not 0).
-        rc, log = run(4, self.out("whole"), config=CONDITIONAL_CONFIG)
+        rc, log = run(4, self.out("whole"), config=config)
         self.assertEqual(rc, 0, log)
         whole, _ = read_trials(os.path.join(self.out("whole"), "study.h5"))
         for trial_id, row in whole.items():
@@ -521,11 +551,14 @@ class Pbt(ResilienceCase):
 
     def test_kill_9_then_resume_loses_nothing_and_keeps_the_lineage(self):
         # 4 members; at epochs 2 and 4 the worst is replaced by trial 4, then trial 5. Killed
-        # once 5 trials have rows: after the first generation, during the second segment.
-        output, study, before = self.kill_mid_sweep(2, PBT_CONFIG, 5, 6)
+        # once 5 trials have rows: trial 4's first row is its pause at epoch 4, trial 5's its end
+        # at epoch 6, so the kill comes after both generations, while the population trains its
+        # last 2 epochs (seconds, also on half the data: 8192 samples).
+        config = self.half_data_config(PBT_CONFIG, samples=16384)
+        output, study, before = self.kill_mid_sweep(2, config, 5, 6)
         rows_before = self.all_rows(study)
 
-        rc, log = run(2, output, ["--resume"], config=PBT_CONFIG)
+        rc, log = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
         self.assertIn(" search, population-based training | ", log)
         after, curves = read_trials(study)
@@ -630,9 +663,16 @@ class StartAndEnd(ResilienceCase):
         wait_for(lambda: len(rank_pids(job)) >= count, job, timeout=60)
         return rank_pids(job)
 
+    def two_trials_config(self, *replacements):
+        """configs/synthetic_resume.yaml with 2 trials, not 6: these faults come before the first
+        trial or after the last, so the trials between need only be there."""
+        return self.write_config("two-trials.yaml", edited(
+            base_config(), ("run_cap: 6", "run_cap: 2"), *replacements))
+
     def test_sigusr1_during_start_up_exits_3_and_resumes(self):
         output = self.out("early-usr1")
-        job = self.start(2, output)
+        config = self.two_trials_config()
+        job = self.start(2, output, config=config)
         # From main on, before MPI_Init: the dynamic loader's milliseconds before main are the one
         # window no program can cover (runtime/preemption.hpp).
         wait_for(lambda: len([pid for pid in rank_pids(job)
@@ -640,12 +680,14 @@ class StartAndEnd(ResilienceCase):
         job.send_signal(signal.SIGUSR1)  # forwarded to ranks that have not installed a handler
         log, _ = job.communicate(timeout=120)
         self.assertEqual(job.returncode, 3, log)  # 138 before: the ranks died of SIGUSR1
-        rc, resumed = run(2, output, ["--resume"])
+        rc, resumed = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, resumed)
 
     def test_a_rank_frozen_during_start_up_ends_the_job_with_4(self):
         config = os.path.join(self.tmp, "frozen.yaml")
-        timeout_s = scaled_timeout(3)
+        # 1 s scaled: a rank is frozen, so whichever wait ends the job (the start-up deadline or
+        # the peer watch) is right to; the shorter, the sooner the start-up deadline comes.
+        timeout_s = scaled_timeout(1)
         with open(config, "w") as f:
             f.write(base_config() + "peer_timeout_s: %d\n" % timeout_s)
         job = self.start(2, self.out("early-stop"), config=config)
@@ -668,12 +710,14 @@ class StartAndEnd(ResilienceCase):
         # Rank 0 prints `sweep finished` and then tests the best model on a test split made large
         # here (seconds), while rank 1 waits for the sweep's outcome: it is frozen there, and the
         # peer watch ends with the sweep, before MPI_Finalize waits for every rank.
-        config = os.path.join(self.tmp, "end.yaml")
-        timeout_s = scaled_timeout(10)
-        with open(config, "w") as f:
-            f.write(base_config().replace("run_cap: 6", "run_cap: 2")
-                    .replace("test_samples: 512", "test_samples: 400000")
-                    + "peer_timeout_s: %d\n" % timeout_s)
+        # The job ends in MPI_Finalize, peer_timeout_s after rank 0's test: 3 s scaled, as in
+        # test_frozen_rank.py, whose sweeps complete under such a peer watch as the two trials
+        # here must. They train on half the data (4096 samples): nothing interrupts them.
+        timeout_s = scaled_timeout(3)
+        config = self.two_trials_config(("train_samples: 8192", "train_samples: 4096"),
+                                        ("test_samples: 512", "test_samples: 400000"))
+        with open(config, "a") as f:
+            f.write("peer_timeout_s: %d\n" % timeout_s)
         job = self.start(2, self.out("late-stop"), config=config)
         output = JobOutput(job, trials=2)  # reads the job's lines as it prints them
         wait_for(lambda: "sweep finished" in output.text(), job, timeout=300)
@@ -695,14 +739,15 @@ class StartAndEnd(ResilienceCase):
         # After MPI_Finalize nothing of the rank runs, so no deadline of its own can help; under
         # scripts/hpo-mpirun, rank 0's end line bounds the job (bench/chaos.py found it).
         output = self.out("frozen-exit")
-        argv = [WRAPPER] + command(2, output, program=HPO_WITH_FAULTS)[1:]
+        argv = [WRAPPER] + command(2, output, config=self.two_trials_config(),
+                                   program=HPO_WITH_FAULTS)[1:]
         done = run_in_own_session(argv, timeout=120, env=dict(
             os.environ, **MPI_ENV, HPO_STOP_AFTER_FINALIZE="0", HPO_MPIRUN_ABORT_GRACE_S="5"))
         log = done.describe()
         self.assertEqual(done.returncode, 0, log)
         self.assertIn("mpirun has not ended 5 s after hpo ended the job", log)
         trials, _ = read_trials(os.path.join(output, "study.h5"))
-        self.assertEqual(len(trials), 6)
+        self.assertEqual(len(trials), 2)
 
 
 def main():
