@@ -1047,6 +1047,46 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   EXPECT_EQ(coordinator.best_trial()->trial_id, 1);
 }
 
+TEST_F(CoordinatorTest, StepsReportedPastAPauseLeaveTheTrialPausedForPromotion) {
+  // The curve scheduler pauses trial 0 at epoch 1 (start-up: new trials first); its program
+  // prints epochs 2-4 before the pause reaches it. Judged on them, the scheduler took the trial
+  // for running again, never promoted it, and the sweep ended with it left paused.
+  config_.sweep.run_cap = 2;
+  config_.execution.epochs = 4;
+  config_.sweep.method = SearchMethod::kBayes;
+  config_.search.model = BayesModel::kCurves;
+  config_.search.startup_trials = 2;
+  config_.sweep.early_terminate.enabled = true;
+  config_.sweep.early_terminate.min_iter = 1;
+  config_.sweep.early_terminate.eta = 2;
+  std::unique_ptr<Scheduler> scheduler;
+  ASSERT_TRUE(MakeScheduler(config_, &scheduler).ok());
+  const std::unique_ptr<Coordinator> made =
+      MakeWith(1, std::make_unique<ScriptedSearcher>(std::nullopt), std::move(scheduler));
+  Coordinator& coordinator = *made;
+  EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
+  EXPECT_TRUE(Report(coordinator, 0, 0, 1, 0.5).interrupt);
+  for (int64_t epoch = 2; epoch <= 4; ++epoch) {
+    const ControlMessage past = Report(coordinator, 0, 0, epoch, 0.5 + 0.1 * epoch);
+    EXPECT_FALSE(past.keep_going) << epoch;
+    EXPECT_TRUE(past.interrupt) << epoch;
+  }
+  ASSERT_TRUE(SendResult(coordinator, 0, 0, TrialStatus::kRunning, {0.5, 0.7, 0.8, 0.9}).ok());
+  EXPECT_EQ(coordinator.trials_paused(), 1u);
+  // Trial 1 runs to its end, or pauses for trial 0; whatever is paused goes on once nothing
+  // else can run, until every trial has finished.
+  std::set<int64_t> finished;
+  for (int round = 0; round < 6 && !coordinator.Finished(); ++round) {
+    const ControlMessage reply = Request(coordinator, 0);
+    if (reply.kind != MessageKind::kTrial) break;
+    const int64_t id = reply.trial.trial_id;
+    ASSERT_TRUE(Finish(coordinator, 0, id, 0.6).ok());
+    finished.insert(id);
+  }
+  EXPECT_EQ(finished, (std::set<int64_t>{0, 1}));
+  EXPECT_EQ(coordinator.trials_paused(), 0u);
+}
+
 TEST_F(CoordinatorTest, APausedRetryKeepsItsSeedAcrossAResume) {
   config_.sweep.run_cap = 1;
   config_.execution.epochs = 9;

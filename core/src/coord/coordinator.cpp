@@ -788,6 +788,12 @@ Status Coordinator::HandleEpochReport(int group, const ControlMessage& report,
       pausing_[trial_id] = "paused at epoch " + std::to_string(report.metrics.epoch) +
                            " for population-based training";
     }
+  } else if (pausing_.count(trial_id) != 0) {
+    // Steps its program reported after the pause reached it (one that finishes its epoch): the
+    // pause stands. Not the scheduler's: judged again, the trial would no longer be paused there
+    // (the curve scheduler's), and nothing would ever promote it.
+    decision.keep_going = false;
+    decision.interrupt = true;
   } else if (deps_.scheduler && target_trial_ != trial_id) {
     SchedulerDecision verdict = deps_.scheduler->OnEpoch(trial_id, report.metrics.epoch, objective);
     if (!verdict.keep_going) {
