@@ -227,7 +227,8 @@ class Resume(ResilienceCase):
         # Resume on 2 ranks (one group) a study begun on 4 (two groups).
         rc, log = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
-        self.assertIn("resuming the study: %d trials finished" % len(before), log)
+        self.assertIn("resuming the study: %d trial%s finished"
+                      % (len(before), "" if len(before) == 1 else "s"), log)
         self.assertIn("2 ranks in 1 groups", log)
         after, curves = read_trials(study)
         self.assertEqual(len(after), 6)  # run_cap reached, not exceeded
@@ -512,7 +513,8 @@ class Conditional(ResilienceCase):
 
         rc, log = run(4, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
-        self.assertIn("resuming the study: %d trials finished" % len(before), log)
+        self.assertIn("resuming the study: %d trial%s finished"
+                      % (len(before), "" if len(before) == 1 else "s"), log)
         after, _ = read_trials(study)
         self.assertEqual(sorted(after), list(range(6)))  # no trial lost, none run twice
         for trial_id, row in before.items():

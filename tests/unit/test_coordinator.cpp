@@ -458,6 +458,28 @@ TEST_F(CoordinatorTest, ProgressLineShowsParamsObjectiveBestAndCounts) {
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
 }
 
+TEST_F(CoordinatorTest, AfterAResumeTheTimeLeftIsAtTheRateOfThisRun) {
+  auto coordinator = Make(1);
+  for (int64_t trial_id = 0; trial_id < 2; ++trial_id) {
+    Request(*coordinator, 0);
+    now_ += 10.0;
+    ASSERT_TRUE(Finish(*coordinator, 0, trial_id, 0.5).ok());
+  }
+  ASSERT_TRUE(coordinator->Publish().ok());
+  StudyContents contents;
+  contents.trials = study_.rows;
+  contents.extra_attributes = study_.attributes;
+  coordinator = Make(1);  // the resumed run's clock starts now
+  ASSERT_TRUE(coordinator->Restore(contents).ok());
+  progress_.str("");
+  Request(*coordinator, 0);
+  now_ += 30.0;
+  ASSERT_TRUE(Finish(*coordinator, 0, 2, 0.5).ok());
+  // One trial in this run's 30 s, two to go; the two trials before the resume took none of it.
+  const std::string line = progress_.str();
+  EXPECT_NE(line.find("3/5 done | elapsed 30s, ~1m00s left"), std::string::npos) << line;
+}
+
 TEST_F(CoordinatorTest, ProgressLineLeavesOutTheSweepsConstantParameters) {
   ParameterSpec data;
   data.name = "train_file";  // `value:`: the same in every trial

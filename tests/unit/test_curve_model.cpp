@@ -274,6 +274,10 @@ TEST(CurveSchedulerTest, OnceNoNewTrialCanStartAHopelessPausedTrialStaysPausedWh
   scheduler->OnTrialEnd(1, TrialStatus::kCompleted);
   EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);
   EXPECT_EQ(scheduler->paused_trials(), 1u);
+  // Nor once nothing else runs: the sweep ends with trial 0 paused, and says why.
+  scheduler->OnTrialEnd(2, TrialStatus::kCompleted);
+  EXPECT_EQ(scheduler->Promote(/*idle=*/true), std::nullopt);
+  EXPECT_EQ(scheduler->WhyLeftPaused(), "past the last rung, each under a 5 % chance to end best");
 }
 
 TEST(CurveSchedulerTest, WhenResumesStartOverAPausedTrialCostsAllItsEpochs) {

@@ -493,6 +493,7 @@ TEST(AshaPromotionTest, HandComputedRungsPauseAndPromote) {
   // Once a trial has run every epoch, idleness promotes nobody out of turn.
   EXPECT_EQ(scheduler->Promote(true), std::nullopt);
   EXPECT_EQ(scheduler->paused_trials(), 4u);  // trials 0, 2, 4, 5
+  EXPECT_EQ(scheduler->WhyLeftPaused(), "at a rung, never in its top 1/eta");
 }
 
 TEST(AshaPromotionTest, MinimizeMirrorsMaximizeAndTiesGoToTheLowerId) {

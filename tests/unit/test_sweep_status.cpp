@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/count_text.hpp"
 #include "common/duration_text.hpp"
 #include "coord/coordinator.hpp"
 #include "coord/sweep_status.hpp"
@@ -185,6 +186,12 @@ TEST_F(SweepStatusTest, TheLiveReportListsTheRunningTrialsAsStatusDoes) {
   // The page written when the sweep ends has no such line.
   EXPECT_EQ(FormatHtmlReport(study, BuiltinTaskCatalog(), StudyImportance()).find("id=\"running\""),
             std::string::npos);
+}
+
+TEST(CountOfTest, OneTakesTheSingularAnyOtherCountThePlural) {
+  EXPECT_EQ(CountOf(1, "trial"), "1 trial");
+  EXPECT_EQ(CountOf(0, "trial"), "0 trials");
+  EXPECT_EQ(CountOf(12, "trial"), "12 trials");
 }
 
 TEST_F(SweepStatusTest, APathWithoutAStudyIsBadInput) {

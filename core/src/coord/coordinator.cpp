@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/bytes.hpp"
+#include "common/count_text.hpp"
 #include "common/diagnostic.hpp"
 #include "common/duration_text.hpp"
 #include "common/seeding.hpp"
@@ -289,8 +290,9 @@ Status Coordinator::Restore(const StudyContents& study) {
   HPO_RETURN_IF_ERROR(ReplayPopulation(study));
   for (const auto& [id, trial] : unfinished_) requeued_.push_back(trial);
   HPO_RETURN_IF_ERROR(RunGeneration(/*force=*/false));
+  ran_before_this_run_ = trials_finished_ + static_cast<int64_t>(paused_.size());
   if (deps_.progress != nullptr) {
-    *deps_.progress << "resuming the study: " << trials_finished_ << " trials finished, "
+    *deps_.progress << "resuming the study: " << CountOf(trials_finished_, "trial") << " finished, "
                     << requeued_.size() << " to continue from their checkpoints";
     if (!paused_.empty()) *deps_.progress << ", " << paused_.size() << " paused at a rung";
     *deps_.progress << std::endl;
@@ -1049,6 +1051,10 @@ std::vector<double> Coordinator::AllObjectives(const TrialResult& result) const 
 }
 
 // What a program that starts over instead of loading HPO_CHECKPOINT_DIR costs this sweep.
+std::string Coordinator::why_left_paused() const {
+  return deps_.scheduler ? deps_.scheduler->WhyLeftPaused() : "(never promoted)";
+}
+
 std::string Coordinator::RestartConsequence(bool scheduler_weighs_it) const {
   if (config_.pbt.enabled) {
     return "a PBT program loads HPO_CHECKPOINT_DIR and reports the checkpoint's epoch + 1 next "
@@ -1168,13 +1174,17 @@ void Coordinator::PrintProgress(const TrialResult& result) const {
   }
   const double elapsed = deps_.clock() - start_time_;
   // Paused trials have had their run so far: the time left is that of the trials neither
-  // finished nor paused, at the rate of those that ran.
+  // finished nor paused, at the rate this run added such trials (a resumed run's clock starts at
+  // the resume: the trials that ran before it took none of `elapsed`).
   const int64_t ran = trials_finished_ + static_cast<int64_t>(paused_.size());
+  const int64_t ran_in_this_run = ran - ran_before_this_run_;
   const int64_t left = std::max<int64_t>(0, planned_trials_ - ran);
   line << " | " << trials_finished_ << '/' << planned_trials_ << " done | elapsed "
        << FormatDuration(elapsed);
-  if (left > 0 && ran > 0) {
-    line << ", ~" << FormatDuration(elapsed / static_cast<double>(ran) * static_cast<double>(left))
+  if (left > 0 && ran_in_this_run > 0) {
+    line << ", ~"
+         << FormatDuration(elapsed / static_cast<double>(ran_in_this_run) *
+                           static_cast<double>(left))
          << " left";
   }
   *deps_.progress << line.str() << std::endl;

@@ -145,8 +145,10 @@ class Coordinator {
   bool interrupted() const { return interrupted_; }
   // Trials dispatched and not finished (interrupted ones included).
   size_t trials_unfinished() const { return unfinished_.size(); }
-  // Trials paused at an ASHA rung, waiting for promotion.
+  // Trials paused by the scheduler, waiting for promotion.
   size_t trials_paused() const { return paused_.size(); }
+  // Why trials still paused when the sweep ends were never promoted (Scheduler::WhyLeftPaused).
+  std::string why_left_paused() const;
 
   // Handles one message from the leader of `group` and sets `reply` to what must be sent back
   // (nullopt for kTrialResult, and for a kRequestTrial that waits on a suggestion being computed:
@@ -310,6 +312,7 @@ class Coordinator {
   const int num_groups_;
   CoordinatorDeps deps_;
   const double start_time_;
+  int64_t ran_before_this_run_ = 0;  // trials finished or paused when Restore returned
   size_t objective_index_ = 0;
   std::vector<size_t> further_indices_;  // the further objectives' places in a report's metrics
   int64_t planned_trials_ = 0;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/count_text.hpp"
 #include "common/diagnostic.hpp"
 #include "common/file_io.hpp"
 #include "common/launch_warning.hpp"
@@ -302,10 +303,10 @@ std::string NoScoreMessage(const SweepConfig& config, const Coordinator& coordin
 Status RecordBestTrial(const SweepConfig& config, const Coordinator& coordinator,
                        TaskRunner& runner, StudyWriter* study, const std::string& study_path) {
   const std::optional<TrialResult>& best = coordinator.best_trial();
-  std::cout << "sweep finished: " << coordinator.trials_finished() << " trials";
+  std::cout << "sweep finished: " << CountOf(coordinator.trials_finished(), "trial");
   if (coordinator.trials_paused() != 0) {
-    std::cout << ", " << coordinator.trials_paused()
-              << " paused at a rung (never in its top 1/eta; their checkpoints are kept)";
+    std::cout << ", " << coordinator.trials_paused() << " left paused "
+              << coordinator.why_left_paused() << " (their checkpoints are kept)";
   }
   if (!coordinator.end_reason().empty())
     std::cout << " (ended early: " << coordinator.end_reason() << ')';
@@ -542,8 +543,8 @@ Status FinishSweep(const SweepConfig& config, const SweepOptions& options, TaskR
   Status outcome;
   if (coordinator.interrupted()) {
     outcome = Status::Interrupted(
-        "the sweep was interrupted: " + std::to_string(coordinator.trials_finished()) +
-        " trials finished, " + std::to_string(coordinator.trials_unfinished()) +
+        "the sweep was interrupted: " + CountOf(coordinator.trials_finished(), "trial") +
+        " finished, " + std::to_string(coordinator.trials_unfinished()) +
         " to continue from their checkpoints; the study is saved in " + study_path +
         "; continue it with: hpo sweep --config " + options.config_path + " --output " +
         config.execution.output + " --resume");

@@ -185,6 +185,12 @@ size_t CurveScheduler::paused_trials() const {
                                            [](const auto& entry) { return entry.second.paused; }));
 }
 
+std::string CurveScheduler::WhyLeftPaused() const {
+  return "past the last rung, each under a " +
+         std::to_string(static_cast<int>(std::lround(kLatePromotionProbability * 100))) +
+         " % chance to end best";
+}
+
 void CurveScheduler::ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
                                  TrialStatus status) {
   TrialCurve& trial = trials_[trial_id];

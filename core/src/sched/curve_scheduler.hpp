@@ -71,6 +71,7 @@ class CurveScheduler final : public Scheduler {
     return true;
   }
   size_t paused_trials() const override;
+  std::string WhyLeftPaused() const override;
   void ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,
                    TrialStatus status) override;
   std::string SaveState() const override;

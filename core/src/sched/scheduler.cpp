@@ -72,6 +72,7 @@ class EarlyStoppingScheduler final : public Scheduler {
     return promotion_ ? promotion_->Promote(idle) : std::nullopt;
   }
   size_t paused_trials() const override { return promotion_ ? promotion_->paused_trials() : 0; }
+  std::string WhyLeftPaused() const override { return "at a rung, never in its top 1/eta"; }
 
   std::string ConfigFingerprint() const override {
     return std::string(kStateTag) + " " + Fingerprint();

@@ -50,6 +50,9 @@ class Scheduler {
   }
   // Trials paused and not promoted since.
   virtual size_t paused_trials() const { return 0; }
+  // Why the trials still paused when a sweep ends were never promoted, for its last line ("3 left
+  // paused WHY"), e.g. "at a rung, never in its top 1/eta" (ASHA).
+  virtual std::string WhyLeftPaused() const { return "(never promoted)"; }
 
   // The trials' programs start over when resumed (command trials whose program keeps no
   // checkpoint; the coordinator learns it from a finished trial's `restarted` message), so a
