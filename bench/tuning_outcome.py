@@ -34,9 +34,10 @@ the one trial the stop interrupted, which may hold more).
 Usage: bench/tuning_outcome.py --hpo build/hpo [--seeds 1,2,3] [--epoch-cap 170] [--goal 0.925]
            [--config CONFIG] [--ranks 2] [--keep DIR] [--score DIR ...]
 --keep leaves each sweep in DIR/seed-S (config.yaml, log.txt, wall_s.txt, out/); a sweep found
-there is resumed (`hpo sweep --resume`) up to the cap, so a run stopped early (SIGUSR1 to its
-mpirun: that seed's line says goal=unmeasured) goes on with the same command. --score reads such
-folders, or one stopped at the cap by hand, instead of running any.
+there is resumed (`hpo sweep --resume`) up to the cap, so a run stopped early goes on with the
+same command: SIGUSR1 to this script stops the running sweep as the cap does (its line says
+goal=unmeasured) and runs no further seed; SIGUSR1 to the sweep's mpirun stops that seed alone.
+--score reads such folders, or one stopped at the cap by hand, instead of running any.
 """
 
 import argparse
@@ -58,6 +59,18 @@ from _fmnist_test_accuracy import test_accuracy, test_set  # noqa: E402
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 PREEMPTED_EXIT = 3  # docs/config.md: SIGUSR1 checkpoints the running trials and exits 3
+
+# The sweep running now, and whether this script got SIGUSR1 (stop it, run no further seed).
+RUNNING = {"job": None, "stop": False}
+
+
+def stop_requested(signum, frame):
+    """SIGUSR1 to this script: the running sweep checkpoints and exits 3, as at the cap."""
+    del signum, frame
+    RUNNING["stop"] = True
+    job = RUNNING["job"]
+    if job is not None and job.poll() is None:
+        job.send_signal(signal.SIGUSR1)
 
 
 def study_epochs(study):
@@ -84,6 +97,9 @@ def run_until(hpo, config, ranks, folder, cap):
     with open(os.path.join(folder, "log.txt"), "a") as log:
         job = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                env=dict(os.environ, **MPI_ENV), start_new_session=True)
+        RUNNING["job"] = job
+        if RUNNING["stop"]:  # SIGUSR1 came while it started
+            job.send_signal(signal.SIGUSR1)
         try:
             while job.poll() is None and study_epochs(study) < cap:
                 time.sleep(5)
@@ -91,6 +107,7 @@ def run_until(hpo, config, ranks, folder, cap):
                 job.send_signal(signal.SIGUSR1)  # mpirun forwards it; SIGTERM kills
             return job.wait(timeout=600)
         finally:
+            RUNNING["job"] = None
             if job.poll() is None:
                 os.killpg(job.pid, signal.SIGKILL)
                 job.wait()
@@ -204,7 +221,10 @@ def main():
                 results.append(score(folder, seeds[-1], args.goal, test))
         else:
             seeds = [int(s) for s in args.seeds.split(",")]
+            signal.signal(signal.SIGUSR1, stop_requested)
             for seed in seeds:
+                if RUNNING["stop"]:
+                    break
                 folder = os.path.join(args.keep or scratch, "seed-%d" % seed)
                 config = seeded_config(args.config, seed, folder)
                 code = run_until(os.path.abspath(args.hpo), config, args.ranks, folder,
