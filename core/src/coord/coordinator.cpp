@@ -1050,11 +1050,12 @@ std::vector<double> Coordinator::AllObjectives(const TrialResult& result) const 
   return objectives;
 }
 
-// What a program that starts over instead of loading HPO_CHECKPOINT_DIR costs this sweep.
+// Without a scheduler no trial pauses, so there is nothing to explain.
 std::string Coordinator::why_left_paused() const {
-  return deps_.scheduler ? deps_.scheduler->WhyLeftPaused() : "(never promoted)";
+  return deps_.scheduler ? deps_.scheduler->WhyLeftPaused() : std::string();
 }
 
+// What a program that starts over instead of loading HPO_CHECKPOINT_DIR costs this sweep.
 std::string Coordinator::RestartConsequence(bool scheduler_weighs_it) const {
   if (config_.pbt.enabled) {
     return "a PBT program loads HPO_CHECKPOINT_DIR and reports the checkpoint's epoch + 1 next "
