@@ -229,7 +229,7 @@ class Resume(ResilienceCase):
         self.assertEqual(rc, 0, log)
         self.assertIn("resuming the study: %d trial%s finished"
                       % (len(before), "" if len(before) == 1 else "s"), log)
-        self.assertIn("2 ranks in 1 groups", log)
+        self.assertIn("2 ranks in 1 group of 2", log)
         after, curves = read_trials(study)
         self.assertEqual(len(after), 6)  # run_cap reached, not exceeded
         for trial_id, row in before.items():  # finished trials are kept as they were
@@ -410,7 +410,8 @@ class Promotion(ResilienceCase):
 
         rc, log = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
-        self.assertIn("paused at a rung", log)
+        self.assertRegex(log, r"resuming the study: .* finished, \d+ to continue from their "
+                                  r"checkpoints, \d+ paused\n")
         after = self.assert_consistent(study, log)
         for trial_id, row in before.items():  # every trial before the kill is still there
             self.assertIn(trial_id, after)

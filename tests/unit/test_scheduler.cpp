@@ -452,7 +452,7 @@ TEST(AshaPromotionTest, HandComputedRungsPauseAndPromote) {
   std::unique_ptr<Scheduler> scheduler = Make(PromotionConfig(Goal::kMaximize));
   // Rung 0 (epoch 1): the first arrivals pause, whatever their value: floor(n / 3) = 0.
   ExpectPause(scheduler->OnEpoch(0, 1, 0.5),
-              "paused at rung 0 (epoch 1): val_accuracy 0.5 not in the top 1/3 of 1 trials at "
+              "paused at rung 0 (epoch 1): val_accuracy 0.5 not in the top 1/3 of 1 trial at "
               "this rung so far");
   ExpectPause(scheduler->OnEpoch(1, 1, 0.7),
               "paused at rung 0 (epoch 1): val_accuracy 0.7 not in the top 1/3 of 2 trials at "
@@ -482,7 +482,7 @@ TEST(AshaPromotionTest, HandComputedRungsPauseAndPromote) {
   // Between rungs trials go on; at rung 1 (epoch 3) trial 1 arrives first and pauses.
   EXPECT_TRUE(scheduler->OnEpoch(1, 2, 0.0).keep_going);
   ExpectPause(scheduler->OnEpoch(1, 3, 0.75),
-              "paused at rung 1 (epoch 3): val_accuracy 0.75 not in the top 1/3 of 1 trials at "
+              "paused at rung 1 (epoch 3): val_accuracy 0.75 not in the top 1/3 of 1 trial at "
               "this rung so far");
   EXPECT_EQ(scheduler->Promote(false), std::nullopt);
   // Nothing else can run: the best paused trial of the highest rung goes on (trial 1, rung 1).
@@ -604,7 +604,7 @@ TEST(CombinedSchedulerTest, EitherRuleStopsAndAshaIsAskedFirst) {
           {0, 2, 0.6, true},  // ASHA rung 0: n 1
           {1, 1, 0.4, false,  // the median rule alone
            "stopped at epoch 1 by the median rule: best val_accuracy 0.4 worse than the median "
-           "running average 0.5 of 1 trials"},
+           "running average 0.5 of 1 trial"},
           {2, 1, 0.55, true},  // median of 0.5, 0.4 is 0.45
           // ASHA rung 0: n 2, slots 1, better 1 (0.6). The median rule keeps it (0.58 > 0.55).
           {2, 2, 0.58, false,

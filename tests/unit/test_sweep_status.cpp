@@ -114,11 +114,10 @@ TEST(SweepStatusTextTest, TheTimeLeftCountsNeitherFinishedNorPausedTrials) {
                                            " each on 2 groups)"),
             std::string::npos)
       << FormatSweepStatus(status);
-  // Once the sweep ended, trials left paused at a rung do not make it look unfinished.
+  // Once the sweep ended, trials left paused do not make it look unfinished.
   status.running = false;
   status.ended = true;
-  EXPECT_NE(FormatSweepStatus(status).find("state: finished (3 left paused at a rung)"),
-            std::string::npos)
+  EXPECT_NE(FormatSweepStatus(status).find("state: finished (3 left paused)"), std::string::npos)
       << FormatSweepStatus(status);
 }
 

@@ -317,7 +317,7 @@ TEST_F(LoadWarmStartTest, WithoutEarlyStoppingTheSummarySaysTheySeedTheSearchAlo
   ASSERT_TRUE(Load(Sweep({same}), &warm_start).ok());
   ASSERT_EQ(warm_start.summary.size(), 1u);
   EXPECT_EQ(warm_start.summary[0],
-            "warm start: 1 of 1 trials of " + same + "; they seed the search");
+            "warm start: 1 of 1 trial of " + same + "; they seed the search");
 }
 
 TEST_F(LoadWarmStartTest, AStudyOfAnotherMetricIsOneLineNamingTheEntry) {

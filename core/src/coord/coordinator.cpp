@@ -294,7 +294,7 @@ Status Coordinator::Restore(const StudyContents& study) {
   if (deps_.progress != nullptr) {
     *deps_.progress << "resuming the study: " << CountOf(trials_finished_, "trial") << " finished, "
                     << requeued_.size() << " to continue from their checkpoints";
-    if (!paused_.empty()) *deps_.progress << ", " << paused_.size() << " paused at a rung";
+    if (!paused_.empty()) *deps_.progress << ", " << paused_.size() << " paused";
     *deps_.progress << std::endl;
   }
   return Status::Ok();
@@ -1090,7 +1090,7 @@ void Coordinator::Count(const TrialResult& result) {
     const std::optional<int64_t>& allowed = config_.budget.max_failed_trials;
     if (allowed && trials_failed_ > *allowed && !too_many_failures_) {
       too_many_failures_ = true;
-      EndSweep(std::to_string(trials_failed_) + " trials failed, more than max_failed_trials (" +
+      EndSweep(CountOf(trials_failed_, "trial") + " failed, more than max_failed_trials (" +
                std::to_string(*allowed) + "); the last failure: " + result.message);
     }
   }

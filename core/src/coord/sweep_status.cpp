@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/count_text.hpp"
 #include "common/duration_text.hpp"
 #include "coord/coordinator.hpp"
 #include "hpo/config.hpp"
@@ -165,11 +166,11 @@ std::string FormatSweepStatus(const SweepStatus& status) {
   if (!status.running) {
     if (status.ended || (status.planned && finished >= *status.planned)) {
       out << "state: finished";
-      if (status.paused > 0) out << " (" << status.paused << " left paused at a rung)";
+      if (status.paused > 0) out << " (" << status.paused << " left paused)";
       out << "\n";
     } else {
       out << "state: not running";
-      if (status.planned) out << ", " << *status.planned - finished << " trials left";
+      if (status.planned) out << ", " << CountOf(*status.planned - finished, "trial") << " left";
       out << " (resume it with hpo sweep --resume)\n";
     }
   } else if (status.planned && status.groups > 0 && finished + status.paused > 0) {
@@ -179,8 +180,8 @@ std::string FormatSweepStatus(const SweepStatus& status) {
     out << "state: running, ~"
         << FormatDuration(static_cast<double>(left) * status.mean_duration_s /
                           static_cast<double>(status.groups))
-        << " left (" << left << " trials at " << FormatDuration(status.mean_duration_s)
-        << " each on " << status.groups << " groups)\n";
+        << " left (" << CountOf(left, "trial") << " at " << FormatDuration(status.mean_duration_s)
+        << " each on " << CountOf(status.groups, "group") << ")\n";
   } else {
     out << "state: running\n";
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "common/count_text.hpp"
 #include "search/conditions.hpp"
 #include "search/sampling.hpp"
 
@@ -139,8 +140,8 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
       ++used;
     }
     const int64_t rows = static_cast<int64_t>(study.trials.size());
-    std::string line = "warm start: " + std::to_string(used) + " of " + std::to_string(rows) +
-                       " trials of " + path;
+    std::string line =
+        "warm start: " + std::to_string(used) + " of " + CountOf(rows, "trial") + " of " + path;
     if (!omitted.Text().empty()) line += " (not used: " + omitted.Text() + ")";
     if (!partial.Text().empty()) {
       line += " (used for the parameters they have: " + partial.Text() + ")";
@@ -155,7 +156,7 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
     }
     loaded.summary.push_back(line);
     loaded.fingerprint += (loaded.fingerprint.empty() ? "" : "; ") + path + ": " +
-                          std::to_string(rows) + " trials, " + std::to_string(used) + " used";
+                          CountOf(rows, "trial") + ", " + std::to_string(used) + " used";
   }
   *warm_start = std::move(loaded);
   return Status::Ok();

@@ -279,8 +279,8 @@ void PrintBestTrial(const SweepConfig& config, const TrialResult& best) {
 Status ReportFinishedStudy(const SweepConfig& config, SweepSession& session,
                            const std::string& study_path) {
   const Coordinator& coordinator = session.coordinator();
-  std::cout << "the study is already finished: " << coordinator.trials_finished()
-            << " trials, nothing left to run" << std::endl;
+  std::cout << "the study is already finished: " << CountOf(coordinator.trials_finished(), "trial")
+            << ", nothing left to run" << std::endl;
   if (coordinator.best_trial()) PrintBestTrial(config, *coordinator.best_trial());
   std::cout << "study: " << fs::absolute(study_path).string() << std::endl;
   return session.study().Close();
@@ -511,10 +511,10 @@ std::string ObjectivesText(const SweepConfig& config) {
 // Rank 0, once before the trials start: the sweep in one line.
 void PrintSweepBanner(const SweepConfig& config, const GroupLayout& layout, int world_size,
                       const Coordinator& coordinator, const std::string& study_path) {
-  std::cout << "hpo-mpi " << HPO_VERSION << ": " << world_size << " ranks in " << layout.num_groups
-            << " groups of " << config.execution.ranks_per_trial << " | task "
-            << config.execution.task << " | " << DescribeSearchAndStopping(config) << " | "
-            << coordinator.planned_trials() << " trials"
+  std::cout << "hpo-mpi " << HPO_VERSION << ": " << CountOf(world_size, "rank") << " in "
+            << CountOf(layout.num_groups, "group") << " of " << config.execution.ranks_per_trial
+            << " | task " << config.execution.task << " | " << DescribeSearchAndStopping(config)
+            << " | " << CountOf(coordinator.planned_trials(), "trial")
             << (config.execution.epochs == kUnboundedEpochs
                     ? std::string()
                     : " of " + std::to_string(config.execution.epochs) + " epochs")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/count_text.hpp"
 #include "stopping_rules.hpp"
 
 namespace hpo::sched_internal {
@@ -58,7 +59,7 @@ SchedulerDecision AshaPromotionRule::OnEpoch(int64_t trial_id, int64_t epoch, do
   decision.reason = "paused at rung " + std::to_string(index) + " (epoch " + std::to_string(epoch) +
                     "): " + metric_ + " " + FormatParamValue(ParamValue(objective)) +
                     " not in the top 1/" + std::to_string(eta_) + " of " +
-                    std::to_string(recorded_[index].size()) + " trials at this rung so far";
+                    CountOf(recorded_[index].size(), "trial") + " at this rung so far";
   return decision;
 }
 

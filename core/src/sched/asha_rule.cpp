@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "common/count_text.hpp"
 #include "stopping_rules.hpp"
 
 namespace hpo::sched_internal {
@@ -52,8 +53,8 @@ SchedulerDecision AshaRule::OnEpoch(int64_t trial_id, int64_t epoch, double obje
     decision.reason = "stopped at rung " + std::to_string(index) + " (epoch " +
                       std::to_string(epoch) + "): " + (strict_ ? "" : "best ") + metric_ + " " +
                       FormatParamValue(ParamValue(condition)) + (strict_ ? "" : " so far") +
-                      " not in the top 1/" + std::to_string(eta_) + " of " + std::to_string(count) +
-                      " trials at this rung";
+                      " not in the top 1/" + std::to_string(eta_) + " of " +
+                      CountOf(count, "trial") + " at this rung";
     return decision;
   }
   // Between rungs: is the best so far still in the top 1/eta of the last rung passed?
@@ -66,7 +67,7 @@ SchedulerDecision AshaRule::OnEpoch(int64_t trial_id, int64_t epoch, double obje
   decision.keep_going = false;
   decision.reason = "stopped at epoch " + std::to_string(epoch) + ": best " + metric_ + " " +
                     FormatParamValue(ParamValue(best_so_far)) + " so far no longer in the top 1/" +
-                    std::to_string(eta_) + " of " + std::to_string(count) + " trials at rung " +
+                    std::to_string(eta_) + " of " + CountOf(count, "trial") + " at rung " +
                     std::to_string(index) + " (epoch " + std::to_string(rungs_[index]) + ")";
   return decision;
 }

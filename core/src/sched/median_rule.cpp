@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/count_text.hpp"
 #include "stopping_rules.hpp"
 
 namespace hpo::sched_internal {
@@ -89,7 +90,7 @@ SchedulerDecision MedianRule::OnEpoch(int64_t trial_id, int64_t epoch, double ob
   decision.reason =
       "stopped at epoch " + std::to_string(epoch) + " by the median rule: best " + metric_ + " " +
       FormatParamValue(ParamValue(best)) + " worse than the median running average " +
-      FormatParamValue(ParamValue(median)) + " of " + std::to_string(averages.size()) + " trials";
+      FormatParamValue(ParamValue(median)) + " of " + CountOf(averages.size(), "trial");
   return decision;
 }
 
