@@ -111,8 +111,13 @@ class InstalledPackage(unittest.TestCase):
         out = self.tmp / "out"
         # `render` needs only the program and the config: it runs beside the sweep.
         render = self.start_command([program, "render", "sbatch", "--config", config])
-        self.run_command([ARGS.mpirun, "--oversubscribe", "-np", "2", program, "sweep",
-                          "--config", config, "--output", out], timeout=600)
+        swept = self.run_command([ARGS.mpirun, "--oversubscribe", "-np", "2", program, "sweep",
+                                  "--config", config, "--output", out], timeout=600)
+        # Both ranks are groups of the sweep. Which of them trained which trial is not asserted:
+        # the trials take milliseconds, and on a loaded machine one group may finish all six
+        # before the other asks (dispatch is asynchronous). A rank that failed or hung would fail
+        # the run above.
+        self.assertIn("2 ranks in 2 groups of 1", swept)
 
         study = out / "study.h5"
         with h5py.File(study, "r") as f:
@@ -123,7 +128,7 @@ class InstalledPackage(unittest.TestCase):
         self.assertEqual(set(trials["status"].tolist()), {b"completed"})
         self.assertTrue(set(trials["activation"].tolist()) <= {b"relu", b"tanh"})
         self.assertTrue(set(trials["layers"].tolist()) <= {1, 2, 3})
-        self.assertEqual(set(trials["group"].tolist()), {0, 1})  # both ranks trained
+        self.assertTrue(set(trials["group"].tolist()) <= {0, 1}, trials["group"])
         for name in ("train_loss", "val_loss", "val_accuracy", "val_macro_f1", "epoch_time_s"):
             self.assertIn(name, curves.dtype.names)
         self.assertEqual(len(curves), run_cap * epochs)
