@@ -410,8 +410,8 @@ class Promotion(ResilienceCase):
 
         rc, log = run(2, output, ["--resume"], config=config)
         self.assertEqual(rc, 0, log)
-        self.assertRegex(log, r"resuming the study: .* finished, \d+ to continue from their "
-                                  r"checkpoints, \d+ paused\n")
+        self.assertRegex(log, r"resuming the study: .* finished, \d+ to continue from "
+                                  r"(its checkpoint|their checkpoints), \d+ paused\n")
         after = self.assert_consistent(study, log)
         for trial_id, row in before.items():  # every trial before the kill is still there
             self.assertIn(trial_id, after)

@@ -191,6 +191,8 @@ TEST(CountOfTest, OneTakesTheSingularAnyOtherCountThePlural) {
   EXPECT_EQ(CountOf(1, "trial"), "1 trial");
   EXPECT_EQ(CountOf(0, "trial"), "0 trials");
   EXPECT_EQ(CountOf(12, "trial"), "12 trials");
+  EXPECT_EQ(ToContinueFromCheckpoints(1), "1 to continue from its checkpoint");
+  EXPECT_EQ(ToContinueFromCheckpoints(2), "2 to continue from their checkpoints");
 }
 
 TEST_F(SweepStatusTest, APathWithoutAStudyIsBadInput) {

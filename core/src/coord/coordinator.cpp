@@ -293,7 +293,7 @@ Status Coordinator::Restore(const StudyContents& study) {
   ran_before_this_run_ = trials_finished_ + static_cast<int64_t>(paused_.size());
   if (deps_.progress != nullptr) {
     *deps_.progress << "resuming the study: " << CountOf(trials_finished_, "trial") << " finished, "
-                    << requeued_.size() << " to continue from their checkpoints";
+                    << ToContinueFromCheckpoints(requeued_.size());
     if (!paused_.empty()) *deps_.progress << ", " << paused_.size() << " paused";
     *deps_.progress << std::endl;
   }

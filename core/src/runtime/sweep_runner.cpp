@@ -544,10 +544,9 @@ Status FinishSweep(const SweepConfig& config, const SweepOptions& options, TaskR
   if (coordinator.interrupted()) {
     outcome = Status::Interrupted(
         "the sweep was interrupted: " + CountOf(coordinator.trials_finished(), "trial") +
-        " finished, " + std::to_string(coordinator.trials_unfinished()) +
-        " to continue from their checkpoints; the study is saved in " + study_path +
-        "; continue it with: hpo sweep --config " + options.config_path + " --output " +
-        config.execution.output + " --resume");
+        " finished, " + ToContinueFromCheckpoints(coordinator.trials_unfinished()) +
+        "; the study is saved in " + study_path + "; continue it with: hpo sweep --config " +
+        options.config_path + " --output " + config.execution.output + " --resume");
   } else {
     outcome = RecordBestTrial(config, coordinator, runner, &session.study(), study_path);
     if (outcome.ok() && coordinator.too_many_failures()) {
