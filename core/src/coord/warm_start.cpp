@@ -155,8 +155,9 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
                           : "; they seed the search, not early stopping (other epochs per trial)";
     }
     loaded.summary.push_back(line);
+    // Stored in the study and compared on resume: its words stay as studies have them.
     loaded.fingerprint += (loaded.fingerprint.empty() ? "" : "; ") + path + ": " +
-                          CountOf(rows, "trial") + ", " + std::to_string(used) + " used";
+                          std::to_string(rows) + " trials, " + std::to_string(used) + " used";
   }
   *warm_start = std::move(loaded);
   return Status::Ok();
