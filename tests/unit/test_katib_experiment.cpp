@@ -176,6 +176,20 @@ TEST(KatibExperiment, FileCollectorWithKatibsFilterIsMetricsFile) {
   EXPECT_EQ(again.command.metrics_file->filters, config.command.metrics_file->filters);
 }
 
+// Found by fuzz_config: a backreference number near 2^63 overflowed std::regex's counter (UBSan).
+TEST(KatibExperiment, AHugeBackreferenceInAFilterIsBadInput) {
+  const std::string collector =
+      Replace(kKatibFileCollector, "(\\\\.\\\\d+)?)}", "(\\\\.\\\\9223372036854775808)?)}");
+  SweepConfig config;
+  const Status status = Parse(WithCollector(collector), &config);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  EXPECT_NE(status.message().find("is not a regular expression: a repetition count or "
+                                  "backreference is over 1000"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(status.message().find("experiment.yaml:"), 0u) << status.message();
+}
+
 TEST(KatibExperiment, FileCollectorJsonAndKatibsDefaults) {
   SweepConfig config;
   const Status parsed = Parse(WithCollector("  metricsCollectorSpec:\n"
@@ -246,6 +260,23 @@ TEST(KatibExperiment, EnvValuesAreTheProgramsEnvironmentAsWritten) {
   const Status reparsed = Parse(config.text, &again);
   ASSERT_TRUE(reparsed.ok()) << reparsed.message() << "\n" << config.text;
   EXPECT_EQ(again.command.environment, config.command.environment);
+}
+
+// Found by fuzz_config: a list entry that is text where Katib has a mapping is passed over as
+// before (an env entry without name and value; a metric strategy), not an uncaught exception.
+TEST(KatibExperiment, TextWhereAnEntryMappingBelongsIsPassedOver) {
+  std::string text = Replace(Example("random.yaml"), "                command:",
+                             "                env:\n                  - JUST_TEXT\n"
+                             "                command:");
+  text = Replace(text, "    goal: 0.99", "    goal: 0.99\n    metricStrategies:\n      - latest");
+  SweepConfig config;
+  const Status status = Parse(text, &config);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(config.command.environment.empty());
+  EXPECT_TRUE(Listed(config,
+                     "spec.trialTemplate.trialSpec.spec.template.spec.containers[0].env[0]"
+                     " (line 57): only name and value are passed on"));
+  EXPECT_TRUE(Listed(config, "spec.objective (line 11): Katib scores a trial by its best report"));
 }
 
 struct BadSpec {
@@ -355,6 +386,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "ConfigMap"},
         BadSpec{"OldApiVersion", "random.yaml", "kubeflow.org/v1beta1", "kubeflow.org/v1alpha3",
                 "experiment.yaml:4: apiVersion: hpo reads Katib's kubeflow.org/v1beta1"},
+        // Found by fuzz_config: text where the pod's spec mapping belongs.
+        BadSpec{"PodSpecIsText", "random.yaml",
+                "template:\n          spec:", "template:\n          spec: a pod\n          unused:",
+                "experiment.yaml:49: spec.trialTemplate.trialSpec.spec.template.spec.containers: "
+                "missing"},
         BadSpec{"NotANumber", "random.yaml", "min: \"0.01\"", "min: \"low\"",
                 "experiment.yaml:28: spec.parameters[0].feasibleSpace.min: must be a number, "
                 "got 'low'"}),

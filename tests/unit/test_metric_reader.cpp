@@ -472,6 +472,21 @@ TEST(MetricReaderCreate, BadRegex) {
   EXPECT_EQ(CheckMetricDefinitions({{"loss", "("}}).code(), Status::Code::kBadInput);
 }
 
+// libstdc++ copies a repeated atom once per count (a count in the millions exhausts memory) and
+// overflows its counter on a number near 2^63 (found by fuzz_config): such counts and
+// backreferences are refused before std::regex sees them; ordinary ones still compile.
+TEST(MetricReaderCreate, HugeRepetitionsAndBackreferencesAreRefused) {
+  for (const char* regex : {"loss=(\\d{1,99999999})", "loss=(\\d{1001})", "(l)=(\\d)\\1001",
+                            "(l)(\\.\\9223372036854775808)"}) {
+    const Status status = CheckMetricDefinitions({{"loss", regex}});
+    EXPECT_EQ(status.message(), std::string("metric_definitions[0].regex: '") + regex +
+                                    "' is not a regular expression: a repetition count or "
+                                    "backreference is over 1000");
+  }
+  EXPECT_TRUE(CheckMetricDefinitions({{"loss", "loss=(\\d{1,1000})[{99999}]\\{99999\\}"}}).ok());
+  EXPECT_TRUE(CheckMetricDefinitions({{"loss", "(l)=(\\d+)\\1"}}).ok());
+}
+
 TEST(MetricReaderCreate, NoCaptureGroup) {
   const Status status = CheckMetricDefinitions({{"loss", "loss: (?:[0-9.]+)"}});
   EXPECT_EQ(status.code(), Status::Code::kBadInput);

@@ -14,6 +14,7 @@
 #include "parameter_parser.hpp"
 #include "program/command_line.hpp"
 #include "program/metric_reader.hpp"
+#include "program/user_regex.hpp"
 #include "section_parsers.hpp"
 
 namespace hpo::config_internal {
@@ -217,11 +218,10 @@ Status ParseMetricsFile(const ErrorFormatter& errors, const Field& field, Metric
     HPO_RETURN_IF_ERROR(ReadStringList(errors, *filters, &spec->filters));
     for (size_t i = 0; i < spec->filters.size(); ++i) {
       std::regex compiled;
-      try {
-        compiled = std::regex(spec->filters[i], std::regex::ECMAScript);
-      } catch (const std::regex_error& error) {
-        return errors.At(*filters, "[" + std::to_string(i) + "] '" + spec->filters[i] +
-                                       "' is not a regular expression: " + error.what());
+      const Status compiling = CompileUserRegex(spec->filters[i], &compiled);
+      if (!compiling.ok()) {
+        return errors.At(*filters, "[" + std::to_string(i) + "] '" + spec->filters[i] + "' " +
+                                       compiling.message());
       }
       if (compiled.mark_count() < 2) {
         return errors.At(*filters, "[" + std::to_string(i) + "] '" + spec->filters[i] +

@@ -640,6 +640,22 @@ Status ParseBare(const ErrorFormatter& errors, const MappingFields& sweep,
                                        &parsed->command);
 }
 
+// A Katib Experiment or SageMaker tuning job -> the hpo config text it reads as. The translators
+// check the shape of every key they read; a value of the wrong shape they missed (a list or text
+// where a mapping belongs) still ends as an error at its line, never as an uncaught exception.
+Status TranslateForeignSpec(const ErrorFormatter& errors, const YAML::Node& root, bool katib,
+                            std::string* translated, TranslationNotes* notes) {
+  try {
+    return katib ? TranslateKatibExperiment(errors, root, errors.file(), translated, notes)
+                 : TranslateSageMakerTuningJob(errors, root, errors.file(), translated, notes);
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    return Status::BadInput(errors.file() + ":" + std::to_string(line) + ": this " +
+                            (katib ? "Katib Experiment" : "SageMaker tuning job") +
+                            " has a value of the wrong shape here (" + e.msg + ")");
+  }
+}
+
 }  // namespace
 
 void ApplyDefaultSearch(bool has_asha, bool has_median_stopping, SweepConfig* config) {
@@ -683,9 +699,7 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
     }
     std::string translated;
     TranslationNotes notes;
-    HPO_RETURN_IF_ERROR(katib
-                            ? TranslateKatibExperiment(errors, root, path, &translated, &notes)
-                            : TranslateSageMakerTuningJob(errors, root, path, &translated, &notes));
+    HPO_RETURN_IF_ERROR(TranslateForeignSpec(errors, root, katib, &translated, &notes));
     SweepConfig parsed;
     const std::string translated_file = path + " (as the hpo config it reads as)";
     const Status translated_parse =

@@ -8,6 +8,7 @@
 
 #include "common/utf8.hpp"
 #include "program/python_dict.hpp"
+#include "program/user_regex.hpp"
 
 namespace hpo {
 
@@ -330,11 +331,8 @@ Status CompileDefinitions(const std::vector<MetricDefinition>& definitions,
     const std::string where =
         "metric_definitions[" + std::to_string(i) + "].regex: '" + definitions[i].regex + "'";
     std::regex regex;
-    try {
-      regex.assign(definitions[i].regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& error) {
-      return Status::BadInput(where + " is not a regular expression: " + error.what());
-    }
+    const Status compiling = CompileUserRegex(definitions[i].regex, &regex);
+    if (!compiling.ok()) return Status::BadInput(where + " " + compiling.message());
     if (regex.mark_count() < 1) {
       return Status::BadInput(where + " has no capture group (the value is the first group)");
     }

@@ -375,10 +375,11 @@ Status KatibFindContainers(ForeignSpecReader& reader, const YAML::Node& trial_sp
                            "' trials have no hpo equivalent; use a batch/v1 Job or a "
                            "PyTorchJob (its Master and Worker replicas become one trial's ranks)");
   }
-  if (!pod || !pod["containers"] || !pod["containers"].IsSequence()) {
+  const YAML::Node pod_containers = KatibMember(pod, "containers");
+  if (!pod_containers || !pod_containers.IsSequence()) {
     return reader.Fail(spec, pod_path + ".containers", "missing");
   }
-  *containers = pod["containers"];
+  *containers = pod_containers;
   *containers_path = pod_path + ".containers";
   return Status::Ok();
 }
@@ -452,16 +453,18 @@ Status KatibTranslateEnvironment(ForeignSpecReader& reader, const YAML::Node& co
   YAML::Node environment;
   for (size_t i = 0; i < env.size(); ++i) {
     const std::string at = env_path + "[" + std::to_string(i) + "]";
-    if (!env[i]["name"] || !env[i]["value"]) {
+    const YAML::Node name_node = KatibMember(env[i], "name");
+    const YAML::Node value_node = KatibMember(env[i], "value");
+    if (!name_node || !value_node) {
       reader.Ignore(env[i], at, "only name and value are passed on");
       continue;
     }
     std::string name;
     std::string value;
-    HPO_RETURN_IF_ERROR(reader.String(env[i]["name"], at + ".name", &name));
-    HPO_RETURN_IF_ERROR(reader.String(env[i]["value"], at + ".value", &value));
+    HPO_RETURN_IF_ERROR(reader.String(name_node, at + ".name", &name));
+    HPO_RETURN_IF_ERROR(reader.String(value_node, at + ".value", &value));
     HPO_RETURN_IF_ERROR(
-        KatibReplaceTrialParameters(reader, env[i]["value"], at + ".value", references, &value));
+        KatibReplaceTrialParameters(reader, value_node, at + ".value", references, &value));
     environment[name] = value;
     reader.Origin("environment." + name, env[i], at);
   }
@@ -730,8 +733,8 @@ Status KatibTranslateObjective(ForeignSpecReader& reader, const YAML::Node& obje
   bool latest = false;
   const YAML::Node strategies = objective["metricStrategies"];
   for (size_t i = 0; strategies && strategies.IsSequence() && i < strategies.size(); ++i) {
-    const YAML::Node name_node = strategies[i]["name"];
-    const YAML::Node value = strategies[i]["value"];
+    const YAML::Node name_node = KatibMember(strategies[i], "name");
+    const YAML::Node value = KatibMember(strategies[i], "value");
     latest = latest || (name_node && name_node.Scalar() == metric_name && value &&
                         value.Scalar() == "latest");
   }

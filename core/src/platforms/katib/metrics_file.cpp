@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/utf8.hpp"
+#include "program/user_regex.hpp"
 
 namespace hpo {
 
@@ -493,11 +494,10 @@ Status KatibMetricsFile::Create(std::string path, Format format,
   const std::vector<std::string> defaults = {kKatibDefaultFilter};
   for (const std::string& filter : filters.empty() ? defaults : filters) {
     std::regex compiled;
-    try {
-      compiled = std::regex(filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& error) {
-      return Status::BadInput("metrics file " + created.path_ + ": filter '" + filter +
-                              "' is not a regular expression: " + error.what());
+    const Status compiling = CompileUserRegex(filter, &compiled);
+    if (!compiling.ok()) {
+      return Status::BadInput("metrics file " + created.path_ + ": filter '" + filter + "' " +
+                              compiling.message());
     }
     if (compiled.mark_count() < 2) {
       return Status::BadInput("metrics file " + created.path_ + ": filter '" + filter +
