@@ -43,7 +43,7 @@ main_packages=(
   dataset-fashion-mnist
 )
 packages=(
-  build-essential cmake git pkg-config
+  build-essential cmake git pkg-config ccache
   libopenmpi-dev openmpi-bin
   libtorch-dev libopenblas0-pthread
   libhdf5-dev libyaml-cpp-dev libboost-program-options-dev zlib1g-dev libfp16-dev
