@@ -6,6 +6,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/infinity.hpp"
 #include "common/utf8.hpp"
 #include "program/python_dict.hpp"
 #include "program/user_regex.hpp"
@@ -15,7 +16,6 @@ namespace hpo {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int kMaxJsonDepth = 64;          // deeper lines are plain text (no stack overflow)
 constexpr size_t kMaxRegexBytes = 4096;    // longer line parts are not searched by definitions
 constexpr double kMaxStepNumber = 9.0e15;  // exactly representable, far from int64_t's limits

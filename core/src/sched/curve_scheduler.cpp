@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/bytes.hpp"
+#include "common/infinity.hpp"
 #include "search/gaussian_process.hpp"
 
 namespace hpo::sched_internal {
@@ -14,7 +15,6 @@ namespace hpo::sched_internal {
 namespace {
 
 constexpr char kCurveStateTag[] = "hpo.scheduler.curves.v1";
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 }  // namespace
 

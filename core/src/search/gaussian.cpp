@@ -3,11 +3,12 @@
 #include <cmath>
 #include <limits>
 
+#include "common/infinity.hpp"
+
 namespace hpo {
 
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kSqrtTwoPi = 2.50662827463100050242;
 
 }  // namespace

@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/infinity.hpp"
+
 namespace hpo {
 
 namespace {
-
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 double Uniform(double min, double max, std::mt19937_64& rng) {
   // libstdc++ can round a draw up to `max`; clamping keeps the closed interval exact.

@@ -6,11 +6,11 @@
 #include <memory>
 #include <utility>
 
+#include "common/infinity.hpp"
+
 namespace hpo {
 
 namespace {
-
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // A task with fixed lists (MakeTaskDescription).
 class FixedTaskDescription final : public TaskDescription {
