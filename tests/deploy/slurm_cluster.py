@@ -49,8 +49,9 @@ Behaviours worth knowing (measured with Debian 12's slurm-wlm 22.05.8; see test_
   will not start it again before the job credential of the last run has expired. It then starts
   at the main scheduler's next pass (every sched_interval seconds, default 60: up to ~3 minutes
   after the requeue on a default cluster). This cluster sets `AuthInfo=...,cred_expire=10` and
-  `SchedulerParameters=sched_interval=2`, so a requeued job starts again about 12 s later by
-  itself; `release_begin_time()` (`scontrol update jobid=N StartTime=now`) starts it at once.
+  `SchedulerParameters=sched_interval=1,batch_sched_delay=0`, so a requeued job starts again
+  about 11 s later by itself, and a submitted one within a second (not up to 3 s later);
+  `release_begin_time()` (`scontrol update jobid=N StartTime=now`) starts it at once.
 * `scontrol requeue` of a running job ends the run like a cancel (SIGTERM to the batch shell and
   every process of the job, "CANCELLED ... DUE TO JOB REQUEUE" in the log) unless the batch
   script has already exited; the job keeps its id, Restarts and SLURM_RESTART_COUNT count up.
@@ -551,8 +552,9 @@ TaskPlugin=task/none
 MpiDefault=none
 SchedulerType=sched/builtin
 # The main scheduler also runs every sched_interval seconds (default 60): a requeued job whose
-# BeginTime has passed starts at the next pass, no event wakes the scheduler for it.
-SchedulerParameters=sched_interval=2
+# BeginTime has passed starts at the next pass, no event wakes the scheduler for it. With
+# batch_sched_delay=0 a submitted batch job is scheduled at once (by default up to 3 s later).
+SchedulerParameters=sched_interval=1,batch_sched_delay=0
 ReturnToService=2
 JobRequeue=1
 SlurmdParameters=config_overrides

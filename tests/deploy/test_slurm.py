@@ -283,6 +283,7 @@ class CpuScript(SlurmCase):
 
     def test_job_array_runs_one_study_per_task(self):
         # Two configs, two array tasks of 2 tasks each (one group): OUTPUT/task_0, OUTPUT/task_1.
+        # --ntasks-per-node=2 (the script asks for 4): both tasks fit on the node at once.
         second = os.path.join(self.tmp, "second.yaml")
         with open(QUICK) as f:
             text = f.read()
@@ -290,7 +291,8 @@ class CpuScript(SlurmCase):
             f.write(text.replace("seed: 5", "seed: 6").replace("run_cap: 4", "run_cap: 2"))
         output = os.path.join(self.tmp, "array")
         job, log = self.submit("hpo-cpu.sbatch", [QUICK, second], log_name="%A_%a",
-                               options=["--array=0-1", "--ntasks=2"], env={"HPO_OUTPUT": output})
+                               options=["--array=0-1", "--ntasks=2", "--ntasks-per-node=2"],
+                               env={"HPO_OUTPUT": output})
         for task, config in enumerate([QUICK, second]):
             task_job = "%s_%d" % (job, task)
             task_log = log.replace("%A_%a", task_job)

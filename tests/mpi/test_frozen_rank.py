@@ -35,11 +35,15 @@ PEER_TIMEOUT_S = 3
 # three first results come in together; the resume has five at most left.
 TRIALS = 6
 EPOCHS = 15  # FrozenRank's and FrozenJob's trials: far longer than from a result to the freeze
+TRAIN_SAMPLES = 15000  # FrozenRank's (half synthetic_grid_config's): a trial still lasts seconds
 EXIT_PEER_LOST = 4
 EXIT_MARGIN_S = 45  # a busy 2-core machine: beyond the peer timeout, to the job's exit
 
 FROZEN_JOB_TRIALS = 2  # the freeze falls in the second, which then completes
 FROZEN_JOB_S = 3 * PEER_TIMEOUT_S
+# A fifth of the training set: a DDP group pays an allreduce a step, and its 15 epochs of 6000
+# samples still last seconds, far longer than from a result to the freeze.
+FROZEN_JOB_TRAIN_SAMPLES = 6000
 
 STARVED_ROOT_TRIALS = 8
 WATCH_THREAD = "hpo-peer-watch"  # PeerWatch's thread name
@@ -117,16 +121,21 @@ def sweep_past_its_first_trial(command, env):
 
 
 class FrozenSweepCase(unittest.TestCase):
-    """A sweep of `trials` trials of EPOCHS epochs and `ranks_per_trial` ranks each in a folder of
-    its own."""
-    prefix = trials = ranks_per_trial = None  # set by each suite
+    """A sweep of `trials` trials of EPOCHS epochs and `ranks_per_trial` ranks each, on
+    `train_samples` training samples (None: synthetic_grid_config's), in a folder of its own."""
+    prefix = trials = ranks_per_trial = train_samples = None  # set by each suite
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix=self.prefix)
         self.config = os.path.join(self.tmp, "sweep.yaml")
+        config = synthetic_grid_config(self.trials, self.ranks_per_trial, PEER_TIMEOUT_S,
+                                       epochs=EPOCHS)
+        if self.train_samples is not None:
+            self.assertIn("train_samples: 30000,", config)
+            config = config.replace("train_samples: 30000,",
+                                    "train_samples: %d," % self.train_samples)
         with open(self.config, "w") as f:
-            f.write(synthetic_grid_config(self.trials, self.ranks_per_trial, PEER_TIMEOUT_S,
-                                          epochs=EPOCHS))
+            f.write(config)
         self.output = os.path.join(self.tmp, "out")
         self.env = dict(os.environ, **MPI_ENV)
 
@@ -136,6 +145,7 @@ class FrozenSweepCase(unittest.TestCase):
 
 class FrozenRank(FrozenSweepCase):
     prefix, trials, ranks_per_trial = "hpo-frozen-rank-", TRIALS, 1
+    train_samples = TRAIN_SAMPLES
 
     def test_a_frozen_rank_ends_the_job_and_resume_finishes(self):
         command = ["mpirun", "--oversubscribe", "-np", "3", HPO, "sweep", "--config", self.config,
@@ -174,6 +184,7 @@ class FrozenRank(FrozenSweepCase):
 
 class FrozenJob(FrozenSweepCase):
     prefix, trials, ranks_per_trial = "hpo-frozen-job-", FROZEN_JOB_TRIALS, 2
+    train_samples = FROZEN_JOB_TRAIN_SAMPLES
 
     def test_every_rank_frozen_longer_than_the_timeout_is_no_loss(self):
         """Both ranks of a DDP group stopped together for three peer timeouts, then continued:
@@ -199,23 +210,47 @@ class FrozenJob(FrozenSweepCase):
 
 
 class StarvedRoot(unittest.TestCase):
-    """Both ranks on this machine, one per trial; a sweep interrupted after its first trial, then
-    resumed with rank 0 held one way or another."""
+    """Both ranks on this machine, one per trial; a sweep interrupted after its first trial (once
+    for the suite), then resumed, each test on a copy of it, with rank 0 held one way or another."""
+
+    @staticmethod
+    def write_config(path):
+        """Writes the sweep's config, with a peer_timeout_s scaled with the machine's speed now
+        (a key that may change on resume), to `path`; returns that timeout."""
+        timeout_s = scaled_timeout(PEER_TIMEOUT_S)
+        with open(path, "w") as f:
+            f.write(synthetic_grid_config(STARVED_ROOT_TRIALS, 1, timeout_s))
+        return timeout_s
+
+    @classmethod
+    def setUpClass(cls):
+        cls.interrupted = tempfile.mkdtemp(prefix="hpo-starved-root-")
+        try:
+            config = os.path.join(cls.interrupted, "sweep.yaml")
+            cls.write_config(config)
+            command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO, "sweep",
+                       "--config", config, "--output", os.path.join(cls.interrupted, "out")]
+            with sweep_past_its_first_trial(command, dict(os.environ, **MPI_ENV)) as (job, lines):
+                os.kill(job.pid, signal.SIGUSR1)  # mpirun passes it on: checkpoint and exit 3
+                job.wait(300)
+            if job.returncode != EXIT_INTERRUPTED:
+                raise AssertionError("%s != %d:\n%s" % (job.returncode, EXIT_INTERRUPTED,
+                                                       "".join(lines)))
+        except BaseException:
+            shutil.rmtree(cls.interrupted, ignore_errors=True)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.interrupted, ignore_errors=True)
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="hpo-starved-root-")
-        self.timeout_s = scaled_timeout(PEER_TIMEOUT_S)
         self.config = os.path.join(self.tmp, "sweep.yaml")
-        with open(self.config, "w") as f:
-            f.write(synthetic_grid_config(STARVED_ROOT_TRIALS, 1, self.timeout_s))
+        self.timeout_s = self.write_config(self.config)
         self.output = os.path.join(self.tmp, "out")
+        shutil.copytree(os.path.join(self.interrupted, "out"), self.output)
         self.env = dict(os.environ, **MPI_ENV)
-        command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HPO, "sweep",
-                   "--config", self.config, "--output", self.output]
-        with sweep_past_its_first_trial(command, self.env) as (job, lines):
-            os.kill(job.pid, signal.SIGUSR1)  # mpirun passes it on: checkpoint and exit 3
-            job.wait(300)
-        self.assertEqual(job.returncode, EXIT_INTERRUPTED, "".join(lines))
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)

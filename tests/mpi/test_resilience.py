@@ -667,10 +667,12 @@ class StartAndEnd(ResilienceCase):
         return rank_pids(job)
 
     def two_trials_config(self, *replacements):
-        """configs/synthetic_resume.yaml with 2 trials, not 6: these faults come before the first
-        trial or after the last, so the trials between need only be there."""
+        """configs/synthetic_resume.yaml with 2 trials, not 6, on a quarter of its training set
+        (2048 samples): these faults come before the first trial or after the last, so the trials
+        between need only be there."""
         return self.write_config("two-trials.yaml", edited(
-            base_config(), ("run_cap: 6", "run_cap: 2"), *replacements))
+            base_config(), ("run_cap: 6", "run_cap: 2"),
+            ("train_samples: 8192", "train_samples: 2048"), *replacements))
 
     def test_sigusr1_during_start_up_exits_3_and_resumes(self):
         output = self.out("early-usr1")
@@ -715,10 +717,10 @@ class StartAndEnd(ResilienceCase):
         # peer watch ends with the sweep, before MPI_Finalize waits for every rank.
         # The job ends in MPI_Finalize, peer_timeout_s after rank 0's test: 3 s scaled, as in
         # test_frozen_rank.py, whose sweeps complete under such a peer watch as the two trials
-        # here must. They train on half the data (4096 samples): nothing interrupts them.
+        # here must. They train on two_trials_config's quarter of the data: nothing interrupts
+        # them.
         timeout_s = scaled_timeout(3)
-        config = self.two_trials_config(("train_samples: 8192", "train_samples: 4096"),
-                                        ("test_samples: 512", "test_samples: 400000"))
+        config = self.two_trials_config(("test_samples: 512", "test_samples: 400000"))
         with open(config, "a") as f:
             f.write("peer_timeout_s: %d\n" % timeout_s)
         job = self.start(2, self.out("late-stop"), config=config)

@@ -28,13 +28,13 @@ HPO = None  # set from the command line
 WRAPPER = os.path.join(HERE, "..", "..", "scripts", "hpo-mpirun")
 # HPO_MPIRUN_ABORT_GRACE_S: mpirun is killed this long after hpo ends the job. With a host cut
 # off, mpirun waits on its daemon there and the grace runs out every time, so it is kept short.
-ABORT_GRACE_S = 5
+ABORT_GRACE_S = 3
 PEER_TIMEOUT_S = scaled_timeout(5)  # 5 s on a quiet machine, longer on a busy one
 # Six trials over three groups: by the second result, the groups that finished have been handed
 # another trial each and one is left to hand out, so every group (host 1's too) is training when
 # the host is lost, even should a third result come in first; the resume has four at most left.
 TRIALS = 6
-EPOCHS = 15  # trials of a few seconds: far longer than from the second result to the loss
+EPOCHS = 8  # trials of a second or two: far longer than from the second result to the loss
 # Bounds on a busy 2-core machine: the job must end within the peer timeout, the wrapper's grace
 # and this much, and the ranks cut off from rank 0 within the peer timeout plus the second.
 EXIT_MARGIN_S = ABORT_GRACE_S + 30
@@ -47,6 +47,11 @@ PLAIN_MPIRUN_WARNING = "spans several hosts under plain mpirun"
 def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
     """A grid of TRIALS synthetic trials of EPOCHS epochs, checkpointing every epoch."""
     return synthetic_grid_config(TRIALS, 1, peer_timeout_s, grace_period_s, epochs=EPOCHS)
+
+
+def progress(message):
+    """A time-stamped line on stderr, so a slow or failing run shows where the time went."""
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), message), file=sys.stderr, flush=True)
 
 
 def read_study(path):
@@ -88,8 +93,10 @@ class LostHostCase(unittest.TestCase):
                                     self.output], np=3,
                         cwd=self.tmp, launcher=os.path.abspath(WRAPPER),
                         env={"HPO_MPIRUN_ABORT_GRACE_S": str(ABORT_GRACE_S)})
+        started = time.monotonic()
         with JobOutput(job, trials=2) as output:
             self.assertTrue(output.wait(300), "no two trials finished:\n" + output.text())
+            progress("two trials finished %.1fs after the start" % (time.monotonic() - started))
             # A result is printed when it arrives and published a moment later: lose the host
             # once both are in the study, so that the resume has them to keep.
             study = os.path.join(self.output, "study.h5")
@@ -107,6 +114,7 @@ class LostHostCase(unittest.TestCase):
             except Exception:
                 pass
             ended_after = time.monotonic() - lost_at
+            progress("the job ended (exit %s) %.1fs after the loss" % (job.returncode, ended_after))
         return job.returncode, output.text(), ended_after
 
     def assert_cut_off_ranks_end(self, bed):
@@ -121,9 +129,11 @@ class LostHostCase(unittest.TestCase):
         self.fail("ranks still running on the lost host: %s" % left)
 
     def resume_on_host_0(self, bed, finished_before):
+        started = time.monotonic()
         done = bed.mpirun([HPO, "sweep", "--config", self.config, "--output", self.output,
                            "--resume"], np=2, timeout=300, cwd=self.tmp, hosts=[0])
         self.assertEqual(done.returncode, 0, done.describe())
+        progress("the resume on host 0 took %.1fs" % (time.monotonic() - started))
         trials = read_study(os.path.join(self.output, "study.h5"))
         self.assertEqual(len(trials), TRIALS, trials)
         self.assertTrue(all(status == "completed" for status in trials.values()), trials)

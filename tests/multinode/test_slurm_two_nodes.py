@@ -46,12 +46,9 @@ ARGS = None
 QUICK = os.path.join(DEPLOY, "configs", "slurm_quick.yaml")
 WRAPPER = os.path.abspath(os.path.join(HERE, "..", "..", "scripts", "hpo-mpirun"))
 PEER_TIMEOUT_S = 6
-ABORT_GRACE_S = 10  # HPO_MPIRUN_ABORT_GRACE_S: mpirun is killed this long after hpo ends the job
-# How soon slurmctld takes a silent slurmd's node for DOWN (it pings every third of it). Longer
-# than the peer timeout and the grace, so that the job ends by itself (exit 4) and the script
-# requeues it before Slurm sees the node fail (which would requeue it too): the job ended 16 s after
-# a cut (peer timeout, then the grace), 2 s after a kill. It is most of each test's wait.
-SLURMD_TIMEOUT_S = 36
+# HPO_MPIRUN_ABORT_GRACE_S: mpirun is killed this long after hpo ends the job. With a node cut
+# off, mpirun waits on its daemon there and the grace runs out every time, so it is kept short.
+ABORT_GRACE_S = 3
 # The jobs' environment (sbatch exports it into them): Open MPI as root, oversubscribed, unbound
 # (the nodes share the machine's cores), TCP between the nodes.
 MPI_ENV = {
@@ -67,8 +64,8 @@ MPI_ENV = {
 
 
 def lost_node_config(run_cap):
-    """Trials of a few seconds an epoch on 2 busy cores, checkpointing every epoch, 2 ranks each;
-    a short peer timeout."""
+    """Trials of about a second an epoch on 2 quiet cores (a few on busy ones), checkpointing every
+    epoch, 2 ranks each; a short peer timeout."""
     return ("sweep:\n"
             "  method: random\n"
             "  metric: {name: val_accuracy, goal: maximize}\n"
@@ -79,7 +76,7 @@ def lost_node_config(run_cap):
             "    optimizer: {values: [sgd, adam]}\n"
             "    width: {values: [192, 256]}\n"
             "task: synthetic\n"
-            "synthetic: {train_samples: 12288, val_samples: 1024, test_samples: 512,"
+            "synthetic: {train_samples: 4096, val_samples: 512, test_samples: 512,"
             " features: 64, classes: 4}\n"
             "epochs: 6\n"
             "checkpoint: {interval: 1}\n"
@@ -121,6 +118,16 @@ class TwoNodeCase(unittest.TestCase):
     """Each test gets a bed of HOSTS hosts and a cluster of one node per host; both go at the end,
     passed or failed (processes, namespaces, files)."""
     HOSTS = 2
+    # SlurmdTimeout: how soon slurmctld takes a silent slurmd's node for DOWN. slurmctld pings a
+    # node that has not answered for a third of it, in passes a third of it apart (12 s apart
+    # while the ping of a silent node waits out MessageTimeout, 10 s), and sets a node DOWN whose
+    # last answer was older than SlurmdTimeout at the pass before: 2/3 of it after the node went
+    # silent at the earliest, up to SlurmdTimeout and two passes (measured: 27 s after a cut with
+    # 36 s, 41 s with 30 s, 27 and 29 s after a kill with 18 s). A lost node's suite sets it so
+    # that the earliest DOWN comes well after the job has ended by itself (exit 4) and the
+    # script has requeued it; a node DOWN first would have Slurm requeue the job itself, killing
+    # the script. It is most of each lost node's wait.
+    SLURMD_TIMEOUT_S = 30
 
     def setUp(self):
         self.bed = TestBed(hosts=self.HOSTS, slots=2)
@@ -128,7 +135,7 @@ class TwoNodeCase(unittest.TestCase):
         self.addCleanup(self.bed.close)
         started = time.monotonic()
         self.cluster = slurm_cluster.SlurmCluster(
-            cpus=4, bed=self.bed, slurmd_timeout_s=SLURMD_TIMEOUT_S,
+            cpus=4, bed=self.bed, slurmd_timeout_s=self.SLURMD_TIMEOUT_S,
             deadline=time.monotonic() + ARGS.budget)
         self.cluster.start()
         self.addCleanup(self.cluster.stop)  # runs before the bed's close (last in, first out)
@@ -290,6 +297,10 @@ class LostNodeCase(TwoNodeCase):
 
 
 class NodeCutOff(LostNodeCase):
+    # The job ends the peer timeout plus the grace after the cut (requeued 9 s after it; 16 s
+    # with a grace of 10 s), the node goes DOWN 18 s after it at the earliest.
+    SLURMD_TIMEOUT_S = 27
+
     def test_a_node_cut_off_mid_sweep_requeues_the_job_which_finishes_on_another_node(self):
         names = self.bed.names
         text = self.lose_node_and_finish(lambda: self.bed.cut(1), [
@@ -299,6 +310,10 @@ class NodeCutOff(LostNodeCase):
 
 
 class NodeKilled(LostNodeCase):
+    # mpirun ends the job about 2 s after the kill (requeued 2 to 4 s after it); the node goes
+    # DOWN 16 s after it at the earliest, room for a busy machine's slower requeue.
+    SLURMD_TIMEOUT_S = 24
+
     def test_a_node_whose_processes_die_mid_sweep_requeues_the_job_likewise(self):
         # kill -9 of everything on the node, its slurmd included: mpirun sees its daemon there
         # go first (exit 205), which hpo-mpirun reports as a lost host (4).
