@@ -162,6 +162,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "\"MaxNumberOfTrainingJobs\": 0",
                 ":10: HyperParameterTuningJobConfig.ResourceLimits.MaxNumberOfTrainingJobs (read "
                 "as run_cap): must be >= 1"},
+        // A value of the wrong shape that the translator does not check itself ends as one
+        // error at its line too (TranslateForeignSpec), not an uncaught yaml-cpp exception.
+        BadSpec{"DataSourceIsText", "\"DataSource\": {",
+                "\"DataSource\": \"s3://example-bucket/data\", \"ContentType\": {",
+                ":47: this SageMaker tuning job has a value of the wrong shape here (operator[] "
+                "call on a scalar (key: \"S3DataSource\"))"},
         BadSpec{"RegexWithoutGroup", "\"Regex\": \"Test set: Average loss: ([0-9\\\\.]+)\"",
                 "\"Regex\": \"Test set\"",
                 ":40: TrainingJobDefinition.AlgorithmSpecification.MetricDefinitions[1].Regex: "
