@@ -214,10 +214,19 @@ TEST_F(KatibMetricsFileTest, ADirectoryIsAFailureAndABadFilterBadInput) {
   KatibMetricsFile file = Make(KatibMetricsFile::Format::kText);
   std::vector<std::string> lines;
   EXPECT_EQ(file.Poll(&lines).code(), Status::Code::kFailure);
-  EXPECT_EQ(KatibMetricsFile::Create(path_, KatibMetricsFile::Format::kText, {"(\\w+)=\\d+"},
-                                     "loss", &file)
-                .code(),
-            Status::Code::kBadInput);  // one group: no value
+  const Status one_group = KatibMetricsFile::Create(path_, KatibMetricsFile::Format::kText,
+                                                    {"(\\w+)=\\d+"}, "loss", &file);
+  EXPECT_EQ(one_group.code(), Status::Code::kBadInput);
+  EXPECT_EQ(one_group.message(), "metrics file " + path_ +
+                                     ": filter '(\\w+)=\\d+' needs two groups: the metric's name, "
+                                     "then its value");
+  const Status unclosed = KatibMetricsFile::Create(path_, KatibMetricsFile::Format::kText,
+                                                   {"(\\w+)=(\\d+"}, "loss", &file);
+  EXPECT_EQ(
+      unclosed.message().rfind(
+          "metrics file " + path_ + ": filter '(\\w+)=(\\d+' is not a regular expression: ", 0),
+      0u)
+      << unclosed.message();
 }
 
 TEST(KatibFilterAsEcmaScript, RewritesWhatRe2ReadsOtherwise) {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "parameter_parser.hpp"
+#include "platforms/katib/metrics_file.hpp"
 #include "program/command_line.hpp"
 #include "program/metric_reader.hpp"
-#include "program/user_regex.hpp"
 #include "section_parsers.hpp"
 
 namespace hpo::config_internal {
@@ -218,14 +218,9 @@ Status ParseMetricsFile(const ErrorFormatter& errors, const Field& field, Metric
     HPO_RETURN_IF_ERROR(ReadStringList(errors, *filters, &spec->filters));
     for (size_t i = 0; i < spec->filters.size(); ++i) {
       std::regex compiled;
-      const Status compiling = CompileUserRegex(spec->filters[i], &compiled);
+      const Status compiling = CompileMetricsFileFilter(spec->filters[i], &compiled);
       if (!compiling.ok()) {
-        return errors.At(*filters, "[" + std::to_string(i) + "] '" + spec->filters[i] + "' " +
-                                       compiling.message());
-      }
-      if (compiled.mark_count() < 2) {
-        return errors.At(*filters, "[" + std::to_string(i) + "] '" + spec->filters[i] +
-                                       "' needs two groups: the metric's name, then its value");
+        return errors.At(*filters, "[" + std::to_string(i) + "] " + compiling.message());
       }
     }
   }

@@ -484,6 +484,15 @@ bool KatibFilterAsEcmaScript(const std::string& re2, std::string* ecma_script, s
   return true;
 }
 
+Status CompileMetricsFileFilter(const std::string& filter, std::regex* compiled) {
+  const Status compiling = CompileUserRegex(filter, compiled);
+  if (!compiling.ok()) return Status::BadInput("'" + filter + "' " + compiling.message());
+  if (compiled->mark_count() < 2) {
+    return Status::BadInput("'" + filter + "' needs two groups: the metric's name, then its value");
+  }
+  return Status::Ok();
+}
+
 Status KatibMetricsFile::Create(std::string path, Format format,
                                 const std::vector<std::string>& filters, std::string objective,
                                 KatibMetricsFile* file) {
@@ -494,14 +503,9 @@ Status KatibMetricsFile::Create(std::string path, Format format,
   const std::vector<std::string> defaults = {kKatibDefaultFilter};
   for (const std::string& filter : filters.empty() ? defaults : filters) {
     std::regex compiled;
-    const Status compiling = CompileUserRegex(filter, &compiled);
+    const Status compiling = CompileMetricsFileFilter(filter, &compiled);
     if (!compiling.ok()) {
-      return Status::BadInput("metrics file " + created.path_ + ": filter '" + filter + "' " +
-                              compiling.message());
-    }
-    if (compiled.mark_count() < 2) {
-      return Status::BadInput("metrics file " + created.path_ + ": filter '" + filter +
-                              "' needs two groups: the metric's name, then its value");
+      return Status::BadInput("metrics file " + created.path_ + ": filter " + compiling.message());
     }
     created.filters_.push_back(std::move(compiled));
   }

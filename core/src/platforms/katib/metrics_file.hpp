@@ -38,6 +38,12 @@ extern const char kKatibDefaultFilter[];
 // matches a vertical tab in ECMAScript.
 bool KatibFilterAsEcmaScript(const std::string& re2, std::string* ecma_script, std::string* why);
 
+// Compiles one metrics-file filter (ECMAScript; KatibFilterAsEcmaScript turns Katib's into these),
+// as the config's check and KatibMetricsFile::Create both take it. BadInput, its message for the
+// caller to put after where the filter is: "'FILTER' is not a regular expression: WHY" or
+// "'FILTER' needs two groups: the metric's name, then its value".
+Status CompileMetricsFileFilter(const std::string& filter, std::regex* compiled);
+
 // Reads a Katib File collector's metrics file as it grows, and hands its lines to the trial's
 // MetricReader (program/metric_reader.hpp) in forms it understands:
 //  * TEXT: every match of every filter (all matches of the first, then of the second, ...)
