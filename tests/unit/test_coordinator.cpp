@@ -792,12 +792,8 @@ TEST(CoordinatorResumeTest, ADamagedStateIsBadInput) {
       << other.message();
 }
 
-TEST(CoordinatorResumeTest, ReplayingTheStudyRebuildsTheSearcherAndSchedulerState) {
-  // TPE (past its start-up trials) with ASHA and the median rule, two groups; at the publish one
-  // trial is still running with two epochs reported. A coordinator restored from the published
-  // study (rows and attributes only) must hold the same searcher and scheduler state as the one
-  // that wrote it, though neither state is in the study.
-  const std::string text = R"(task: synthetic
+// TPE (past its start-up trials) with ASHA and the median rule: the state a resume rebuilds.
+constexpr char kReplayedConfig[] = R"(task: synthetic
 epochs: 3
 seed: 5
 search: {model: tpe, startup_trials: 3}
@@ -811,8 +807,75 @@ sweep:
     lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
     width: {values: [8, 16, 32]}
 )";
+
+// Drives a coordinator over kReplayedConfig with two groups: group 1 runs one long trial (two
+// epochs reported, still running at the end) while group 0 runs 12 trials whose accuracy peaks at
+// lr 0.01.
+class ReplayedSweep {
+ public:
+  explicit ReplayedSweep(Coordinator& coordinator) : coordinator_(coordinator) {}
+
+  void Run() {
+    ControlMessage request;
+    request.kind = MessageKind::kRequestTrial;
+    const TrialSpec long_trial = Handle(1, request)->trial;
+    (void)Report(1, long_trial.trial_id, 1, 0.5);
+    for (int i = 0; i < 12; ++i) {
+      RunToTheEnd(Handle(0, request)->trial);
+      if (i == 5) (void)Report(1, long_trial.trial_id, 2, 0.6);  // whatever the verdict
+    }
+  }
+
+ private:
+  std::optional<ControlMessage> Handle(int group, const ControlMessage& message) {
+    std::optional<ControlMessage> reply;
+    EXPECT_TRUE(coordinator_.Handle(group, message, &reply).ok());
+    // A TPE suggestion is computed on the coordinator's worker thread: its answer comes later.
+    while (message.kind == MessageKind::kRequestTrial && !reply) {
+      for (auto& [to, later] : coordinator_.TakeReplies()) {
+        if (to == group) reply = std::move(later);
+      }
+      std::this_thread::yield();
+    }
+    return reply;
+  }
+
+  bool Report(int group, int64_t trial, int64_t epoch, double accuracy) {
+    ControlMessage message;
+    message.kind = MessageKind::kEpochReport;
+    message.trial_id = trial;
+    message.metrics = {epoch, {1.0, 1.0, accuracy, 0.1}};
+    return Handle(group, message)->keep_going;
+  }
+
+  // Group 0 trains `trial` until the scheduler stops it or its 3 epochs are done.
+  void RunToTheEnd(const TrialSpec& trial) {
+    const double lr = std::get<double>(*FindParam(trial.params, "lr"));
+    ControlMessage done;
+    done.kind = MessageKind::kTrialResult;
+    done.result.trial_id = trial.trial_id;
+    done.result.params = trial.params;
+    done.result.status = TrialStatus::kCompleted;
+    for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+      const double accuracy = 1.0 - std::fabs(std::log10(lr) + 2.0) / static_cast<double>(epoch);
+      done.result.curve.push_back({epoch, {1.0, 1.0, accuracy, 0.1}});
+      if (!Report(0, trial.trial_id, epoch, accuracy)) {
+        done.result.status = epoch < 3 ? TrialStatus::kStopped : TrialStatus::kCompleted;
+        break;
+      }
+    }
+    (void)Handle(0, done);
+  }
+
+  Coordinator& coordinator_;
+};
+
+TEST(CoordinatorResumeTest, ReplayingTheStudyRebuildsTheSearcherAndSchedulerState) {
+  // At the publish one trial is still running with two epochs reported. A coordinator restored
+  // from the published study (rows and attributes only) must hold the same searcher and scheduler
+  // state as the one that wrote it, though neither state is in the study.
   SweepConfig config;
-  ASSERT_TRUE(ParseConfig(text, "replay.yaml", &config).ok());
+  ASSERT_TRUE(ParseConfig(kReplayedConfig, "replay.yaml", &config).ok());
   RecordingStudy study;
   double clock = 0.0;
   study.clock = &clock;
@@ -829,49 +892,7 @@ sweep:
   Searcher* searcher = nullptr;
   Scheduler* scheduler = nullptr;
   std::unique_ptr<Coordinator> coordinator = make(&searcher, &scheduler);
-  const auto handle = [&](int group, const ControlMessage& message) {
-    std::optional<ControlMessage> reply;
-    EXPECT_TRUE(coordinator->Handle(group, message, &reply).ok());
-    // A TPE suggestion is computed on the coordinator's worker thread: its answer comes later.
-    while (message.kind == MessageKind::kRequestTrial && !reply) {
-      for (auto& [to, later] : coordinator->TakeReplies()) {
-        if (to == group) reply = std::move(later);
-      }
-      std::this_thread::yield();
-    }
-    return reply;
-  };
-  const auto report = [&](int group, int64_t trial, int64_t epoch, double accuracy) {
-    ControlMessage message;
-    message.kind = MessageKind::kEpochReport;
-    message.trial_id = trial;
-    message.metrics = {epoch, {1.0, 1.0, accuracy, 0.1}};
-    return handle(group, message)->keep_going;
-  };
-  ControlMessage request;
-  request.kind = MessageKind::kRequestTrial;
-  // Group 1 runs one long trial; group 0 runs 12 trials meanwhile.
-  const TrialSpec long_trial = handle(1, request)->trial;
-  (void)report(1, long_trial.trial_id, 1, 0.5);
-  for (int i = 0; i < 12; ++i) {
-    const TrialSpec trial = handle(0, request)->trial;
-    const double lr = std::get<double>(*FindParam(trial.params, "lr"));
-    ControlMessage done;
-    done.kind = MessageKind::kTrialResult;
-    done.result.trial_id = trial.trial_id;
-    done.result.params = trial.params;
-    done.result.status = TrialStatus::kCompleted;
-    for (int64_t epoch = 1; epoch <= 3; ++epoch) {
-      const double accuracy = 1.0 - std::fabs(std::log10(lr) + 2.0) / static_cast<double>(epoch);
-      done.result.curve.push_back({epoch, {1.0, 1.0, accuracy, 0.1}});
-      if (!report(0, trial.trial_id, epoch, accuracy)) {
-        done.result.status = epoch < 3 ? TrialStatus::kStopped : TrialStatus::kCompleted;
-        break;
-      }
-    }
-    handle(0, done);
-    if (i == 5) (void)report(1, long_trial.trial_id, 2, 0.6);  // whatever the verdict
-  }
+  ReplayedSweep(*coordinator).Run();
   ASSERT_TRUE(coordinator->Publish().ok());
   const std::string searcher_state = searcher->SaveState();
   const std::string scheduler_state = scheduler->SaveState();
@@ -968,6 +989,33 @@ TEST_F(CoordinatorTest, AnInterruptionWhileASuggestionIsComputedAnswersNoMoreTri
   EXPECT_EQ(coordinator.trials_unfinished(), 0u);
 }
 
+// Validation accuracies of an `epochs`-epoch curve: half of `last` until its last epoch.
+std::vector<double> RisingTo(int64_t epochs, double last) {
+  std::vector<double> values(static_cast<size_t>(epochs), last / 2);
+  values.back() = last;
+  return values;
+}
+
+// `trial_id`'s rows in the study: paused at rung 0 (epoch 1), paused at rung 1 (epochs 2-3),
+// completed (epochs 4-9), one start per run.
+void ExpectPausedAtBothRungsThenCompleted(const std::vector<TrialResult>& rows, int64_t trial_id) {
+  std::vector<const TrialResult*> runs;
+  for (const TrialResult& row : rows) {
+    if (row.trial_id == trial_id) runs.push_back(&row);
+  }
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0]->status, TrialStatus::kPaused);
+  EXPECT_EQ(runs[1]->status, TrialStatus::kPaused);
+  ASSERT_EQ(runs[1]->curve.size(), 2u);
+  EXPECT_EQ(runs[1]->curve.front().epoch, 2);
+  EXPECT_EQ(runs[2]->status, TrialStatus::kCompleted);
+  EXPECT_EQ(runs[2]->epochs, 9);
+  EXPECT_LE(runs[0]->start_time_s, runs[1]->start_time_s);
+  EXPECT_LE(runs[1]->start_time_s, runs[2]->start_time_s);
+  ASSERT_EQ(runs[2]->curve.size(), 6u);
+  EXPECT_EQ(runs[2]->curve.front().epoch, 4);
+}
+
 TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   config_.sweep.run_cap = 4;
   config_.execution.epochs = 9;
@@ -980,11 +1028,6 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   const std::unique_ptr<Coordinator> made =
       MakeWith(2, std::make_unique<ScriptedSearcher>(std::nullopt), std::move(scheduler));
   Coordinator& coordinator = *made;
-  const auto accuracies = [](int64_t epochs, double last) {
-    std::vector<double> values(static_cast<size_t>(epochs), last / 2);
-    values.back() = last;
-    return values;
-  };
   // A trial reaching a rung outside its top 1/3 so far pauses: told to checkpoint and stop.
   EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
   EXPECT_EQ(Request(coordinator, 1).trial.trial_id, 1);
@@ -1024,7 +1067,7 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   // Trial 1 pauses again at rung 1 (alone there); then nothing runs, so it is promoted anyway.
   EXPECT_TRUE(Report(coordinator, 0, 1, 2, 0.72).keep_going);
   EXPECT_TRUE(Report(coordinator, 0, 1, 3, 0.75).interrupt);
-  ASSERT_TRUE(SendResult(coordinator, 0, 1, TrialStatus::kRunning, accuracies(3, 0.75)).ok());
+  ASSERT_TRUE(SendResult(coordinator, 0, 1, TrialStatus::kRunning, RisingTo(3, 0.75)).ok());
   const auto replies = coordinator.TakeReplies();
   ASSERT_EQ(replies.size(), 1u);
   EXPECT_EQ(replies[0].first, 1);
@@ -1034,7 +1077,7 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   for (int64_t epoch = 4; epoch <= 9; ++epoch) {
     EXPECT_TRUE(Report(coordinator, 1, 1, epoch, 0.8).keep_going);
   }
-  ASSERT_TRUE(SendResult(coordinator, 1, 1, TrialStatus::kCompleted, accuracies(9, 0.8)).ok());
+  ASSERT_TRUE(SendResult(coordinator, 1, 1, TrialStatus::kCompleted, RisingTo(9, 0.8)).ok());
   const auto last = coordinator.TakeReplies();
   ASSERT_EQ(last.size(), 1u);
   EXPECT_EQ(last[0].second.kind, MessageKind::kNoMoreTrials);
@@ -1042,21 +1085,7 @@ TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   EXPECT_TRUE(coordinator.Finished());
   ASSERT_TRUE(coordinator.Publish().ok());
 
-  // Trial 1's rows: paused at rung 0 (epoch 1), at rung 1 (epochs 2-3), completed (epochs 4-9).
-  std::vector<const TrialResult*> rows_of_1;
-  for (const TrialResult& row : study_.rows) {
-    if (row.trial_id == 1) rows_of_1.push_back(&row);
-  }
-  ASSERT_EQ(rows_of_1.size(), 3u);
-  EXPECT_EQ(rows_of_1[1]->status, TrialStatus::kPaused);
-  ASSERT_EQ(rows_of_1[1]->curve.size(), 2u);
-  EXPECT_EQ(rows_of_1[1]->curve.front().epoch, 2);
-  EXPECT_EQ(rows_of_1[2]->status, TrialStatus::kCompleted);
-  EXPECT_EQ(rows_of_1[2]->epochs, 9);
-  EXPECT_LE(rows_of_1[0]->start_time_s, rows_of_1[1]->start_time_s);  // one start per run
-  EXPECT_LE(rows_of_1[1]->start_time_s, rows_of_1[2]->start_time_s);
-  ASSERT_EQ(rows_of_1[2]->curve.size(), 6u);
-  EXPECT_EQ(rows_of_1[2]->curve.front().epoch, 4);
+  ExpectPausedAtBothRungsThenCompleted(study_.rows, 1);
   EXPECT_EQ(coordinator.trials_finished(), 1);
   EXPECT_EQ(coordinator.trials_paused(), 3u);
   // Trial 1's last line: 1 of 4 finished and the 3 others paused, so no time is left to run.
