@@ -353,6 +353,76 @@ TEST(CurveSchedulerTest, OnceOnlyContendersMayGoOnATrialDoesNotPauseForOneThatMa
   EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);
 }
 
+// A real sweep's first 11 trials (bench/configs/fmnist_outcome_bohb.yaml, seed 2: validation
+// accuracy per epoch, 9 epochs, rungs at 1 and 3, 10 start-up trials), as the scheduler saw them
+// once trial 10 finished: trials 2, 3, 6 and 10 complete (3 leads at 0.9185), the others paused.
+const std::map<int64_t, std::vector<double>>& Seed2Curves() {
+  static const std::map<int64_t, std::vector<double>> curves = {
+      {0, {0.8247, 0.8497}},
+      {1, {0.8708, 0.8842, 0.8940, 0.8887}},
+      {2, {0.8622, 0.8873, 0.8950, 0.9035, 0.9047, 0.9050, 0.9118, 0.9083, 0.9173}},
+      {3, {0.8928, 0.8855, 0.9028, 0.9097, 0.9128, 0.9117, 0.9080, 0.9147, 0.9185}},
+      {4, {0.8135, 0.8482}},
+      {5, {0.8457, 0.8713, 0.8830, 0.8867}},
+      {6, {0.8647, 0.8820, 0.8907, 0.8958, 0.9023, 0.9042, 0.9060, 0.9077, 0.9028}},
+      {7, {0.8827, 0.8895, 0.8937}},
+      {8, {0.8452, 0.8777, 0.8818, 0.8822}},
+      {9, {0.8078, 0.8427}},
+      {10, {0.8648, 0.8952, 0.8997, 0.8980, 0.9072, 0.9013, 0.9015, 0.9060, 0.8990}}};
+  return curves;
+}
+
+// The curve scheduler of that sweep with run_cap `run_cap`, its trials replayed (without trial
+// 10 when `with_trial_10` is false).
+std::unique_ptr<Scheduler> Seed2Scheduler(int64_t run_cap, bool with_trial_10) {
+  SweepConfig config = CurvesConfig(run_cap, 10);
+  config.sweep.metric.name = "val_accuracy";
+  config.sweep.metric.goal = Goal::kMaximize;
+  config.execution.epochs = 9;
+  config.sweep.early_terminate.min_iter = 1;
+  std::unique_ptr<Scheduler> scheduler;
+  EXPECT_TRUE(MakeScheduler(config, &scheduler).ok());
+  for (const auto& [id, accuracies] : Seed2Curves()) {
+    if (id == 10 && !with_trial_10) continue;
+    std::map<int64_t, double> reports;
+    for (size_t i = 0; i < accuracies.size(); ++i) {
+      reports[static_cast<int64_t>(i) + 1] = accuracies[i];
+    }
+    scheduler->ReplayTrial(id, reports,
+                           accuracies.size() == 9 ? TrialStatus::kCompleted : TrialStatus::kPaused);
+  }
+  return scheduler;
+}
+
+TEST(CurveSchedulerTest, WhileNewTrialsCanStartAPausedTrialThatMayNotEndBestIsNotPromoted) {
+  // A new trial's value is the mean EI of the trials seen; with trial 3 ahead of them all it was
+  // as small as a hopeless trial's, and the sweep promoted sgd trials predicted 0.86-0.90 for 20
+  // of its next epochs (trial 0 first) while no new trial started. A free group starts one.
+  std::unique_ptr<Scheduler> scheduler = Seed2Scheduler(40, true);
+  EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);
+  EXPECT_EQ(scheduler->paused_trials(), 7u);
+  // Once no new trial can start, those paused before the last rung still go on.
+  EXPECT_TRUE(Seed2Scheduler(11, true)->Promote(/*idle=*/false).has_value());
+}
+
+TEST(CurveSchedulerTest, WhileNewTrialsCanStartATrialThatMayNotEndBestGivesWayPastTheLastRung) {
+  // The same sweep trained trial 10 (adamw, lr 8.2e-3) to its 9th epoch, to end at 0.899.
+  const std::vector<double>& accuracies = Seed2Curves().at(10);
+  std::unique_ptr<Scheduler> scheduler = Seed2Scheduler(40, false);
+  scheduler->ReplayTrial(10, {{1, accuracies[0]}, {2, accuracies[1]}}, TrialStatus::kRunning);
+  EXPECT_TRUE(scheduler->OnEpoch(10, 3, accuracies[2]).keep_going);  // may end best
+  const SchedulerDecision decision = scheduler->OnEpoch(10, 4, accuracies[3]);
+  EXPECT_TRUE(decision.pause);
+  EXPECT_EQ(decision.reason,
+            "paused at epoch 4: predicted final val_accuracy 0.908 +- 0.0039; under a 5 % chance "
+            "to end best, it gives way to new trials");
+  // Once no new trial can start it trains on: nothing else could use the group.
+  scheduler = Seed2Scheduler(11, false);
+  scheduler->ReplayTrial(10, {{1, accuracies[0]}, {2, accuracies[1]}}, TrialStatus::kRunning);
+  EXPECT_TRUE(scheduler->OnEpoch(10, 3, accuracies[2]).keep_going);
+  EXPECT_TRUE(scheduler->OnEpoch(10, 4, accuracies[3]).keep_going);
+}
+
 TEST(CurveSchedulerTest, ATrialThatStallsAfterTheFirstRungGivesWayBeforeTheNext) {
   // Trial 0 is ahead and steep at epoch 4 (the first rung), then flat at 0.30 from epoch 5:
   // judged at every epoch, it pauses for the steep trial 1 before the second rung (12).

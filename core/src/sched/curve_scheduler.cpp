@@ -99,12 +99,17 @@ CurveScheduler::Valuation CurveScheduler::Value() const {
   return valuation;
 }
 
-bool CurveScheduler::MayGoOn(const Option& option, const Valuation& valuation) const {
-  if (!option.paused) return false;
-  if (!valuation.only_contenders || option.trained < rungs_.back()) return true;
+bool CurveScheduler::MayEndBest(const Option& option, const Valuation& valuation) {
   const FinalPrediction report{option.prediction.mean,
                                option.prediction.variance + valuation.report_variance};
-  return ProbabilityOfImprovement(report, valuation.incumbent) >= kLatePromotionProbability;
+  return ProbabilityOfImprovement(report, valuation.incumbent) >= kGoOnProbability;
+}
+
+bool CurveScheduler::MayGoOn(const Option& option, const Valuation& valuation) const {
+  if (!option.paused) return false;
+  if (std::isfinite(valuation.new_trial_value)) return MayEndBest(option, valuation);
+  return !valuation.only_contenders || option.trained < rungs_.back() ||
+         MayEndBest(option, valuation);
 }
 
 std::string CurveScheduler::Describe(const FinalPrediction& prediction) const {
@@ -139,13 +144,18 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
       rival = "paused trial " + std::to_string(other.trial_id);
     }
   }
-  if (own.continue_value >= best_other) return decision;
+  // Past the last rung a trial gives way to new ones when it may not end best.
+  const bool gives_way = std::isfinite(valuation.new_trial_value) && epoch >= rungs_.back() &&
+                         !MayEndBest(own, valuation);
+  if (own.continue_value >= best_other && !gives_way) return decision;
   decision.keep_going = false;
   decision.pause = true;
   trial.paused = true;
+  const std::string why =
+      gives_way ? "under a " + GoOnPercent() + " % chance to end best, it gives way to new trials"
+                : rival + " is expected to gain more per epoch";
   decision.reason = "paused at epoch " + std::to_string(epoch) + ": predicted final " + metric_ +
-                    " " + Describe(own.prediction) + "; " + rival +
-                    " is expected to gain more per epoch";
+                    " " + Describe(own.prediction) + "; " + why;
   return decision;
 }
 
@@ -185,10 +195,12 @@ size_t CurveScheduler::paused_trials() const {
                                            [](const auto& entry) { return entry.second.paused; }));
 }
 
+std::string CurveScheduler::GoOnPercent() {
+  return std::to_string(static_cast<int>(std::lround(kGoOnProbability * 100)));
+}
+
 std::string CurveScheduler::WhyLeftPaused() const {
-  return "past the last rung, each under a " +
-         std::to_string(static_cast<int>(std::lround(kLatePromotionProbability * 100))) +
-         " % chance to end best";
+  return "past the last rung, each under a " + GoOnPercent() + " % chance to end best";
 }
 
 void CurveScheduler::ReplayTrial(int64_t trial_id, const std::map<int64_t, double>& reports,

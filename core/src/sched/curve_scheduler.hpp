@@ -28,29 +28,39 @@ namespace hpo::sched_internal {
 //    startup_trials) trials have reported (explore first), -infinity once run_cap trials have
 //    reported or Promote(idle true) was called (no new trial can start; not in the saved state: a
 //    resumed sweep learns it again at its first idle Promote).
+// A trial "may end best" when its probability of ending below the incumbent is at least
+// kGoOnProbability. That probability adds one report's scatter about its trend
+// (CurvePredictor::ReportVariance) to the prediction's variance: the trial's final value is one
+// report, and where the sweep's curves run parallel their gains agree more closely than one report
+// is precise (a real sweep left every trial paused at the last rung at +- 0.0011, its validation
+// accuracy on 6,000 images scattering by about 0.003).
 // A trial is judged at every epoch from the first early_terminate rung on (freeze-thaw: a trial
 // that passed the rungs may still give way later): it goes on when its value is at least a new
 // trial's and that of every paused trial Promote may take; otherwise it pauses ("paused at epoch E:
-// predicted final METRIC M +- S, a new trial / trial J is worth more per epoch"). A non-finite
-// report it is judged at stops the trial. Before the first rung, and at the last epoch, trials go
-// on. Promote returns the paused trial of highest value (lowest id on ties): while new trials can
-// start (idle false, fewer than run_cap reported) when it is worth at least a new trial. Once
-// none can, it returns it while no trial has trained every epoch; after that, the highest-valued
-// of the paused trials that trained fewer epochs than the last rung or whose probability of ending
-// below the incumbent is at least kLatePromotionProbability (the others stay paused, and the sweep
-// ends without them). That probability adds one report's scatter about its trend
-// (CurvePredictor::ReportVariance) to the prediction's variance: the trial's final value is one
-// report, and where the sweep's curves run parallel their gains agree more closely than one
-// report is precise (a real sweep left every trial paused at the last rung at +- 0.0011, its
-// validation accuracy on 6,000 images scattering by about 0.003). Before the last rung a prediction
-// rests mostly on the sweep's complete curves, those of settings that led early and gained little
-// later: on the recorded Fashion-MNIST curves a threshold of 1e-6 left as many sweeps short of 0.87
-// as 5 % did, and sparing the trials before the last rung (9 of 27 epochs) cut those from 22 to 5
-// of 200 (bench/RESULTS.md). State: every trial's losses and whether it is paused; rebuilt on
-// resume by ReplayTrial.
+// predicted final METRIC M +- S, a new trial / trial J is worth more per epoch"). While new trials
+// can start (past the start-up), a trial at or past the last rung that may not end best also
+// pauses ("..., under a 5 % chance to end best, it gives way to new trials"). A non-finite report
+// it is judged at stops the trial. Before the first rung, and at the last epoch, trials go on.
+// Promote returns the paused trial of highest value (lowest id on ties): while new trials can
+// start (idle false, fewer than run_cap reported), when it is worth at least a new trial and, past
+// the start-up, may end best. Once none can, it returns it while no trial has trained every epoch;
+// after that, the highest-valued of the paused trials that trained fewer epochs than the last rung
+// or may end best (the others stay paused, and the sweep ends without them).
+// Why a floor on the chance and not only the value per epoch: a new trial's value is the mean EI
+// of the trials seen, and once a finished trial leads them all by far that mean is as small as any
+// hopeless trial's. A real sweep (bench/RESULTS.md, 2026-11-30 seed 2) then promoted and trained on
+// paused trials predicted 0.87-0.89 against an incumbent of 0.9185, 20 of its first 68 epochs,
+// while no new trial started. On the recorded Fashion-MNIST curves the floor left the medians
+// within noise (102.5 to 103 epochs to 0.87). Applied to running trials before the last rung it
+// cost 124-150 there, and so did raising a new trial's value instead (185-226.5): a prediction
+// before the last rung rests mostly on the sweep's complete curves, those of settings that led
+// early and gained little later. For the same reason, once no new trial can start, the trials
+// before the last rung are spared: there a threshold of 1e-6 left as many sweeps short of 0.87 as
+// 5 % did, and sparing them (9 of 27 epochs) cut those from 22 to 5 of 200. State: every trial's
+// losses and whether it is paused; rebuilt on resume by ReplayTrial.
 class CurveScheduler final : public Scheduler {
  public:
-  static constexpr double kLatePromotionProbability = 0.05;
+  static constexpr double kGoOnProbability = 0.05;
   // Tuned on the recorded Fashion-MNIST curves (bench/peers/_target.py, seeds 1-100) and checked
   // on seeds 101-200: at 1 (no discount) new trials crowded out the long curves that reach 0.87
   // (median epochs 168 and 150.5 against 159.5 and 116 at 0.3); 0.1-0.5 did about as well.
@@ -118,9 +128,11 @@ class CurveScheduler final : public Scheduler {
   void Record(int64_t epoch, double objective, TrialCurve* trial) const;
   void Update(TrialCurve* trial) const;
   Valuation Value() const;
-  // Whether `option` is a paused trial that Promote may take: all of them, until only contenders
-  // may go on (see the class comment).
+  // Whether `option` may end best (see the class comment).
+  static bool MayEndBest(const Option& option, const Valuation& valuation);
+  // Whether `option` is a paused trial that Promote may take (see the class comment).
   bool MayGoOn(const Option& option, const Valuation& valuation) const;
+  static std::string GoOnPercent();  // kGoOnProbability in percent, for messages
   std::string Fingerprint() const;
   std::string Describe(const FinalPrediction& prediction) const;
 
