@@ -396,7 +396,7 @@ std::unique_ptr<Scheduler> Seed2Scheduler(int64_t run_cap, bool with_trial_10) {
 
 TEST(CurveSchedulerTest, WhileNewTrialsCanStartAPausedTrialThatMayNotEndBestIsNotPromoted) {
   // A new trial's value is the mean EI of the trials seen; with trial 3 ahead of them all it was
-  // as small as a hopeless trial's, and the sweep promoted sgd trials predicted 0.86-0.90 for 20
+  // as small as a hopeless trial's, and the sweep promoted sgd trials predicted 0.87-0.90 for 20
   // of its next epochs (trial 0 first) while no new trial started. A free group starts one.
   std::unique_ptr<Scheduler> scheduler = Seed2Scheduler(40, true);
   EXPECT_EQ(scheduler->Promote(/*idle=*/false), std::nullopt);

@@ -49,7 +49,7 @@ namespace hpo::sched_internal {
 // Why a floor on the chance and not only the value per epoch: a new trial's value is the mean EI
 // of the trials seen, and once a finished trial leads them all by far that mean is as small as any
 // hopeless trial's. A real sweep (bench/RESULTS.md, 2026-11-30 seed 2) then promoted and trained on
-// paused trials predicted 0.87-0.89 against an incumbent of 0.9185, 20 of its first 68 epochs,
+// paused trials predicted 0.87-0.90 against an incumbent of 0.9185, 20 of its first 68 epochs,
 // while no new trial started. On the recorded Fashion-MNIST curves the floor left the medians
 // within noise (102.5 to 103 epochs to 0.87). Applied to running trials before the last rung it
 // cost 124-150 there, and so did raising a new trial's value instead (185-226.5): a prediction
