@@ -144,7 +144,7 @@ SchedulerDecision CurveScheduler::OnEpoch(int64_t trial_id, int64_t epoch, doubl
       rival = "paused trial " + std::to_string(other.trial_id);
     }
   }
-  // Past the last rung a trial gives way to new ones when it may not end best.
+  // While new trials can start, a trial at or past the last rung that may not end best gives way.
   const bool gives_way = std::isfinite(valuation.new_trial_value) && epoch >= rungs_.back() &&
                          !MayEndBest(own, valuation);
   if (own.continue_value >= best_other && !gives_way) return decision;
