@@ -4,8 +4,9 @@ select after EPOCH_CAP cumulative epochs, and the pause/promotion churn that too
 
 Per seed S, one real sweep of CONFIG (default bench/configs/fmnist_outcome_bohb.yaml: the
 Fashion-MNIST CNN, 40 trials of up to 9 epochs, `method: bayes` with hyperband and no `search:`
-keys, 2-rank trials) with `seed: S`, under `mpirun -np RANKS`. Once the study holds EPOCH_CAP
-epochs (its /curves rows; polled every 5 s, so at most the epochs of one poll more), the sweep gets
+keys, 2-rank trials) with `seed: S`, under `mpirun -np RANKS`. Once the sweep has trained EPOCH_CAP
+epochs (the study's /curves rows and the running trials' epochs beyond them, which `hpo status`
+reads; polled every 5 s, so the running trials may finish the epoch they are in), the sweep gets
 SIGUSR1 (Slurm's preemption signal; mpirun forwards it, and would kill the job on SIGTERM),
 checkpoints its running trial and exits 3, as a preempted job does. Then:
 
@@ -73,14 +74,22 @@ def stop_requested(signum, frame):
         job.send_signal(signal.SIGUSR1)
 
 
-def study_epochs(study):
-    """Epochs the study holds (its newest published /curves count), 0 before the first."""
+def study_epochs(study, hpo):
+    """Epochs the sweep has trained: its study's newest published /curves rows, plus the epochs
+    its running trials hold beyond their rows there (a trial's rows land when it pauses or ends;
+    `hpo status` reads its last epoch from the running state, published every few seconds)."""
     try:
         with h5py.File(study, "r") as f:
-            published = f["published"][:]
-    except (OSError, KeyError):
+            published = max(f["published"][:], key=lambda row: row["sequence"])
+            trial_ids = f["curves"]["trial_id"][:published["curves"]].tolist()
+    except (OSError, KeyError, ValueError):  # no study yet, or none published
         return 0
-    return int(max(published, key=lambda row: row["sequence"])["curves"]) if len(published) else 0
+    status = subprocess.run([hpo, "status", study], capture_output=True, text=True)
+    if status.returncode != 0:
+        sys.exit("hpo status %s: %s" % (study, status.stderr.strip()))
+    running = re.findall(r"trial (\d+) \(epoch (\d+)", status.stdout)
+    return len(trial_ids) + sum(max(0, int(epoch) - trial_ids.count(int(trial)))
+                                for trial, epoch in running)
 
 
 def run_until(hpo, config, ranks, folder, cap):
@@ -89,7 +98,7 @@ def run_until(hpo, config, ranks, folder, cap):
     study = os.path.join(folder, "out", "study.h5")
     command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), hpo, "sweep",
                "--config", config, "--output", os.path.join(folder, "out")]
-    if study_epochs(study) >= cap:
+    if study_epochs(study, hpo) >= cap:
         return 0  # measured already
     if os.path.exists(study):
         command.append("--resume")  # a run stopped before the cap (a session's end, say)
@@ -101,7 +110,7 @@ def run_until(hpo, config, ranks, folder, cap):
         if RUNNING["stop"]:  # SIGUSR1 came while it started
             job.send_signal(signal.SIGUSR1)
         try:
-            while job.poll() is None and study_epochs(study) < cap:
+            while job.poll() is None and study_epochs(study, hpo) < cap:
                 time.sleep(5)
             if job.poll() is None:
                 job.send_signal(signal.SIGUSR1)  # mpirun forwards it; SIGTERM kills
@@ -234,7 +243,7 @@ def main():
                           % (seed, code, os.path.join(folder, "log.txt")), flush=True)
                     results.append((False, False))
                     continue
-                held = study_epochs(os.path.join(folder, "out", "study.h5"))
+                held = study_epochs(os.path.join(folder, "out", "study.h5"), os.path.abspath(args.hpo))
                 if code == PREEMPTED_EXIT and held < args.epoch_cap:  # stopped by someone else
                     print("bench=tuning_outcome seed=%d epochs=%d goal=unmeasured (stopped before "
                           "the cap; the same command resumes it) check=ok" % (seed, held))
