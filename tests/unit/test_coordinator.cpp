@@ -12,6 +12,7 @@
 
 #include "common/seeding.hpp"
 #include "coord/coordinator.hpp"
+#include "coordinator_test_support.hpp"
 #include "hpo/task_catalog.hpp"
 #include "sched/scheduler.hpp"
 #include "search/searcher.hpp"
@@ -657,12 +658,8 @@ struct ScriptedSweep {
   }
 
   std::unique_ptr<Coordinator> MakeCoordinator() {
-    CoordinatorDeps deps;
-    EXPECT_TRUE(MakeSearcher(config, &deps.searcher).ok());
-    EXPECT_TRUE(MakeScheduler(config, &deps.scheduler).ok());
-    deps.study = &study;
+    CoordinatorDeps deps = test_support::ConfiguredDeps(config, &study);
     deps.artifacts = &artifacts;
-    deps.clock = [] { return 0.0; };
     return std::make_unique<Coordinator>(config, 2, std::move(deps));
   }
 
@@ -880,14 +877,8 @@ TEST(CoordinatorResumeTest, ReplayingTheStudyRebuildsTheSearcherAndSchedulerStat
   double clock = 0.0;
   study.clock = &clock;
   const auto make = [&](Searcher** searcher, Scheduler** scheduler) {
-    CoordinatorDeps deps;
-    EXPECT_TRUE(MakeSearcher(config, &deps.searcher).ok());
-    EXPECT_TRUE(MakeScheduler(config, &deps.scheduler).ok());
-    *searcher = deps.searcher.get();
-    *scheduler = deps.scheduler.get();
-    deps.study = &study;
-    deps.clock = [] { return 0.0; };
-    return std::make_unique<Coordinator>(config, 2, std::move(deps));
+    return std::make_unique<Coordinator>(
+        config, 2, test_support::ConfiguredDeps(config, &study, searcher, scheduler));
   };
   Searcher* searcher = nullptr;
   Scheduler* scheduler = nullptr;

@@ -15,6 +15,7 @@
 
 #include "coord/coordinator.hpp"
 #include "coord/warm_start.hpp"
+#include "coordinator_test_support.hpp"
 #include "hpo/config.hpp"
 #include "hpo/task_catalog.hpp"
 #include "sched/scheduler.hpp"
@@ -577,13 +578,7 @@ TEST(WarmStartCoordinatorTest, AResumeRebuildsTheStateTheWarmStartedSweepHad) {
             "  early_terminate: {type: hyperband, min_iter: 1, eta: 2}\n");
   NullStudy study;
   const auto make = [&](Searcher** searcher, Scheduler** scheduler) {
-    CoordinatorDeps deps;
-    EXPECT_TRUE(MakeSearcher(config, &deps.searcher).ok());
-    EXPECT_TRUE(MakeScheduler(config, &deps.scheduler).ok());
-    *searcher = deps.searcher.get();
-    *scheduler = deps.scheduler.get();
-    deps.study = &study;
-    deps.clock = [] { return 0.0; };
+    CoordinatorDeps deps = test_support::ConfiguredDeps(config, &study, searcher, scheduler);
     deps.warm_start.trials = SpreadPriors(5);
     deps.warm_start.fingerprint = "earlier: 5 trials, 5 used";
     return std::make_unique<Coordinator>(config, 1, std::move(deps));
