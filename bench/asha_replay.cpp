@@ -5,6 +5,7 @@
 //   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --target VALUE --system SYSTEM
 //                         --seeds FIRST-LAST [--workers 2] [--run-cap 100]
 //   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --nearest NAME=VALUE,... [...]
+//   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --calibration
 // SPEC: `random` (no early stopping), `stopping:MIN_ITER:ETA` or `promotion:MIN_ITER:ETA` (ASHA's
 // two variants with those rungs below the studies' epochs), or either kind with `-oracle` (e.g.
 // `promotion-oracle:1:3`): the scheduler is told each trial's best value of its whole curve at
@@ -27,38 +28,45 @@
 // bench/peers/_export_curves.py is a tabular blackbox over CONFIG's search space, the one
 // bench/peers/_curves.py defines: a configuration trains along the recorded curve of its nearest
 // recorded configuration (squared distance over the parameters scaled to [0, 1]: log_uniform_values
-// on the log of the value, uniform and int_uniform linearly, a list of numbers by position,
-// index / (n - 1), a list of strings as a mismatch; ties to the first row). SYSTEM sets the
-// method and early stopping over CONFIG's space, everything else at hpo's defaults:
-// hpo_random (random search), hpo_stopping and hpo_promotion (random + ASHA's stopping or
-// promotion variant, rungs 1/3/9: min_iter 1, eta 3), hpo_bayes_stopping (method bayes with
-// search.model tpe, i.e. multivariate TPE, + early_terminate hyperband: ASHA; hpo's default
-// before 2026-11-29), hpo_bayes_promotion,
-// hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler sobol: the Sobol
-// start-up), hpo_curves (search.model curves with early_terminate: the learning-curve model and
-// its scheduler, judging from epoch 1 on), hpo_curves_sobol (the same with the Sobol start-up),
-// hpo_random_curves (method random with search.model curves: random draws, the curve scheduler),
-// hpo_random_sobol_curves (the same with search.sampler sobol: scrambled Sobol draws),
-// hpo_default (method bayes + early_terminate hyperband and no search: keys, as users write it:
-// what hpo::ApplyDefaultSearch makes of it, the curve scheduler with TPE's draws),
-// and oracle_after_N_epochs (oracle_after_1_epoch, oracle_after_3_epochs, ...): the least cost
-// any scheduler can reach on random search's draws when it must train a trial N epochs before
-// judging it (OracleAfterEpochs).
-// One sweep per seed (the config's seed replaced):
-// MakeSearcher and MakeScheduler, told what hpo sweep's coordinator tells them (each epoch:
-// ObserveEpoch, then the scheduler's OnEpoch; a trial's end: Observe with its last value, then
-// OnTrialEnd; a free group takes a promoted trial, else a new suggestion, else, with nothing
-// running, the idle promotion), `workers` groups each training one epoch per time step; the sweep
-// ends at the first epoch reaching the target or when all of run-cap trials ended. Prints one line
-// per seed: its epochs trained by every group, reached 1|0, the trials started, the resumes (paused
-// trials that went on: each a checkpoint read and, for a command trial, a program restarted;
-// 0 for the oracles), and `reachable`: the trials started whose curves reach the target when
-// trained to the end (whether a miss comes from the draws or from the scheduler; 0 for the
-// oracles). Check: those epochs
-// are every epoch the trials trained, the target trial's curve first reaches the target at the
-// epoch that ended the sweep, and random search costs what its suggestions' curves say it must.
+// on the log of the value, uniform, int_uniform and q_uniform linearly, a list of numbers by
+// position, index / (n - 1), a list of strings as a mismatch; ties to the first row). SYSTEM sets
+// the method and early stopping over CONFIG's space, everything else at hpo's defaults: hpo_random
+// (random search), hpo_stopping and hpo_promotion (random + ASHA's stopping or promotion variant,
+// rungs 1/3/9: min_iter 1, eta 3), hpo_bayes_stopping (method bayes with search.model tpe, i.e.
+// multivariate TPE, + early_terminate hyperband: ASHA; hpo's default before 2026-11-29),
+// hpo_bayes_promotion, hpo_gp_stopping (search.model gp), hpo_bayes_sobol_stopping (search.sampler
+// sobol: the Sobol start-up), hpo_curves (search.model curves with early_terminate: the
+// learning-curve model and its scheduler, judging from epoch 1 on), hpo_curves_sobol (the same with
+// the Sobol start-up), hpo_random_curves (method random with search.model curves: random draws, the
+// curve scheduler), hpo_random_sobol_curves (the same with search.sampler sobol: scrambled Sobol
+// draws), hpo_default (method bayes + early_terminate hyperband and no search: keys, as users write
+// it: what hpo::ApplyDefaultSearch makes of it, the curve scheduler with TPE's draws), and
+// oracle_after_N_epochs (oracle_after_1_epoch, oracle_after_3_epochs, ...): the least cost any
+// scheduler can reach on random search's draws when it must train a trial N epochs before judging
+// it (OracleAfterEpochs). One sweep per seed (the config's seed replaced): MakeSearcher and
+// MakeScheduler, told what hpo sweep's coordinator tells them (each epoch: ObserveEpoch, then the
+// scheduler's OnEpoch; a trial's end: Observe with its last value, then OnTrialEnd; a free group
+// takes a promoted trial, else a new suggestion, else, with nothing running, the idle promotion),
+// `workers` groups each training one epoch per time step; the sweep ends at the first epoch
+// reaching the target or when all of run-cap trials ended. Prints one line per seed: its epochs
+// trained by every group, reached 1|0, the trials started, the resumes (paused trials that went on:
+// each a checkpoint read and, for a command trial, a program restarted; 0 for the oracles), and
+// `reachable`: the trials started whose curves reach the target when trained to the end (whether a
+// miss comes from the draws or from the scheduler; 0 for the oracles). Check: those epochs are
+// every epoch the trials trained, the target trial's curve first reaches the target at the epoch
+// that ended the sweep, and random search costs what its suggestions' curves say it must.
 // --nearest prints the row (0-based, in the CSV's order) of each configuration's nearest
 // recorded one, one `nearest=ROW` line each (tests/unit/check_peer_blackbox.py).
+// --calibration checks the curve scheduler's predictor (CurvePredictor) on the CSV's curves, rows
+// with the same configuration and curve counted once: for each epoch k below the last, each
+// curve's final value is predicted from its first k epochs with every other curve as a reference
+// (leave one out), z = (final loss - predicted loss) / sd, sd counting one report's scatter as
+// CurveScheduler::MayEndBest does. One line per k: the curves, the root mean square of z (1 when
+// the predictor knows how much it does not know; above 1 it is overconfident and pauses trials
+// that may still end best), the same without the report's scatter, z's range and the share within
+// the 90 % interval. Check: at least 5 curves, every z finite, and at least 75 % of them within
+// the 90 % interval (the root mean square is for reading: a few curves that take off late, which
+// no predictor sees coming, dominate it).
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -80,6 +88,7 @@
 #include "hpo/config.hpp"
 #include "hpo/task_catalog.hpp"
 #include "sched/scheduler.hpp"
+#include "search/curve_prediction.hpp"
 #include "search/searcher.hpp"
 #include "study/study_file.hpp"
 
@@ -115,6 +124,7 @@ struct Options {
   int64_t first_seed = 1;
   int64_t last_seed = 0;
   std::vector<std::string> nearest;
+  bool calibration = false;
 };
 
 // One simulated sweep's cost: epochs trained until the target; reached false when no trial got
@@ -152,6 +162,10 @@ bool ParseOptions(int argc, char** argv, Options* options) {
     const std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
       options->studies.push_back(arg);
+      continue;
+    }
+    if (arg == "--calibration") {
+      options->calibration = true;
       continue;
     }
     if (i + 1 >= argc) return false;
@@ -198,10 +212,11 @@ bool ParseOptions(int argc, char** argv, Options* options) {
     if (options->config.empty() || !options->studies.empty() || !options->variants.empty()) {
       return false;
     }
-    return !options->nearest.empty() ||
+    return !options->nearest.empty() || options->calibration ||
            (std::isfinite(options->target) && !options->system.empty() &&
             options->first_seed <= options->last_seed);
   }
+  if (options->calibration) return false;
   if (options->variants.empty()) {
     for (const char* spec :
          {"random", "stopping:1:3", "promotion:1:3", "promotion:1:2", "promotion:3:3"}) {
@@ -509,7 +524,8 @@ Blackbox LoadBlackbox(const std::string& csv_path, const hpo::SweepConfig& confi
     } else if (spec.distribution == hpo::Distribution::kLogUniformValues) {
       dimension.kind = Dimension::Kind::kLog;
     } else if (spec.distribution == hpo::Distribution::kUniform ||
-               spec.distribution == hpo::Distribution::kIntUniform) {
+               spec.distribution == hpo::Distribution::kIntUniform ||
+               spec.distribution == hpo::Distribution::kQUniform) {
       dimension.kind = Dimension::Kind::kLinear;
     } else {
       Fail(spec.name + ": distribution " + hpo::DistributionName(spec.distribution) +
@@ -763,9 +779,73 @@ SearchRun OracleAfterEpochs(const hpo::SweepConfig& config, const Blackbox& box,
 }
 
 // The --curves mode: --nearest queries, or one sweep per seed.
+// The box's curves as losses (lower is better), rows with the same point and curve once.
+std::vector<std::vector<double>> DistinctLossCurves(const Blackbox& box) {
+  std::vector<std::vector<double>> losses;
+  for (size_t i = 0; i < box.pool.curves.size(); ++i) {
+    bool repeated = false;
+    for (size_t j = 0; j < i && !repeated; ++j) {
+      repeated = box.points[j] == box.points[i] && box.pool.curves[j] == box.pool.curves[i];
+    }
+    if (repeated) continue;
+    losses.emplace_back();
+    for (double value : box.pool.curves[i]) {
+      losses.back().push_back(box.pool.maximize ? -value : value);
+    }
+  }
+  return losses;
+}
+
+// The standard normal's two-sided 90 % bound.
+constexpr double kNinetyPercentZ = 1.6449;
+
+// --calibration (see the top of the file).
+int RunCalibration(const Blackbox& box) {
+  const std::vector<std::vector<double>> losses = DistinctLossCurves(box);
+  const int64_t epochs = box.pool.epochs;
+  bool all_ok = true;
+  for (int64_t seen = 1; seen < epochs; ++seen) {
+    std::vector<double> z;
+    double square_sum = 0.0;
+    double prediction_only_square_sum = 0.0;
+    for (size_t i = 0; i < losses.size(); ++i) {
+      hpo::CurvePredictor predictor(epochs);
+      for (size_t j = 0; j < losses.size(); ++j) {
+        if (j != i) predictor.AddReference(losses[j]);
+      }
+      const std::vector<double> first(losses[i].begin(), losses[i].begin() + seen);
+      const hpo::FinalPrediction prediction = predictor.Predict(first);
+      const double error = losses[i].back() - prediction.mean;
+      z.push_back(error / std::sqrt(prediction.variance + predictor.ReportVariance()));
+      square_sum += z.back() * z.back();
+      prediction_only_square_sum += error * error / prediction.variance;
+    }
+    const auto n = static_cast<double>(z.size());
+    const double rms = std::sqrt(square_sum / n);
+    const auto within =
+        std::count_if(z.begin(), z.end(), [](double v) { return std::abs(v) <= kNinetyPercentZ; });
+    const double share_within = static_cast<double>(within) / n;
+    const bool check = z.size() >= 5 && std::isfinite(rms) && share_within >= 0.75;
+    all_ok = all_ok && check;
+    hpo::bench::PrintResult(
+        "curve_calibration",
+        {{"curves", std::to_string(z.size())},
+         {"epochs_seen", std::to_string(seen)},
+         {"rms_z", hpo::bench::Number(rms, 3)},
+         {"rms_z_prediction_only",
+          hpo::bench::Number(std::sqrt(prediction_only_square_sum / n), 3)},
+         {"z_min", hpo::bench::Number(*std::min_element(z.begin(), z.end()), 3)},
+         {"z_max", hpo::bench::Number(*std::max_element(z.begin(), z.end()), 3)},
+         {"within_90", hpo::bench::Number(share_within, 3)}},
+        check);
+  }
+  return all_ok ? 0 : 1;
+}
+
 int RunOnCurves(const Options& options) {
   hpo::SweepConfig config = LoadSpaceConfig(options.config);
   const Blackbox box = LoadBlackbox(options.curves, config);
+  if (options.calibration) return RunCalibration(box);
   for (const std::string& query : options.nearest) {
     std::map<std::string, std::string> given;
     for (const std::string& pair : SplitCsvLine(query)) {
@@ -824,6 +904,7 @@ int main(int argc, char** argv) {
                  "--system SYSTEM --seeds FIRST-LAST [--workers N] [--run-cap N]\n"
                  "       hpo_bench_asha_replay --curves CSV --config CONFIG --nearest "
                  "NAME=VALUE,... [...]\n"
+                 "       hpo_bench_asha_replay --curves CSV --config CONFIG --calibration\n"
                  "KIND: stopping, promotion, stopping-oracle or promotion-oracle\n");
     return 2;
   }

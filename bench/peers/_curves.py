@@ -3,7 +3,7 @@
 A configuration proposed anywhere in the search space trains along the recorded curve of its
 nearest recorded configuration, so model-based searchers may propose any point. Distance: the
 squared Euclidean distance over the hyperparameters in the config's order, each scaled to [0, 1]:
-a log-scale range (log_uniform_values) on the log of its value, a uniform range linearly, a list
+a log-scale range (log_uniform_values) on the log of its value, a uniform range (uniform, int_uniform, q_uniform) linearly, a list
 of numbers by the value's position in it (index / (n - 1)), a list of strings as a mismatch (0 or
 1). Ties go to the first row of the CSV. bench/asha_replay.cpp's --curves mode defines the same
 blackbox in C++ (tests/unit/check_peer_blackbox.py checks that they agree).
@@ -35,7 +35,8 @@ def parse_space(config_path):
                           "values": values})
             continue
         distribution = spec.get("distribution", "uniform")
-        kinds = {"log_uniform_values": "log", "uniform": "linear", "int_uniform": "linear"}
+        kinds = {"log_uniform_values": "log", "uniform": "linear", "int_uniform": "linear",
+                 "q_uniform": "linear"}
         if distribution not in kinds:
             raise ValueError("%s: distribution %s is not supported" % (name, distribution))
         space.append({"name": name, "kind": kinds[distribution], "min": float(spec["min"]),

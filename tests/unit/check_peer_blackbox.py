@@ -13,7 +13,11 @@ On a small study file and config it writes (not the recorded pool), checks that:
 - given the bench binary: the C++ blackbox picks the same rows as the Python one for recorded,
   nearby and random points, its hpo_random sweep passes its own check, and the oracle that judges
   each trial after 1 epoch costs no more, seed by seed, than the one judging after 3, random
-  search or the curve scheduler on the same draws.
+  search or the curve scheduler on the same draws;
+- given the bench binary: --calibration counts a curve recorded twice once (the recorded
+  Fashion-MNIST outcome curves: 15 rows, 13 curves, every line check=ok), and fails on curves
+  that stay flat and then jump by amounts their start cannot tell (the predictor is overconfident
+  there).
 Needs h5py and PyYAML (/usr/bin/python3 on the machine image), no peer environment.
 """
 
@@ -85,6 +89,39 @@ def write_study(path):
         f["curves"] = numpy.array(curves, dtype=curve_type)
         f["published"] = numpy.array([record, stale], dtype=record_type)
         f.attrs["metric_name"] = "val_accuracy"
+
+
+def check_calibration(root, bench):
+    """Problems with asha_replay's --calibration mode (see the top of the file)."""
+    problems = []
+    outcome = [bench, "--curves", os.path.join(root, "bench", "peers", "data",
+                                               "fmnist_outcome_curves.csv"),
+               "--config", os.path.join(root, "bench", "configs", "fmnist_outcome_bohb.yaml"),
+               "--calibration"]
+    done = subprocess.run(outcome, capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 8 or \
+            not all(" curves=13 " in line and line.endswith("check=ok") for line in lines):
+        problems.append("--calibration on the outcome curves: exit %d\n%s%s" %
+                        (done.returncode, done.stdout, done.stderr))
+    with tempfile.TemporaryDirectory() as folder:
+        config = os.path.join(folder, "config.yaml")
+        with open(config, "w") as f:
+            f.write(CONFIG)
+        csv_path = os.path.join(folder, "jumps.csv")
+        with open(csv_path, "w") as f:
+            f.write("study,trial_id,lr,batch_size,optimizer,momentum,%s\n"
+                    % ",".join("val_accuracy_%d" % e for e in range(1, 10)))
+            for trial in range(8):
+                final = 0.9 if trial % 2 else 0.5
+                f.write("0,%d,0.001,64,sgd,%g,%s,%g\n"
+                        % (trial, trial / 10, ",".join(["0.5"] * 8), final))
+        done = subprocess.run([bench, "--curves", csv_path, "--config", config,
+                               "--calibration"], capture_output=True, text=True)
+        if done.returncode != 1 or "check=FAILED" not in done.stdout:
+            problems.append("--calibration passed curves whose jumps no start foretells: exit "
+                            "%d\n%s%s" % (done.returncode, done.stdout, done.stderr))
+    return problems
 
 
 def main():
@@ -197,6 +234,8 @@ def main():
             if done.returncode == 0:
                 problems.append("oracle_after_0_epochs was accepted")
 
+    if bench:
+        problems += check_calibration(root, bench)
     for problem in problems:
         print(problem)
     if problems:
