@@ -3,9 +3,9 @@
 A configuration proposed anywhere in the search space trains along the recorded curve of its
 nearest recorded configuration, so model-based searchers may propose any point. Distance: the
 squared Euclidean distance over the hyperparameters in the config's order, each scaled to [0, 1]:
-a log-scale range (log_uniform_values) on the log of its value, a uniform range (uniform, int_uniform, q_uniform) linearly, a list
-of numbers by the value's position in it (index / (n - 1)), a list of strings as a mismatch (0 or
-1). Ties go to the first row of the CSV. bench/asha_replay.cpp's --curves mode defines the same
+a log-scale range (log_uniform_values) on the log of its value, a uniform range (uniform,
+int_uniform, q_uniform) linearly, a list of numbers by the value's position in it
+(index / (n - 1)), a list of strings as a mismatch (0 or 1). Ties go to the first row of the CSV. bench/asha_replay.cpp's --curves mode defines the same
 blackbox in C++ (tests/unit/check_peer_blackbox.py checks that they agree).
 
 The space comes from a config file's `sweep.parameters` (parse_space, which needs PyYAML; the
