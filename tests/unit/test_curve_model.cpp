@@ -108,6 +108,22 @@ TEST(CurvePredictorTest, ShortCurvesTakeTheReferencesMeanGain) {
   EXPECT_EQ(done.variance, 0.0);
 }
 
+TEST(CurvePredictorTest, AFlatStartMayStillTakeOffAsOtherCurvesDid) {
+  // Two of four references stayed flat for 5 epochs, then took off. A curve flat for 3 epochs
+  // fits a flat line exactly, but it is not sure to stay flat: the predictor gave it no chance
+  // to end below 0.5 (its extrapolation's variance 1e-8 outweighed the population's), though
+  // half the references that started so ended at 0.3.
+  CurvePredictor predictor(9);
+  for (int copy = 0; copy < 2; ++copy) {
+    predictor.AddReference({0.9, 0.9, 0.9, 0.9, 0.9, 0.7, 0.5, 0.4, 0.3});
+  }
+  predictor.AddReference({0.9, 0.8, 0.7, 0.6, 0.55, 0.5, 0.47, 0.45, 0.44});
+  predictor.AddReference({0.9, 0.85, 0.8, 0.76, 0.72, 0.7, 0.68, 0.67, 0.66});
+  const FinalPrediction flat = predictor.Predict({0.9, 0.9, 0.9});
+  EXPECT_GT(ProbabilityOfImprovement(flat, 0.5), 0.02);
+  EXPECT_LT(flat.mean, 0.9);
+}
+
 TEST(CurvePredictorTest, WithNothingToGoOnTheSpreadIsTheChangeSoFar) {
   const CurvePredictor predictor(kEpochs);
   const FinalPrediction two = predictor.Predict({0.9, 0.6});

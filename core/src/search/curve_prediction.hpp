@@ -49,8 +49,9 @@ struct FinalPrediction {
 //    proportional to RSS^(-1/2) (their likelihoods' k-th roots: on a few epochs the shapes
 //    cannot be told apart, and the full likelihood gave one all the weight); the variance adds
 //    their spread about the average and (a quarter of the predicted change from the last
-//    loss)^2, since
-//    a shape that fits the epochs seen may still bend otherwise later.
+//    loss)^2, since a shape that fits the epochs seen may still bend otherwise later. Beside the
+//    population's estimate it counts as at most twice as certain (kExtrapolationCertaintyCap):
+//    a curve may still take off as other curves did.
 //  * The population (>= 2 reference curves, complete curves of other trials): the loss at k plus
 //    the references' mean gain from epoch k to final_epoch, with their gains' variance (times
 //    1 + 1/n for the estimated mean).
