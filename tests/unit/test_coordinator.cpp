@@ -789,6 +789,26 @@ TEST(CoordinatorResumeTest, ADamagedStateIsBadInput) {
       << other.message();
 }
 
+TEST(CoordinatorResumeTest, AStudyOfOtherMetricsIsBadInput) {
+  // A config without the study's metrics (a study's stored config, read without its task) found
+  // no objective, and every epoch report replayed as NaN without a word.
+  ScriptedSweep sweep;
+  sweep.Run(0, *sweep.Request(0));
+  StudyContents contents;
+  contents.trials = sweep.study.rows;
+  contents.extra_attributes = sweep.study.attributes;
+  contents.layout.metric_names = sweep.config.metric_names;
+  EXPECT_TRUE(sweep.MakeCoordinator()->Restore(contents).ok());
+  sweep.config.metric_names.clear();
+  const Status status = sweep.MakeCoordinator()->Restore(contents);
+  EXPECT_EQ(status.code(), Status::Code::kBadInput);
+  std::string metrics;
+  for (const std::string& name : contents.layout.metric_names) {
+    metrics += (metrics.empty() ? "" : ", ") + name;
+  }
+  EXPECT_EQ(status.message(), "the study's metrics (" + metrics + ") are not this sweep's ()");
+}
+
 // TPE (past its start-up trials) with ASHA and the median rule: the state a resume rebuilds.
 constexpr char kReplayedConfig[] = R"(task: synthetic
 epochs: 3

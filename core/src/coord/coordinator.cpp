@@ -51,6 +51,13 @@ int64_t PlannedTrialCount(const SweepConfig& config, std::optional<int64_t> spac
 
 namespace {
 
+// NAMES as "a, b, c".
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
 // The wall clock a trial's start_time_s is read from: seconds since the Unix epoch.
 double UnixSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -276,6 +283,12 @@ Status Coordinator::Handle(int group, const ControlMessage& message,
 }
 
 Status Coordinator::Restore(const StudyContents& study) {
+  // The objective is found among the config's metrics: with other metrics every report would
+  // replay as NaN (a study's stored config, read without its task, has none).
+  if (!study.layout.metric_names.empty() && study.layout.metric_names != config_.metric_names) {
+    return Status::BadInput("the study's metrics (" + JoinNames(study.layout.metric_names) +
+                            ") are not this sweep's (" + JoinNames(config_.metric_names) + ")");
+  }
   // A study written before fingerprints (it has searcher_state and no searcher_fingerprint)
   // restores the saved states instead of replaying.
   const bool saved_states = study.extra_attributes.count("searcher_state") != 0 &&

@@ -129,7 +129,8 @@ class Coordinator {
   // its finished trials count towards run_cap, max_failed_trials and the best trial, the searcher
   // and scheduler are rebuilt by replaying them (see above), and the trials that were running are
   // dispatched first. BadInput when the study was written with other search or early stopping
-  // settings or its state is damaged. Replay costs what the sweep's own calls cost.
+  // settings, holds other metrics than the config's (metric_names), or its state is damaged.
+  // Replay costs what the sweep's own calls cost.
   Status Restore(const StudyContents& study);
 
   // The trials a study's last publish recorded as dispatched and not finished, with the epoch
