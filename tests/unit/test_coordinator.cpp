@@ -663,15 +663,20 @@ struct ScriptedSweep {
     return std::make_unique<Coordinator>(config, 2, std::move(deps));
   }
 
+  // The study as a reader finds it: its rows and attributes.
+  StudyContents Contents() const {
+    StudyContents contents;
+    contents.trials = study.rows;
+    contents.extra_attributes = study.attributes;
+    return contents;
+  }
+
   // What a crash leaves: the study as last published (what was staged after it is lost). A new
   // coordinator takes it over.
   void CrashAndResume() {
     study.rows.resize(study.publishes.empty() ? 0 : study.publishes.back());
-    StudyContents contents;
-    contents.trials = study.rows;
-    contents.extra_attributes = study.attributes;
     coordinator = MakeCoordinator();
-    const Status status = coordinator->Restore(contents);
+    const Status status = coordinator->Restore(Contents());
     ASSERT_TRUE(status.ok()) << status.message();
   }
 
@@ -768,9 +773,7 @@ TEST(CoordinatorResumeTest, ACrashAtAnyDispatchResumesLikeTheUninterruptedSweep)
 TEST(CoordinatorResumeTest, ADamagedStateIsBadInput) {
   ScriptedSweep sweep;
   sweep.Run(0, *sweep.Request(0));
-  StudyContents contents;
-  contents.trials = sweep.study.rows;
-  contents.extra_attributes = sweep.study.attributes;
+  StudyContents contents = sweep.Contents();
   contents.extra_attributes["searcher_fingerprint"] = std::string("zz");
   std::unique_ptr<Coordinator> coordinator = sweep.MakeCoordinator();
   const Status status = coordinator->Restore(contents);
@@ -794,9 +797,7 @@ TEST(CoordinatorResumeTest, AStudyOfOtherMetricsIsBadInput) {
   // no objective, and every epoch report replayed as NaN without a word.
   ScriptedSweep sweep;
   sweep.Run(0, *sweep.Request(0));
-  StudyContents contents;
-  contents.trials = sweep.study.rows;
-  contents.extra_attributes = sweep.study.attributes;
+  StudyContents contents = sweep.Contents();
   contents.layout.metric_names = sweep.config.metric_names;
   EXPECT_TRUE(sweep.MakeCoordinator()->Restore(contents).ok());
   sweep.config.metric_names.clear();
