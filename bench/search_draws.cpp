@@ -173,8 +173,8 @@ int main(int argc, char** argv) {
     status = hpo::ParseStoredConfig(study.attributes.config, hpo::BuiltinTaskCatalog(), &config);
   }
   if (!status.ok()) Fail(status.message());
-  // A stored config is read without the task's metrics; the coordinator finds the objective
-  // among them, and would replay every report as NaN without them.
+  // A stored config is read without the task's metrics, and Restore refuses a config without
+  // the study's: they are the study's own.
   config.metric_names = study.layout.metric_names;
   const auto first_id = static_cast<int64_t>(study.trials.size()) + 1000;
   const RestoredSweep sweep = Restore(config, study);

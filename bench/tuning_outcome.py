@@ -243,7 +243,8 @@ def main():
                           % (seed, code, os.path.join(folder, "log.txt")), flush=True)
                     results.append((False, False))
                     continue
-                held = study_epochs(os.path.join(folder, "out", "study.h5"), os.path.abspath(args.hpo))
+                held = study_epochs(os.path.join(folder, "out", "study.h5"),
+                                    os.path.abspath(args.hpo))
                 if code == PREEMPTED_EXIT and held < args.epoch_cap:  # stopped by someone else
                     print("bench=tuning_outcome seed=%d epochs=%d goal=unmeasured (stopped before "
                           "the cap; the same command resumes it) check=ok" % (seed, held))

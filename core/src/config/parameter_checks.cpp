@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/list_text.hpp"
 #include "hpo/task_catalog.hpp"
 #include "search/sampling.hpp"
 
@@ -14,12 +15,6 @@ namespace {
 bool IsEnumerated(Distribution distribution) {
   return distribution == Distribution::kConstant || distribution == Distribution::kCategorical ||
          distribution == Distribution::kCategoricalWithProbabilities;
-}
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string joined;
-  for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
-  return joined;
 }
 
 // "[0, 1)", "(0, inf)": infinite ends are shown open, as no finite value reaches them.

@@ -19,6 +19,7 @@
 #include "common/count_text.hpp"
 #include "common/diagnostic.hpp"
 #include "common/duration_text.hpp"
+#include "common/list_text.hpp"
 #include "common/seeding.hpp"
 #include "hpo/param.hpp"
 #include "hpo/task_catalog.hpp"
@@ -50,13 +51,6 @@ int64_t PlannedTrialCount(const SweepConfig& config, std::optional<int64_t> spac
 }
 
 namespace {
-
-// NAMES as "a, b, c".
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
 
 // The wall clock a trial's start_time_s is read from: seconds since the Unix epoch.
 double UnixSeconds() {
@@ -286,8 +280,8 @@ Status Coordinator::Restore(const StudyContents& study) {
   // The objective is found among the config's metrics: with other metrics every report would
   // replay as NaN (a study's stored config, read without its task, has none).
   if (!study.layout.metric_names.empty() && study.layout.metric_names != config_.metric_names) {
-    return Status::BadInput("the study's metrics (" + JoinNames(study.layout.metric_names) +
-                            ") are not this sweep's (" + JoinNames(config_.metric_names) + ")");
+    return Status::BadInput("the study's metrics (" + Join(study.layout.metric_names) +
+                            ") are not this sweep's (" + Join(config_.metric_names) + ")");
   }
   // A study written before fingerprints (it has searcher_state and no searcher_fingerprint)
   // restores the saved states instead of replaying.
