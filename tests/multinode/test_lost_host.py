@@ -34,7 +34,9 @@ PEER_TIMEOUT_S = scaled_timeout(5)  # 5 s on a quiet machine, longer on a busy o
 # another trial each and one is left to hand out, so every group (host 1's too) is training when
 # the host is lost, even should a third result come in first; the resume has four at most left.
 TRIALS = 6
-EPOCHS = 8  # trials of a second or two: far longer than from the second result to the loss
+# Trials of a few seconds: far longer than from the second result to the loss. (Waiting for the
+# study to publish the two results once took a busy CI machine past the sweep's end at 8 epochs.)
+EPOCHS = 12
 # Bounds on a busy 2-core machine: the job must end within the peer timeout, the wrapper's grace
 # and this much, and the ranks cut off from rank 0 within the peer timeout plus the second.
 EXIT_MARGIN_S = ABORT_GRACE_S + 30
@@ -60,14 +62,6 @@ def read_study(path):
         trials = {int(row["trial_id"]): row["status"].decode()
                   for row in published_rows(f, "trials")}
     return trials
-
-
-def published_count(path):
-    """How many trials the study at `path` has published (0 while it cannot be read yet)."""
-    try:
-        return len(read_study(path))
-    except (OSError, KeyError):
-        return 0
 
 
 class LostHostCase(unittest.TestCase):
@@ -97,14 +91,8 @@ class LostHostCase(unittest.TestCase):
         with JobOutput(job, trials=2) as output:
             self.assertTrue(output.wait(300), "no two trials finished:\n" + output.text())
             progress("two trials finished %.1fs after the start" % (time.monotonic() - started))
-            # A result is printed when it arrives and published a moment later: lose the host
-            # once both are in the study, so that the resume has them to keep.
-            study = os.path.join(self.output, "study.h5")
-            deadline = time.monotonic() + 120
-            while published_count(study) < 2 and job.poll() is None:
-                self.assertLess(time.monotonic(), deadline,
-                                "two results printed but not published:\n" + output.text())
-                time.sleep(0.05)
+            # No wait for the two results to be published: rank 0 publishes what it holds as it
+            # ends the job, and the resume must find them (resume_on_host_0).
             self.assertIsNone(job.poll(), "the sweep ended before the host was lost:\n" +
                               output.text())
             lost_at = time.monotonic()
