@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/file_io.hpp"
+#include "common/list_text.hpp"
 #include "condition_parser.hpp"
 #include "hpo/task_catalog.hpp"
 #include "parameter_parser.hpp"
@@ -738,12 +739,9 @@ Status ParseConfig(const std::string& text, const std::string& path, const TaskC
         parsed.metric_names.end()) {
       continue;
     }
-    std::string reported;
-    for (const std::string& name : parsed.metric_names) {
-      reported += (reported.empty() ? "" : ", ") + name;
-    }
     return Status::BadInput(path + ": sweep.metric.name: unknown metric '" + objective.name +
-                            "'; task " + task.name() + " with this config reports " + reported);
+                            "'; task " + task.name() + " with this config reports " +
+                            Join(parsed.metric_names));
   }
   HPO_RETURN_IF_ERROR(task.CheckOptions(parsed));
   *config = std::move(parsed);

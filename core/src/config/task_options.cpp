@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "common/list_text.hpp"
 #include "config/yaml_fields.hpp"
 #include "hpo/config.hpp"
 
@@ -64,15 +66,14 @@ Status TaskOptions::GetNumber(const std::string& key, double minimum, double fal
 
 Status TaskOptions::CheckSection(const std::string& section,
                                  const std::vector<std::string>& accepted) const {
-  std::string listed;
-  for (const std::string& key : accepted) listed += (listed.empty() ? "" : ", ") + key;
+  const std::string listed = Join(accepted);
   if (Find(section) != nullptr) return Error(section, "must be a mapping of " + listed);
   const std::string prefix = section + ".";
   for (const auto& [key, option] : values) {
     if (key.rfind(prefix, 0) != 0) continue;
-    bool known = false;
-    for (const std::string& name : accepted) known = known || key == prefix + name;
-    if (!known) return Error(key, "unknown key (accepted: " + listed + ")");
+    const std::string name = key.substr(prefix.size());
+    if (std::find(accepted.begin(), accepted.end(), name) == accepted.end())
+      return Error(key, "unknown key (accepted: " + listed + ")");
   }
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/count_text.hpp"
+#include "common/list_text.hpp"
 #include "search/conditions.hpp"
 #include "search/sampling.hpp"
 
@@ -133,9 +134,7 @@ Status LoadWarmStart(const SweepConfig& config, const TaskCatalog& catalog,
         omitted.Count(why);
         continue;
       }
-      std::string lacking;
-      for (const std::string& name : prior.missing) lacking += (lacking.empty() ? "" : ", ") + name;
-      if (!lacking.empty()) partial.Count("without " + lacking);
+      if (!prior.missing.empty()) partial.Count("without " + Join(prior.missing));
       loaded.trials.push_back(std::move(prior));
       ++used;
     }
