@@ -30,15 +30,17 @@
 
 namespace {
 
+using namespace hpo;
+
 constexpr size_t kMaxParameterFloats = size_t{1} << 20;  // 4 MiB parameters
 
 // The slowest rank's mean seconds per call of `run`, over `iters` calls after a barrier.
 template <typename Run>
 double TimeRuns(MPI_Comm comm, int iters, Run run) {
   MPI_Barrier(comm);
-  const double start = hpo::bench::NowSeconds();
+  const double start = bench::NowSeconds();
   for (int i = 0; i < iters; ++i) run();
-  double elapsed = (hpo::bench::NowSeconds() - start) / iters;
+  double elapsed = (bench::NowSeconds() - start) / iters;
   MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
   return elapsed;
 }
@@ -54,10 +56,92 @@ bool Everywhere(MPI_Comm comm, bool ok) {
   return value != 0;
 }
 
+// One message size's mean seconds per run of each way (see the file comment), and whether every
+// rank's results were exact.
+struct SizeTimes {
+  int iters = 0;
+  size_t buckets = 0;
+  double raw_s = 0.0, async_s = 0.0, gradient_s = 0.0, bf16_s = 0.0;
+  bool ok = true;
+};
+
+// Times raw MPI_Allreduce and the async path on one buffer of COUNT floats.
+void TimeFlatBuffer(MPI_Comm comm, int n, MpiGroupCollectives& collectives, size_t count,
+                    SizeTimes* times) {
+  std::vector<float> buffer(count, 1.0f);
+  MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+  times->raw_s = TimeRuns(comm, times->iters, [&] {
+    MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+  });
+  float expected = 1.0f;
+  for (int i = 0; i < times->iters + 1; ++i) expected *= static_cast<float>(n);
+  times->ok = times->ok && AllEqual(buffer.data(), count, expected);
+
+  std::fill(buffer.begin(), buffer.end(), 1.0f);
+  collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
+  times->async_s = TimeRuns(comm, times->iters, [&] {
+    collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
+  });
+  times->ok = times->ok && AllEqual(buffer.data(), count, expected);
+}
+
+// Times the gradient path, float32 and bf16, over COUNT floats of gradients in parameters of at
+// most kMaxParameterFloats, in buckets of BUCKET_MB.
+void TimeGradients(MPI_Comm comm, int n, MpiGroupCollectives& collectives, size_t count,
+                   double bucket_mb, SizeTimes* times) {
+  std::vector<torch::Tensor> parameters;
+  for (size_t done = 0; done < count; done += kMaxParameterFloats) {
+    const auto length = static_cast<int64_t>(std::min(kMaxParameterFloats, count - done));
+    parameters.push_back(torch::zeros({length}));
+    parameters.back().mutable_grad() = torch::ones({length});
+  }
+  const auto gradients_are_one = [&] {
+    for (const torch::Tensor& p : parameters) {
+      times->ok =
+          times->ok && AllEqual(p.grad().data_ptr<float>(), static_cast<size_t>(p.numel()), 1.0f);
+    }
+  };
+  const float scale = 1.0f / static_cast<float>(n);
+  const auto bucket_bytes = static_cast<size_t>(bucket_mb * (1 << 20));
+  GradientBuckets buckets(parameters, bucket_bytes);
+  times->buckets = buckets.num_buckets();
+  buckets.AllreduceGradients(collectives, scale, nullptr);
+  times->gradient_s = TimeRuns(comm, times->iters,
+                               [&] { buckets.AllreduceGradients(collectives, scale, nullptr); });
+  gradients_are_one();
+  GradientBuckets compressed(parameters, bucket_bytes, 0, 0, ReducedFloat::kBFloat16);
+  compressed.AllreduceGradients(collectives, scale, nullptr);
+  times->bf16_s = TimeRuns(comm, times->iters,
+                           [&] { compressed.AllreduceGradients(collectives, scale, nullptr); });
+  gradients_are_one();
+}
+
+void PrintSize(int n, size_t bytes, const SizeTimes& times) {
+  const double bus_factor = 2.0 * (n - 1) / n;
+  const auto busbw = [&](double seconds) {
+    return bench::Number(static_cast<double>(bytes) / seconds / 1e9 * bus_factor);
+  };
+  bench::PrintResult("allreduce_busbw",
+                     {{"ranks", std::to_string(n)},
+                      {"bytes", std::to_string(bytes)},
+                      {"iters", std::to_string(times.iters)},
+                      {"buckets", std::to_string(times.buckets)},
+                      {"raw_us", bench::Number(times.raw_s * 1e6)},
+                      {"async_us", bench::Number(times.async_s * 1e6)},
+                      {"gradient_us", bench::Number(times.gradient_s * 1e6)},
+                      {"raw_busbw_GBps", busbw(times.raw_s)},
+                      {"async_busbw_GBps", busbw(times.async_s)},
+                      {"gradient_busbw_GBps", busbw(times.gradient_s)},
+                      {"bf16_us", bench::Number(times.bf16_s * 1e6)},
+                      {"bf16_busbw_GBps", busbw(times.bf16_s)},
+                      {"gradient_vs_raw", bench::Number(times.raw_s / times.gradient_s, 3)},
+                      {"bf16_vs_gradient", bench::Number(times.gradient_s / times.bf16_s, 3)}},
+                     times.ok);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace hpo;
   std::unique_ptr<MpiSession> session;
   if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
   const Communicator world = Communicator::World();
@@ -78,77 +162,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   MpiGroupCollectives collectives(world);
-  const double bus_factor = 2.0 * (n - 1) / n;
   bool all_ok = true;
   for (size_t bytes = 1024; static_cast<double>(bytes) <= max_mb * (1 << 20); bytes *= 4) {
     const size_t count = bytes / sizeof(float);
-    const int iters = static_cast<int>(std::clamp<size_t>((size_t{64} << 20) / bytes, 3, 50));
-
-    std::vector<float> buffer(count, 1.0f);
-    MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
-    const double raw_s = TimeRuns(comm, iters, [&] {
-      MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
-    });
-    float expected = 1.0f;
-    for (int i = 0; i < iters + 1; ++i) expected *= static_cast<float>(n);
-    bool ok = AllEqual(buffer.data(), count, expected);
-
-    std::fill(buffer.begin(), buffer.end(), 1.0f);
-    collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
-    const double async_s = TimeRuns(comm, iters, [&] {
-      collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
-    });
-    ok = ok && AllEqual(buffer.data(), count, expected);
-    buffer = std::vector<float>();
-
-    std::vector<torch::Tensor> parameters;
-    for (size_t done = 0; done < count; done += kMaxParameterFloats) {
-      const auto length = static_cast<int64_t>(std::min(kMaxParameterFloats, count - done));
-      parameters.push_back(torch::zeros({length}));
-      parameters.back().mutable_grad() = torch::ones({length});
-    }
-    const float scale = 1.0f / static_cast<float>(n);
-    {
-      GradientBuckets buckets(parameters, static_cast<size_t>(bucket_mb * (1 << 20)));
-      buckets.AllreduceGradients(collectives, scale, nullptr);
-      const double gradient_s =
-          TimeRuns(comm, iters, [&] { buckets.AllreduceGradients(collectives, scale, nullptr); });
-      const auto gradients_are_one = [&] {
-        for (const torch::Tensor& p : parameters) {
-          ok = ok && AllEqual(p.grad().data_ptr<float>(), static_cast<size_t>(p.numel()), 1.0f);
-        }
-      };
-      gradients_are_one();
-      GradientBuckets compressed(parameters, static_cast<size_t>(bucket_mb * (1 << 20)), 0, 0,
-                                 ReducedFloat::kBFloat16);
-      compressed.AllreduceGradients(collectives, scale, nullptr);
-      const double bf16_s = TimeRuns(
-          comm, iters, [&] { compressed.AllreduceGradients(collectives, scale, nullptr); });
-      gradients_are_one();
-      ok = Everywhere(comm, ok);
-      all_ok = all_ok && ok;
-      if (world.rank() == 0) {
-        const auto busbw = [&](double seconds) {
-          return bench::Number(static_cast<double>(bytes) / seconds / 1e9 * bus_factor);
-        };
-        bench::PrintResult("allreduce_busbw",
-                           {{"ranks", std::to_string(n)},
-                            {"bytes", std::to_string(bytes)},
-                            {"iters", std::to_string(iters)},
-                            {"buckets", std::to_string(buckets.num_buckets())},
-                            {"raw_us", bench::Number(raw_s * 1e6)},
-                            {"async_us", bench::Number(async_s * 1e6)},
-                            {"gradient_us", bench::Number(gradient_s * 1e6)},
-                            {"raw_busbw_GBps", busbw(raw_s)},
-                            {"async_busbw_GBps", busbw(async_s)},
-                            {"gradient_busbw_GBps", busbw(gradient_s)},
-                            {"bf16_us", bench::Number(bf16_s * 1e6)},
-                            {"bf16_busbw_GBps", busbw(bf16_s)},
-                            {"gradient_vs_raw", bench::Number(raw_s / gradient_s, 3)},
-                            {"bf16_vs_gradient", bench::Number(gradient_s / bf16_s, 3)}},
-                           ok);
-      }
-    }
+    SizeTimes times;
+    times.iters = static_cast<int>(std::clamp<size_t>((size_t{64} << 20) / bytes, 3, 50));
+    TimeFlatBuffer(comm, n, collectives, count, &times);
+    TimeGradients(comm, n, collectives, count, bucket_mb, &times);
+    times.ok = Everywhere(comm, times.ok);
+    all_ok = all_ok && times.ok;
+    if (world.rank() == 0) PrintSize(n, bytes, times);
   }
   return all_ok ? 0 : 1;
 }

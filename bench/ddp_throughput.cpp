@@ -33,6 +33,8 @@
 
 namespace {
 
+using namespace hpo;
+
 constexpr int64_t kWarmupSamples = 2048;
 constexpr int64_t kValidationSamples = 1000;
 constexpr int64_t kEvalBatch = 1024;  // as the trainer evaluates
@@ -100,10 +102,91 @@ double TimeBatchAssembly(const hpo::LabeledTensors& split, int64_t batch, int ra
   return (hpo::bench::NowSeconds() - start) / static_cast<double>(sampler.num_steps());
 }
 
+// Trains the fixed trial on DATA for options.epochs epochs, after one warm-up epoch on its first
+// kWarmupSamples images (so that start-up costs stay out of the timed epochs).
+Status TrainTimed(const Options& options, const TaskData& data, const Communicator& world,
+                  TrialOutcome* outcome, std::unique_ptr<TrainableModel>* model) {
+  TrialSpec trial;
+  trial.trial_id = 0;
+  trial.seed = 42;
+  trial.params = {{"optimizer", std::string("adam")},
+                  {"lr", 1e-3},
+                  {"batch_size", options.batch},
+                  {"width", int64_t{16}},
+                  {"dropout", 0.0}};
+  MpiGroupCollectives collectives(world);
+  AlwaysContinue gate;
+
+  TaskData warmup_data = data;
+  const int64_t warmup_samples = std::min(kWarmupSamples, data.train.size());
+  warmup_data.train.inputs = data.train.inputs.narrow(0, 0, warmup_samples);
+  warmup_data.train.labels = data.train.labels.narrow(0, 0, warmup_samples);
+  TrainOptions warmup_options;
+  warmup_options.epochs = 1;
+  warmup_options.prefetch_batches = options.prefetch;
+  TrialOutcome warmup;
+  const std::unique_ptr<TensorClassifier> warmup_task = MakeFashionMnistClassifier(warmup_data);
+  const Status warmed = RunTrial(ClassifierSetup(warmup_task.get(), options.threads), trial,
+                                 collectives, gate, warmup_options, &warmup);
+  if (!warmed.ok()) return warmed;
+
+  TrainOptions train_options;
+  train_options.epochs = options.epochs;
+  train_options.prefetch_batches = options.prefetch;
+  const std::unique_ptr<TensorClassifier> task = MakeFashionMnistClassifier(data);
+  return RunTrial(ClassifierSetup(task.get(), options.threads), trial, collectives, gate,
+                  train_options, outcome, model);
+}
+
+// Whether the trial completed every epoch with finite losses and learned (val_accuracy above
+// kMinValAccuracy); sums its epoch times into *epochs_time_s and reads its last val_accuracy.
+bool CheckOutcome(const Options& options, const TrialOutcome& outcome, double* epochs_time_s,
+                  double* val_accuracy) {
+  if (outcome.status != TrialStatus::kCompleted ||
+      static_cast<int64_t>(outcome.curve.size()) != options.epochs) {
+    return false;
+  }
+  bool finite = true;
+  for (const EpochMetrics& epoch : outcome.curve) {
+    *epochs_time_s += epoch.values[MetricIndex("epoch_time_s")];
+    finite = finite && std::isfinite(epoch.values[MetricIndex("train_loss")]) &&
+             std::isfinite(epoch.values[MetricIndex("val_loss")]);
+  }
+  *val_accuracy = outcome.curve.back().values[MetricIndex("val_accuracy")];
+  return finite && *val_accuracy > kMinValAccuracy;
+}
+
+// Rank 0: the result line. VAL_TIME_S is one validation pass, which every epoch's time holds.
+void PrintRun(const Options& options, const Communicator& world, const TaskData& data,
+              double epochs_time_s, double val_time_s, double val_accuracy, double assembly_s,
+              bool check) {
+  const double train_time_s = epochs_time_s - static_cast<double>(options.epochs) * val_time_s;
+  const double samples_per_s =
+      static_cast<double>(data.train.size() * options.epochs) / train_time_s;
+  const int64_t cores = world.size() * options.threads;
+  const int64_t steps_per_epoch = (data.train.size() + options.batch - 1) / options.batch;
+  bench::PrintResult(
+      "ddp_throughput",
+      {{"ranks", std::to_string(world.size())},
+       {"threads_per_rank", std::to_string(options.threads)},
+       {"batch", std::to_string(options.batch)},
+       {"prefetch", std::to_string(options.prefetch)},
+       {"train_samples", std::to_string(data.train.size())},
+       {"epochs", std::to_string(options.epochs)},
+       {"train_time_s", bench::Number(train_time_s)},
+       {"val_time_s", bench::Number(val_time_s)},
+       {"samples_per_s", bench::Number(samples_per_s)},
+       {"samples_per_s_per_core", bench::Number(samples_per_s / cores)},
+       {"val_accuracy", bench::Number(val_accuracy)},
+       {"batch_assembly_ms_per_step", bench::Number(1e3 * assembly_s)},
+       {"step_ms",
+        bench::Number(1e3 * train_time_s / static_cast<double>(options.epochs * steps_per_epoch))}},
+      check);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace hpo;
   std::unique_ptr<MpiSession> session;
   if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
   const Communicator world = Communicator::World();
@@ -124,53 +207,12 @@ int main(int argc, char** argv) {
   Status loaded = LoadFashionMnist(fashion, &data);
   if (!loaded.ok()) AbortJob(loaded.exit_code(), loaded.message());
 
-  TrialSpec trial;
-  trial.trial_id = 0;
-  trial.seed = 42;
-  trial.params = {{"optimizer", std::string("adam")},
-                  {"lr", 1e-3},
-                  {"batch_size", options.batch},
-                  {"width", int64_t{16}},
-                  {"dropout", 0.0}};
-  MpiGroupCollectives collectives(world);
-  AlwaysContinue gate;
-
-  TaskData warmup_data = data;
-  const int64_t warmup_samples = std::min(kWarmupSamples, data.train.size());
-  warmup_data.train.inputs = data.train.inputs.narrow(0, 0, warmup_samples);
-  warmup_data.train.labels = data.train.labels.narrow(0, 0, warmup_samples);
-  TrainOptions warmup_options;
-  warmup_options.epochs = 1;
-  warmup_options.prefetch_batches = options.prefetch;
-  TrialOutcome warmup;
-  const std::unique_ptr<hpo::TensorClassifier> warmup_task =
-      MakeFashionMnistClassifier(warmup_data);
-  Status warmed = RunTrial(hpo::ClassifierSetup(warmup_task.get(), options.threads), trial,
-                           collectives, gate, warmup_options, &warmup);
-
-  TrainOptions train_options;
-  train_options.epochs = options.epochs;
-  train_options.prefetch_batches = options.prefetch;
   TrialOutcome outcome;
-  const std::unique_ptr<hpo::TensorClassifier> task = MakeFashionMnistClassifier(data);
-  std::unique_ptr<hpo::TrainableModel> model;
-  Status trained = warmed.ok() ? RunTrial(hpo::ClassifierSetup(task.get(), options.threads), trial,
-                                          collectives, gate, train_options, &outcome, &model)
-                               : warmed;
-
-  bool check = trained.ok() && outcome.status == TrialStatus::kCompleted &&
-               static_cast<int64_t>(outcome.curve.size()) == options.epochs;
+  std::unique_ptr<TrainableModel> model;
+  const Status trained = TrainTimed(options, data, world, &outcome, &model);
   double epochs_time_s = 0.0;
   double val_accuracy = 0.0;
-  if (check) {
-    for (const EpochMetrics& epoch : outcome.curve) {
-      epochs_time_s += epoch.values[MetricIndex("epoch_time_s")];
-      check = check && std::isfinite(epoch.values[MetricIndex("train_loss")]) &&
-              std::isfinite(epoch.values[MetricIndex("val_loss")]);
-    }
-    val_accuracy = outcome.curve.back().values[MetricIndex("val_accuracy")];
-    check = check && val_accuracy > kMinValAccuracy;
-  }
+  const bool check = trained.ok() && CheckOutcome(options, outcome, &epochs_time_s, &val_accuracy);
   // Collective on every rank whatever the outcome, so no rank waits alone.
   double val_time_s =
       trained.ok()
@@ -187,28 +229,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hpo_bench_ddp: trial %s: %s\n", TrialStatusName(outcome.status),
                  outcome.message.c_str());
   }
-  const double train_time_s = epochs_time_s - static_cast<double>(options.epochs) * val_time_s;
-  const double samples_per_s =
-      static_cast<double>(data.train.size() * options.epochs) / train_time_s;
-  const int64_t cores = world.size() * options.threads;
-  bench::PrintResult(
-      "ddp_throughput",
-      {{"ranks", std::to_string(world.size())},
-       {"threads_per_rank", std::to_string(options.threads)},
-       {"batch", std::to_string(options.batch)},
-       {"prefetch", std::to_string(options.prefetch)},
-       {"train_samples", std::to_string(data.train.size())},
-       {"epochs", std::to_string(options.epochs)},
-       {"train_time_s", bench::Number(train_time_s)},
-       {"val_time_s", bench::Number(val_time_s)},
-       {"samples_per_s", bench::Number(samples_per_s)},
-       {"samples_per_s_per_core", bench::Number(samples_per_s / cores)},
-       {"val_accuracy", bench::Number(val_accuracy)},
-       {"batch_assembly_ms_per_step", bench::Number(1e3 * assembly_s)},
-       {"step_ms", bench::Number(1e3 * train_time_s /
-                                 static_cast<double>(
-                                     options.epochs *
-                                     ((data.train.size() + options.batch - 1) / options.batch)))}},
-      check);
+  PrintRun(options, world, data, epochs_time_s, val_time_s, val_accuracy, assembly_s, check);
   return check ? 0 : 1;
 }

@@ -19,9 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
-#include "bench_study.hpp"
+#include "bench_sweep.hpp"
 #include "coord/coordinator.hpp"
 #include "harness.hpp"
 #include "hpo/config.hpp"
@@ -34,6 +32,8 @@
 
 namespace {
 
+using namespace hpo;
+
 constexpr const char* kConfig = R"(sweep:
   method: random
   metric: {name: val_loss, goal: minimize}
@@ -45,46 +45,27 @@ constexpr const char* kConfig = R"(sweep:
 task: synthetic
 )";
 
-}  // namespace
+struct Options {
+  int64_t trials = 2000;
+  int ranks_per_trial = 1;
+  double sleep_min_s = 0.0;
+  double sleep_max_s = 0.0;  // 0: no-op trials
+};
 
-int main(int argc, char** argv) {
-  using namespace hpo;
-  std::unique_ptr<MpiSession> session;
-  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
-  const int64_t trials = argc > 1 ? std::stoll(argv[1]) : 2000;
-  const int ranks_per_trial = argc > 2 ? std::stoi(argv[2]) : 1;
-  const double sleep_min_s = argc > 4 ? std::stod(argv[3]) : 0.0;
-  const double sleep_max_s = argc > 4 ? std::stod(argv[4]) : 0.0;
+// What one rank saw of its trials.
+struct RankTimes {
+  std::vector<double> gaps_ms;   // leaders: from finishing a trial to being handed the next
+  std::vector<double> finish_s;  // leaders: when each of its trials finished, since the start
+  double busy_s = 0.0;           // time spent "training"
+};
 
-  const Communicator world = Communicator::World();
-  std::string text = kConfig;
-  text.replace(text.find("RUN_CAP"), 7, std::to_string(trials));
-  SweepConfig config;
-  Status parsed = ParseConfig(text, "dispatch_overhead.yaml", &config);
-  if (!parsed.ok()) AbortJob(parsed.exit_code(), parsed.message());
-  GroupLayout layout;
-  Status laid_out = ComputeGroupLayout(world, ranks_per_trial, &layout);
-  if (!laid_out.ok()) AbortJob(laid_out.exit_code(), laid_out.message());
-
-  const std::filesystem::path folder =
-      std::filesystem::temp_directory_path() / ("hpo-bench-dispatch-" + std::to_string(getpid()));
-  SweepSession sweep(world, layout);
-  if (world.rank() == 0) {
-    CoordinatorDeps deps;
-    Status made = MakeSearcher(config, &deps.searcher);
-    if (!made.ok()) AbortJob(made.exit_code(), made.message());
-    deps.clock = bench::NowSeconds;
-    sweep.Coordinate(config, bench::CreateBenchStudy(config, folder), std::move(deps));
-  }
-  sweep.Start();
-
-  MPI_Barrier(world.get());
-  const double start = bench::NowSeconds();
-  LeaderChannel channel(sweep.control());
-  std::vector<double> gaps_ms;
-  std::vector<double> finish_s;  // leaders: when each of its trials finished, since `start`
+// Requests trials through the group's leader until there are no more, sleeping through each
+// for a duration drawn from the trial's seed when a sleep range is given.
+RankTimes RunTrials(const Options& options, const SweepConfig& config, const GroupLayout& layout,
+                    SweepSession* sweep, double start) {
+  LeaderChannel channel(sweep->control());
+  RankTimes times;
   double finished_at = -1.0;
-  double busy_s = 0.0;
   for (;;) {
     ControlMessage assignment;
     if (layout.rank_in_group == 0) {
@@ -94,19 +75,19 @@ int main(int argc, char** argv) {
     }
     BroadcastMessage(layout.group_comm, 0, &assignment);
     if (finished_at >= 0 && layout.rank_in_group == 0 && assignment.kind == MessageKind::kTrial) {
-      gaps_ms.push_back((bench::NowSeconds() - finished_at) * 1e3);
+      times.gaps_ms.push_back((bench::NowSeconds() - finished_at) * 1e3);
     }
     if (assignment.kind == MessageKind::kNoMoreTrials) break;
-    if (sleep_max_s > 0.0) {
+    if (options.sleep_max_s > 0.0) {
       const double u = static_cast<double>(assignment.trial.seed >> 11) * 0x1.0p-53;
-      const double duration = sleep_min_s + (sleep_max_s - sleep_min_s) * u;
+      const double duration = options.sleep_min_s + (options.sleep_max_s - options.sleep_min_s) * u;
       const double began = bench::NowSeconds();
       std::this_thread::sleep_for(std::chrono::duration<double>(duration));
-      busy_s += bench::NowSeconds() - began;
+      times.busy_s += bench::NowSeconds() - began;
     }
     finished_at = bench::NowSeconds();
     if (layout.rank_in_group == 0) {
-      finish_s.push_back(finished_at - start);
+      times.finish_s.push_back(finished_at - start);
       ControlMessage done;
       done.kind = MessageKind::kTrialResult;
       done.result.trial_id = assignment.trial.trial_id;
@@ -117,87 +98,94 @@ int main(int argc, char** argv) {
       channel.Send(done);
     }
   }
+  return times;
+}
+
+// Wall time per trial (us) over the first and the last tenth of the trials to finish; zeros
+// for fewer than two tenths.
+std::pair<double, double> FirstAndLastTenth(std::vector<double> finishes) {
+  std::sort(finishes.begin(), finishes.end());
+  const size_t tenth = std::max<size_t>(1, finishes.size() / 10);
+  if (finishes.size() < 2 * tenth) return {0.0, 0.0};
+  const double first_us = finishes[tenth - 1] / static_cast<double>(tenth) * 1e6;
+  const double last_us =
+      (finishes.back() - finishes[finishes.size() - tenth - 1]) / static_cast<double>(tenth) * 1e6;
+  return {first_us, last_us};
+}
+
+// Rank 0: the result line of the run (slot utilization with a sleep range, dispatch overhead
+// without).
+void PrintRun(const Options& options, const Communicator& world, const GroupLayout& layout,
+              double elapsed, double total_busy_s, const std::vector<double>& gaps_ms,
+              const std::vector<double>& finishes, bool check) {
+  const bench::Summary gap = bench::Summarize(gaps_ms);
+  bench::Fields fields = {{"ranks", std::to_string(world.size())},
+                          {"groups", std::to_string(layout.num_groups)},
+                          {"trials", std::to_string(options.trials)}};
+  if (options.sleep_max_s > 0.0) {
+    const double dispatch_share = gap.mean * 1e-3 * static_cast<double>(gap.count) *
+                                  options.ranks_per_trial / (world.size() * elapsed);
+    fields.insert(
+        fields.end(),
+        {{"sleep_s", bench::Number(options.sleep_min_s) + "-" + bench::Number(options.sleep_max_s)},
+         {"wall_s", bench::Number(elapsed)},
+         {"utilization", bench::Number(total_busy_s / (world.size() * elapsed))},
+         {"dispatch_share", bench::Number(dispatch_share)},
+         {"gap_ms_mean", bench::Number(gap.mean)},
+         {"gap_ms_p99", bench::Number(gap.p99)}});
+    bench::PrintResult("slot_utilization", fields, check);
+    return;
+  }
+  const auto [first_us, last_us] = FirstAndLastTenth(finishes);
+  fields.insert(fields.end(),
+                {{"trials_per_s", bench::Number(options.trials / elapsed)},
+                 {"us_per_trial", bench::Number(elapsed / options.trials * 1e6)},
+                 {"us_per_trial_first10", bench::Number(first_us)},
+                 {"us_per_trial_last10", bench::Number(last_us)},
+                 {"last_over_first", bench::Number(first_us > 0 ? last_us / first_us : 0)},
+                 {"gap_ms_mean", bench::Number(gap.mean)},
+                 {"gap_ms_p50", bench::Number(gap.p50)},
+                 {"gap_ms_p99", bench::Number(gap.p99)}});
+  bench::PrintResult("dispatch_overhead", fields, check);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::unique_ptr<MpiSession> session;
+  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
+  Options options;
+  if (argc > 1) options.trials = std::stoll(argv[1]);
+  if (argc > 2) options.ranks_per_trial = std::stoi(argv[2]);
+  if (argc > 4) options.sleep_min_s = std::stod(argv[3]);
+  if (argc > 4) options.sleep_max_s = std::stod(argv[4]);
+
+  const Communicator world = Communicator::World();
+  const SweepConfig config = bench::ParseBenchConfig(kConfig, "dispatch_overhead.yaml",
+                                                     {{"RUN_CAP", std::to_string(options.trials)}});
+  const GroupLayout layout = bench::BenchLayout(world, options.ranks_per_trial);
+  const std::filesystem::path folder = bench::BenchFolder("dispatch");
+  SweepSession sweep(world, layout);
+  if (world.rank() == 0) bench::CoordinateOnRoot(config, folder, &sweep);
+  sweep.Start();
+
+  MPI_Barrier(world.get());
+  const double start = bench::NowSeconds();
+  const RankTimes times = RunTrials(options, config, layout, &sweep, start);
   MPI_Barrier(world.get());
   const double elapsed = bench::NowSeconds() - start;
-
   double total_busy_s = 0.0;
-  MPI_Reduce(&busy_s, &total_busy_s, 1, MPI_DOUBLE, MPI_SUM, 0, world.get());
-
-  // Gather every leader's gaps on rank 0.
-  int count = static_cast<int>(gaps_ms.size());
-  std::vector<int> counts(world.size());
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.get());
-  std::vector<int> offsets(world.size(), 0);
-  int total = 0;
-  for (int r = 0; r < world.size(); ++r) {
-    offsets[r] = total;
-    total += counts[r];
-  }
-  std::vector<double> all(world.rank() == 0 ? total : 0);
-  MPI_Gatherv(gaps_ms.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
-              MPI_DOUBLE, 0, world.get());
-
-  // And their finish times.
-  count = static_cast<int>(finish_s.size());
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.get());
-  total = 0;
-  for (int r = 0; r < world.size(); ++r) {
-    offsets[r] = total;
-    total += counts[r];
-  }
-  std::vector<double> finishes(world.rank() == 0 ? total : 0);
-  MPI_Gatherv(finish_s.data(), count, MPI_DOUBLE, finishes.data(), counts.data(), offsets.data(),
-              MPI_DOUBLE, 0, world.get());
-
+  MPI_Reduce(&times.busy_s, &total_busy_s, 1, MPI_DOUBLE, MPI_SUM, 0, world.get());
+  const std::vector<double> gaps_ms = bench::GatherOnRoot(world, times.gaps_ms);
+  const std::vector<double> finishes = bench::GatherOnRoot(world, times.finish_s);
   sweep.Join();
-  if (world.rank() == 0) {
-    // Wall time per trial over the first and the last tenth of the trials to finish.
-    std::sort(finishes.begin(), finishes.end());
-    const size_t tenth = std::max<size_t>(1, finishes.size() / 10);
-    double first_us = 0.0;
-    double last_us = 0.0;
-    if (finishes.size() >= 2 * tenth) {
-      first_us = finishes[tenth - 1] / static_cast<double>(tenth) * 1e6;
-      last_us = (finishes.back() - finishes[finishes.size() - tenth - 1]) /
-                static_cast<double>(tenth) * 1e6;
-    }
-    const Status closed = sweep.study().Close();
-    StudyContents contents;
-    Status read = ReadStudy((folder / "study.h5").string(), &contents);
-    const bool check =
-        closed.ok() && read.ok() && static_cast<int64_t>(contents.trials.size()) == trials;
-    const bench::Summary gap = bench::Summarize(all);
-    if (sleep_max_s > 0.0) {
-      bench::PrintResult(
-          "slot_utilization",
-          {{"ranks", std::to_string(world.size())},
-           {"groups", std::to_string(layout.num_groups)},
-           {"trials", std::to_string(trials)},
-           {"sleep_s", bench::Number(sleep_min_s) + "-" + bench::Number(sleep_max_s)},
-           {"wall_s", bench::Number(elapsed)},
-           {"utilization", bench::Number(total_busy_s / (world.size() * elapsed))},
-           {"dispatch_share", bench::Number(gap.mean * 1e-3 * static_cast<double>(gap.count) *
-                                            ranks_per_trial / (world.size() * elapsed))},
-           {"gap_ms_mean", bench::Number(gap.mean)},
-           {"gap_ms_p99", bench::Number(gap.p99)}},
-          check);
-    } else {
-      bench::PrintResult("dispatch_overhead",
-                         {{"ranks", std::to_string(world.size())},
-                          {"groups", std::to_string(layout.num_groups)},
-                          {"trials", std::to_string(trials)},
-                          {"trials_per_s", bench::Number(trials / elapsed)},
-                          {"us_per_trial", bench::Number(elapsed / trials * 1e6)},
-                          {"us_per_trial_first10", bench::Number(first_us)},
-                          {"us_per_trial_last10", bench::Number(last_us)},
-                          {"last_over_first", bench::Number(first_us > 0 ? last_us / first_us : 0)},
-                          {"gap_ms_mean", bench::Number(gap.mean)},
-                          {"gap_ms_p50", bench::Number(gap.p50)},
-                          {"gap_ms_p99", bench::Number(gap.p99)}},
-                         check);
-    }
-    std::filesystem::remove_all(folder);
-    return check ? 0 : 1;
-  }
-  return 0;
+  if (world.rank() != 0) return 0;
+  const Status closed = sweep.study().Close();
+  StudyContents contents;
+  const Status read = ReadStudy((folder / "study.h5").string(), &contents);
+  const bool check =
+      closed.ok() && read.ok() && static_cast<int64_t>(contents.trials.size()) == options.trials;
+  PrintRun(options, world, layout, elapsed, total_busy_s, gaps_ms, finishes, check);
+  std::filesystem::remove_all(folder);
+  return check ? 0 : 1;
 }

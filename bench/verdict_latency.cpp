@@ -8,8 +8,8 @@
 // `aside` (the coordinator's way) computes suggestions on the coordinator's worker thread;
 // `inline` hides StartSuggestion from the coordinator, so every suggestion is computed on its
 // message loop, as before suggestions moved off it. Prints p50 / p99 / max of both waits.
-#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -18,9 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
-#include "bench_study.hpp"
+#include "bench_sweep.hpp"
 #include "coord/coordinator.hpp"
 #include "harness.hpp"
 #include "hpo/config.hpp"
@@ -108,94 +106,35 @@ StudyContents WarmStudy(const SweepConfig& config, int64_t count) {
   return study;
 }
 
-struct Percentiles {
-  double p50 = 0, p99 = 0, max = 0;
-  size_t count = 0;
+struct Options {
+  std::string mode = "aside";  // or "inline"
+  int64_t observations = 1000;
+  int64_t new_trials = 40;
+  std::string model = "gp";
 };
 
-Percentiles Summarize(std::vector<double> values) {
-  Percentiles result;
-  result.count = values.size();
-  if (values.empty()) return result;
-  std::sort(values.begin(), values.end());
-  const auto at = [&](double q) {
-    return values[std::min(values.size() - 1, static_cast<size_t>(q * values.size()))];
-  };
-  result.p50 = at(0.5);
-  result.p99 = at(0.99);
-  result.max = values.back();
-  return result;
-}
+constexpr int kEpochs = 20;
+constexpr double kEpochSeconds = 0.005;
 
-// Gathers every rank's samples on rank 0.
-std::vector<double> GatherAll(const Communicator& world, const std::vector<double>& mine) {
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<size_t>(world.size()));
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.get());
-  std::vector<int> offsets(counts.size(), 0);
-  int total = 0;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    offsets[i] = total;
-    total += counts[i];
-  }
-  std::vector<double> all(static_cast<size_t>(world.rank() == 0 ? total : 0));
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE,
-              0, world.get());
-  return all;
-}
+// One rank's waits on rank 0, in milliseconds.
+struct Waits {
+  std::vector<double> verdict_ms;  // epoch report -> verdict
+  std::vector<double> request_ms;  // request -> trial
+};
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::unique_ptr<MpiSession> session;
-  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
-  const std::string mode = argc > 1 ? argv[1] : "aside";
-  const int64_t observations = argc > 2 ? std::stoll(argv[2]) : 1000;
-  const int64_t new_trials = argc > 3 ? std::stoll(argv[3]) : 40;
-  const std::string model = argc > 4 ? argv[4] : "gp";
-  constexpr int kEpochs = 20;
-  constexpr double kEpochSeconds = 0.005;
-
-  const Communicator world = Communicator::World();
-  std::string text = kConfig;
-  text.replace(text.find("RUN_CAP"), 7, std::to_string(observations + new_trials));
-  text.replace(text.find("MODEL"), 5, model);
-  SweepConfig config;
-  Status parsed = ParseConfig(text, "verdict_latency.yaml", &config);
-  if (!parsed.ok()) AbortJob(parsed.exit_code(), parsed.message());
-  GroupLayout layout;
-  Status laid_out = ComputeGroupLayout(world, 1, &layout);
-  if (!laid_out.ok()) AbortJob(laid_out.exit_code(), laid_out.message());
-
-  const std::filesystem::path folder =
-      std::filesystem::temp_directory_path() / ("hpo-bench-verdict-" + std::to_string(getpid()));
-  SweepSession sweep(world, layout);
-  if (world.rank() == 0) {
-    CoordinatorDeps deps;
-    Status made = MakeSearcher(config, &deps.searcher);
-    if (!made.ok()) AbortJob(made.exit_code(), made.message());
-    if (mode == "inline")
-      deps.searcher = std::make_unique<InlineSearcher>(std::move(deps.searcher));
-    deps.clock = bench::NowSeconds;
-    sweep.Coordinate(config, bench::CreateBenchStudy(config, folder), std::move(deps));
-    Status restored = sweep.coordinator().Restore(WarmStudy(config, observations));
-    if (!restored.ok()) AbortJob(restored.exit_code(), restored.message());
-  }
-  sweep.Start();
-
-  MPI_Barrier(world.get());
-  const double start = bench::NowSeconds();
-  LeaderChannel channel(sweep.control());
-  std::vector<double> verdict_ms;
-  std::vector<double> request_ms;
-  std::mt19937_64 rng(static_cast<uint64_t>(world.rank()) + 1);
+// Leads a group of one through trials of kEpochs epochs of kEpochSeconds until there are no
+// more, timing every exchange with rank 0.
+Waits RunTrials(const SweepConfig& config, SweepSession* sweep, int rank) {
+  LeaderChannel channel(sweep->control());
+  Waits waits;
+  std::mt19937_64 rng(static_cast<uint64_t>(rank) + 1);
   std::uniform_real_distribution<double> noise(0.0, 1.0);
   for (;;) {
     ControlMessage request;
     request.kind = MessageKind::kRequestTrial;
     double began = bench::NowSeconds();
     const ControlMessage assignment = channel.Exchange(request);
-    request_ms.push_back((bench::NowSeconds() - began) * 1e3);
+    waits.request_ms.push_back((bench::NowSeconds() - began) * 1e3);
     if (assignment.kind == MessageKind::kNoMoreTrials) break;
     std::vector<EpochMetrics> curve;
     for (int epoch = 1; epoch <= kEpochs; ++epoch) {
@@ -207,7 +146,7 @@ int main(int argc, char** argv) {
       curve.push_back(report.metrics);
       began = bench::NowSeconds();
       const ControlMessage decision = channel.Exchange(report);
-      verdict_ms.push_back((bench::NowSeconds() - began) * 1e3);
+      waits.verdict_ms.push_back((bench::NowSeconds() - began) * 1e3);
       if (!decision.keep_going) break;
     }
     ControlMessage done;
@@ -218,18 +157,52 @@ int main(int argc, char** argv) {
     done.result.curve = std::move(curve);
     channel.Send(done);
   }
+  return waits;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::unique_ptr<MpiSession> session;
+  if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
+  Options options;
+  if (argc > 1) options.mode = argv[1];
+  if (argc > 2) options.observations = std::stoll(argv[2]);
+  if (argc > 3) options.new_trials = std::stoll(argv[3]);
+  if (argc > 4) options.model = argv[4];
+
+  const Communicator world = Communicator::World();
+  const SweepConfig config = bench::ParseBenchConfig(
+      kConfig, "verdict_latency.yaml",
+      {{"RUN_CAP", std::to_string(options.observations + options.new_trials)},
+       {"MODEL", options.model}});
+  const GroupLayout layout = bench::BenchLayout(world, 1);
+  const std::filesystem::path folder = bench::BenchFolder("verdict");
+  SweepSession sweep(world, layout);
+  if (world.rank() == 0) {
+    bench::CoordinateOnRoot(config, folder, &sweep, [&](std::unique_ptr<Searcher> searcher) {
+      if (options.mode != "inline") return searcher;
+      return std::unique_ptr<Searcher>(std::make_unique<InlineSearcher>(std::move(searcher)));
+    });
+    bench::EndJobUnlessOk(sweep.coordinator().Restore(WarmStudy(config, options.observations)));
+  }
+  sweep.Start();
+
+  MPI_Barrier(world.get());
+  const double start = bench::NowSeconds();
+  const Waits waits = RunTrials(config, &sweep, world.rank());
   MPI_Barrier(world.get());
   const double elapsed = bench::NowSeconds() - start;
-  const Percentiles verdicts = Summarize(GatherAll(world, verdict_ms));
-  const Percentiles requests = Summarize(GatherAll(world, request_ms));
+  const bench::Summary verdicts = bench::Summarize(bench::GatherOnRoot(world, waits.verdict_ms));
+  const bench::Summary requests = bench::Summarize(bench::GatherOnRoot(world, waits.request_ms));
   sweep.Join();
   if (world.rank() == 0) {
     std::printf(
         "mode %s, model %s, %lld observations, %lld new trials on %d groups, %.1f s\n"
         "  epoch report -> verdict (%zu): p50 %.3f ms, p99 %.3f ms, max %.1f ms\n"
         "  request -> trial (%zu):       p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-        mode.c_str(), model.c_str(), static_cast<long long>(observations),
-        static_cast<long long>(new_trials), layout.num_groups, elapsed, verdicts.count,
+        options.mode.c_str(), options.model.c_str(), static_cast<long long>(options.observations),
+        static_cast<long long>(options.new_trials), layout.num_groups, elapsed, verdicts.count,
         verdicts.p50, verdicts.p99, verdicts.max, requests.count, requests.p50, requests.p99,
         requests.max);
     std::filesystem::remove_all(folder);
