@@ -35,6 +35,8 @@
 
 namespace {
 
+using namespace hpo;
+
 constexpr int64_t kMaxParameterFloats = int64_t{1} << 20;  // 4 MiB parameters
 
 // The slowest rank's mean seconds per call of `run`, over `iters` calls after a barrier; `finish`
@@ -43,10 +45,10 @@ template <typename Run, typename Finish>
 double TimeRuns(MPI_Comm comm, int iters, Run run, Finish finish) {
   finish();
   MPI_Barrier(comm);
-  const double start = hpo::bench::NowSeconds();
+  const double start = bench::NowSeconds();
   for (int i = 0; i < iters; ++i) run();
   finish();
-  double elapsed = (hpo::bench::NowSeconds() - start) / iters;
+  double elapsed = (bench::NowSeconds() - start) / iters;
   MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
   return elapsed;
 }
@@ -61,14 +63,95 @@ bool Everywhere(MPI_Comm comm, bool ok) {
   return value != 0;
 }
 
+void SyncDevice() { cudaDeviceSynchronize(); }
+
+// One message size's mean seconds per run of each way (see the file comment), and whether every
+// rank's results were exact.
+struct SizeTimes {
+  int iters = 0;
+  double raw_s = 0.0, hpo_s = 0.0, gradient_s = 0.0;
+  bool ok = true;
+};
+
+// The device, the raw NCCL communicator and its stream, and hpo's collectives, for every size.
+struct Plane {
+  MPI_Comm comm;
+  int n;
+  torch::TensorOptions floats;
+  NcclGroupCollectives* collectives;
+  NcclCommunicator* raw_comm;
+  c10::cuda::CUDAStream* raw_stream;
+};
+
+// Times raw ncclAllReduce and hpo's collectives on one device buffer of COUNT floats.
+void TimeFlatBuffer(const Plane& plane, int64_t count, SizeTimes* times) {
+  float expected = 1.0f;
+  for (int i = 0; i < times->iters + 1; ++i) expected *= static_cast<float>(plane.n);
+  torch::Tensor buffer = torch::ones({count}, plane.floats);
+  const auto raw_once = [&] {
+    ncclAllReduce(buffer.data_ptr<float>(), buffer.data_ptr<float>(), count, ncclFloat32, ncclSum,
+                  plane.raw_comm->get(), plane.raw_stream->stream());
+  };
+  SyncDevice();  // the raw stream does not wait for the fill on the current stream
+  raw_once();
+  times->raw_s = TimeRuns(plane.comm, times->iters, raw_once, SyncDevice);
+  times->ok = times->ok && AllEqual(buffer, expected);
+
+  buffer.fill_(1.0f);
+  const auto hpo_once = [&] {
+    plane.collectives->Wait(plane.collectives->StartAllreduceSum(buffer.data_ptr<float>(), count));
+  };
+  hpo_once();
+  times->hpo_s = TimeRuns(plane.comm, times->iters, hpo_once, SyncDevice);
+  times->ok = times->ok && AllEqual(buffer, expected);
+}
+
+// Times GradientBuckets over COUNT floats of device gradients in parameters of at most
+// kMaxParameterFloats, in buckets of BUCKET_MB.
+void TimeGradients(const Plane& plane, int64_t count, double bucket_mb, SizeTimes* times) {
+  std::vector<torch::Tensor> parameters;
+  for (int64_t done = 0; done < count; done += kMaxParameterFloats) {
+    const int64_t length = std::min(kMaxParameterFloats, count - done);
+    parameters.push_back(torch::zeros({length}, plane.floats));
+    parameters.back().mutable_grad() = torch::ones({length}, plane.floats);
+  }
+  const float scale = 1.0f / static_cast<float>(plane.n);
+  GradientBuckets buckets(parameters, static_cast<size_t>(bucket_mb * (1 << 20)));
+  const auto gradient_once = [&] {
+    buckets.AllreduceGradients(*plane.collectives, scale, nullptr);
+  };
+  gradient_once();
+  times->gradient_s = TimeRuns(plane.comm, times->iters, gradient_once, SyncDevice);
+  for (const torch::Tensor& parameter : parameters) {
+    times->ok = times->ok && AllEqual(parameter.grad(), 1.0f);
+  }
+}
+
+void PrintSize(int n, size_t bytes, const SizeTimes& times) {
+  const double bus_factor = 2.0 * (n - 1) / n;
+  const auto algbw = [&](double seconds) { return static_cast<double>(bytes) / seconds / 1e9; };
+  bench::PrintResult("nccl_busbw",
+                     {{"ranks", std::to_string(n)},
+                      {"bytes", std::to_string(bytes)},
+                      {"iters", std::to_string(times.iters)},
+                      {"raw_us", bench::Number(times.raw_s * 1e6)},
+                      {"hpo_us", bench::Number(times.hpo_s * 1e6)},
+                      {"gradient_us", bench::Number(times.gradient_s * 1e6)},
+                      {"raw_algbw_GBps", bench::Number(algbw(times.raw_s))},
+                      {"raw_busbw_GBps", bench::Number(algbw(times.raw_s) * bus_factor)},
+                      {"hpo_busbw_GBps", bench::Number(algbw(times.hpo_s) * bus_factor)},
+                      {"gradient_busbw_GBps", bench::Number(algbw(times.gradient_s) * bus_factor)},
+                      {"hpo_vs_raw", bench::Number(times.raw_s / times.hpo_s, 3)},
+                      {"gradient_vs_raw", bench::Number(times.raw_s / times.gradient_s, 3)}},
+                     times.ok);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace hpo;
   std::unique_ptr<MpiSession> session;
   if (!MpiSession::Start(&argc, &argv, &session).ok()) return 1;
   const Communicator world = Communicator::World();
-  const MPI_Comm comm = world.get();
   const int n = world.size();
   double max_mb = 256.0;
   double bucket_mb = 25.0;
@@ -91,69 +174,22 @@ int main(int argc, char** argv) {
   }
   if (!ActivateCudaDevice(node.rank(), 1).ok()) return 1;
   const torch::Device device(torch::kCUDA, node.rank());
-  const auto floats = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   NcclGroupCollectives collectives(world);
   NcclCommunicator raw_comm = NcclCommunicator::Create(world);
   c10::cuda::CUDAStream raw_stream = c10::cuda::getStreamFromPool(false, node.rank());
-  const auto sync_device = [] { cudaDeviceSynchronize(); };
-  const double bus_factor = 2.0 * (n - 1) / n;
+  const Plane plane{
+      world.get(),  n,         torch::TensorOptions().dtype(torch::kFloat32).device(device),
+      &collectives, &raw_comm, &raw_stream};
   bool all_ok = true;
   for (size_t bytes = 1024; static_cast<double>(bytes) <= max_mb * (1 << 20); bytes *= 4) {
     const auto count = static_cast<int64_t>(bytes / sizeof(float));
-    const int iters = static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / bytes, 5, 200));
-    float expected = 1.0f;
-    for (int i = 0; i < iters + 1; ++i) expected *= static_cast<float>(n);
-
-    torch::Tensor buffer = torch::ones({count}, floats);
-    const auto raw_once = [&] {
-      ncclAllReduce(buffer.data_ptr<float>(), buffer.data_ptr<float>(), count, ncclFloat32, ncclSum,
-                    raw_comm.get(), raw_stream.stream());
-    };
-    sync_device();  // the raw stream does not wait for the fill on the current stream
-    raw_once();
-    const double raw_s = TimeRuns(comm, iters, raw_once, sync_device);
-    bool ok = AllEqual(buffer, expected);
-
-    buffer.fill_(1.0f);
-    const auto hpo_once = [&] {
-      collectives.Wait(collectives.StartAllreduceSum(buffer.data_ptr<float>(), count));
-    };
-    hpo_once();
-    const double hpo_s = TimeRuns(comm, iters, hpo_once, sync_device);
-    ok = ok && AllEqual(buffer, expected);
-    buffer = torch::Tensor();
-
-    std::vector<torch::Tensor> parameters;
-    for (int64_t done = 0; done < count; done += kMaxParameterFloats) {
-      const int64_t length = std::min(kMaxParameterFloats, count - done);
-      parameters.push_back(torch::zeros({length}, floats));
-      parameters.back().mutable_grad() = torch::ones({length}, floats);
-    }
-    const float scale = 1.0f / static_cast<float>(n);
-    GradientBuckets buckets(parameters, static_cast<size_t>(bucket_mb * (1 << 20)));
-    const auto gradient_once = [&] { buckets.AllreduceGradients(collectives, scale, nullptr); };
-    gradient_once();
-    const double gradient_s = TimeRuns(comm, iters, gradient_once, sync_device);
-    for (const torch::Tensor& parameter : parameters) ok = ok && AllEqual(parameter.grad(), 1.0f);
-    ok = Everywhere(comm, ok);
-    all_ok = all_ok && ok;
-    if (world.rank() == 0) {
-      const auto algbw = [&](double seconds) { return static_cast<double>(bytes) / seconds / 1e9; };
-      bench::PrintResult("nccl_busbw",
-                         {{"ranks", std::to_string(n)},
-                          {"bytes", std::to_string(bytes)},
-                          {"iters", std::to_string(iters)},
-                          {"raw_us", bench::Number(raw_s * 1e6)},
-                          {"hpo_us", bench::Number(hpo_s * 1e6)},
-                          {"gradient_us", bench::Number(gradient_s * 1e6)},
-                          {"raw_algbw_GBps", bench::Number(algbw(raw_s))},
-                          {"raw_busbw_GBps", bench::Number(algbw(raw_s) * bus_factor)},
-                          {"hpo_busbw_GBps", bench::Number(algbw(hpo_s) * bus_factor)},
-                          {"gradient_busbw_GBps", bench::Number(algbw(gradient_s) * bus_factor)},
-                          {"hpo_vs_raw", bench::Number(raw_s / hpo_s, 3)},
-                          {"gradient_vs_raw", bench::Number(raw_s / gradient_s, 3)}},
-                         ok);
-    }
+    SizeTimes times;
+    times.iters = static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / bytes, 5, 200));
+    TimeFlatBuffer(plane, count, &times);
+    TimeGradients(plane, count, bucket_mb, &times);
+    times.ok = Everywhere(plane.comm, times.ok);
+    all_ok = all_ok && times.ok;
+    if (world.rank() == 0) PrintSize(n, bytes, times);
   }
   return all_ok ? 0 : 1;
 }
