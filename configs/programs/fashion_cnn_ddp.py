@@ -11,8 +11,9 @@ What it relies on, all of which hpo (like torchrun) provides:
   Without WORLD_SIZE it runs alone, without torch.distributed.
 * One `--name=value` argument per hyperparameter (W&B's ${args}).
 * HPO_CHECKPOINT_DIR (optional): rank 0 saves the model, optimizer and epoch there after every
-  epoch, and at start every rank continues from that checkpoint, so a preempted trial that hpo
-  starts again (`--resume`) goes on from its next epoch.
+  epoch, before it reports the epoch, and at start every rank continues from that checkpoint. So a
+  trial that hpo paused and promotes, or a preempted one it starts again (`--resume`), goes on
+  from its next epoch.
 * SIGTERM (early stopping, preemption) keeps Python's default action: the process ends at once
   (status 143), even inside a collective. The last checkpoint is whole: it is written to a temporary
   name and renamed.
@@ -109,11 +110,9 @@ class Net(nn.Module):
         return self.fc(self.dropout(torch.flatten(x, 1)))
 
 
-def main():
-    args = parse_args()
-    args.seed %= 2 ** 31  # HPO_TRIAL_SEED is a 64-bit number; torch wants seeds below 2^64
-    torch.set_num_threads(args.threads)
-
+def start_distributed():
+    """(distributed, rank, world, device): torch.distributed started from the torchrun
+    environment when there is one (gloo on CPUs, NCCL on GPUs), and this process's device."""
     distributed = "WORLD_SIZE" in os.environ  # started by torchrun or hpo
     if distributed:
         dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
@@ -127,6 +126,73 @@ def main():
         torch.cuda.set_device(device)
     else:
         device = torch.device("cpu")
+    return distributed, rank, world, device
+
+
+def make_optimizer(args, net):
+    if args.optimizer == "adam":
+        return torch.optim.Adam(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    return torch.optim.SGD(net.parameters(), lr=args.lr, momentum=args.momentum,
+                           weight_decay=args.weight_decay)
+
+
+def resume(checkpoint_path, net, optimizer, device, rank, epochs):
+    """The first epoch to train: after the checkpoint of an earlier run of this trial when there
+    is one (its model and optimizer loaded), else 1."""
+    if not checkpoint_path or not os.path.exists(checkpoint_path):
+        return 1
+    state = torch.load(checkpoint_path, map_location=device)
+    net.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    if rank == 0:
+        print("resuming from %s after epoch %d" % (checkpoint_path, state["epoch"]), flush=True)
+        if state["epoch"] >= epochs and state.get("metrics") is not None:
+            # Stopped after its last checkpoint but before it ended: say the result again.
+            print(json.dumps(state["metrics"]), flush=True)
+    return state["epoch"] + 1
+
+
+def train_epoch(model, optimizer, train_x, train_y, indices, local_batch):
+    """One pass over this rank's INDICES; the sum of its per-sample losses (float64 tensor)."""
+    model.train()
+    loss_sum = torch.zeros((), dtype=torch.float64, device=train_x.device)
+    for start in range(0, len(indices), local_batch):
+        batch = indices[start:start + local_batch]
+        x, y = train_x[batch], train_y[batch]
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        loss_sum += loss.detach().double() * len(batch)
+    return loss_sum
+
+
+def validate(net, val_x, val_y):
+    """(summed loss, correct) over this rank's share of the validation set."""
+    net.eval()
+    val_loss, correct = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(val_x), 1000):
+            logits = net(val_x[start:start + 1000])
+            y = val_y[start:start + 1000]
+            val_loss += F.cross_entropy(logits, y, reduction="sum").item()
+            correct += (logits.argmax(1) == y).sum().item()
+    return val_loss, correct
+
+
+def save_checkpoint(args, checkpoint_path, net, optimizer, epoch, metrics):
+    os.makedirs(args.checkpoint_dir, exist_ok=True)
+    temporary = checkpoint_path + ".tmp"
+    torch.save({"model": net.state_dict(), "optimizer": optimizer.state_dict(),
+                "epoch": epoch, "metrics": metrics, "args": vars(args)}, temporary)
+    os.replace(temporary, checkpoint_path)  # never a half-written checkpoint
+
+
+def main():
+    args = parse_args()
+    args.seed %= 2 ** 31  # HPO_TRIAL_SEED is a 64-bit number; torch wants seeds below 2^64
+    torch.set_num_threads(args.threads)
+    distributed, rank, world, device = start_distributed()
 
     train_x, train_y, val_x, val_y = load_data(args.data, args.train_samples, args.val_samples)
     train_x, train_y = train_x.to(device), train_y.to(device)
@@ -138,26 +204,10 @@ def main():
     if distributed:
         model = DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda"
                                         else None)
-    if args.optimizer == "adam":
-        optimizer = torch.optim.Adam(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    else:
-        optimizer = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=args.momentum,
-                                    weight_decay=args.weight_decay)
-
-    # Continue from the checkpoint of an earlier run of this trial, if there is one.
+    optimizer = make_optimizer(args, net)
     checkpoint_path = os.path.join(args.checkpoint_dir, "checkpoint.pt") if args.checkpoint_dir \
         else ""
-    first_epoch, last_metrics = 1, None
-    if checkpoint_path and os.path.exists(checkpoint_path):
-        state = torch.load(checkpoint_path, map_location=device)
-        net.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        first_epoch, last_metrics = state["epoch"] + 1, state.get("metrics")
-        if rank == 0:
-            print("resuming from %s after epoch %d" % (checkpoint_path, state["epoch"]), flush=True)
-    if first_epoch > args.epochs and rank == 0 and last_metrics is not None:
-        # Stopped after its last checkpoint but before it ended: say the result again.
-        print(json.dumps(last_metrics), flush=True)
+    first_epoch = resume(checkpoint_path, net, optimizer, device, rank, args.epochs)
 
     local_batch = max(1, args.batch_size // world)
     # Pads to a multiple of WORLD_SIZE, so that every rank takes the same number of steps.
@@ -168,26 +218,9 @@ def main():
         sampler.set_epoch(epoch)  # a new order each epoch, the same on a resumed run
         torch.manual_seed(args.seed * 100003 + epoch * 1009 + rank)  # dropout masks
         indices = torch.tensor(list(sampler), device=device)
-        model.train()
-        loss_sum = torch.zeros((), dtype=torch.float64, device=device)
-        for start in range(0, len(indices), local_batch):
-            batch = indices[start:start + local_batch]
-            x, y = train_x[batch], train_y[batch]
-            loss = F.cross_entropy(model(x), y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            loss_sum += loss.detach().double() * len(batch)
-
-        # Validation: each rank its share; the sums are added up so that all ranks agree.
-        net.eval()
-        val_loss, correct = 0.0, 0
-        with torch.no_grad():
-            for start in range(0, len(val_x), 1000):
-                logits = net(val_x[start:start + 1000])
-                y = val_y[start:start + 1000]
-                val_loss += F.cross_entropy(logits, y, reduction="sum").item()
-                correct += (logits.argmax(1) == y).sum().item()
+        loss_sum = train_epoch(model, optimizer, train_x, train_y, indices, local_batch)
+        val_loss, correct = validate(net, val_x, val_y)
+        # Each rank validated its share; the sums are added up so that all ranks agree.
         sums = torch.tensor([loss_sum.item(), len(indices), val_loss, correct, len(val_x)],
                             dtype=torch.float64, device=device)
         if distributed:
@@ -197,15 +230,13 @@ def main():
                    "val_loss": round(val_loss / validated, 6),
                    "val_accuracy": round(correct / validated, 6)}
         if rank == 0:
+            # Saved before the epoch is reported: hpo may pause the trial (SIGTERM) right after
+            # the report, and the resumed trial then goes on from the next epoch.
+            if checkpoint_path:
+                save_checkpoint(args, checkpoint_path, net, optimizer, epoch, metrics)
             print(json.dumps(metrics), flush=True)
             print("epoch %d took %.1f s" % (epoch, time.time() - started), file=sys.stderr,
                   flush=True)
-            if checkpoint_path:
-                os.makedirs(args.checkpoint_dir, exist_ok=True)
-                temporary = checkpoint_path + ".tmp"
-                torch.save({"model": net.state_dict(), "optimizer": optimizer.state_dict(),
-                            "epoch": epoch, "metrics": metrics, "args": vars(args)}, temporary)
-                os.replace(temporary, checkpoint_path)  # never a half-written checkpoint
 
     if distributed:
         dist.destroy_process_group()

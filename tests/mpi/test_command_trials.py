@@ -664,8 +664,9 @@ class EarlyStopping(CommandCase):
         completed = [t for t, row in trials.items() if text(row["status"]) == "completed"]
         self.assertTrue(completed, log)
         for trial_id in completed:
+            statuses = {t: (row["status"], row["message"]) for t, row in trials.items()}
             self.assertEqual([int(row["epoch"]) for row in curves[trial_id]], [2, 4, 6, 8],
-                             (trial_id, {t: (row["status"], row["message"]) for t, row in trials.items()}, log))
+                             (trial_id, statuses, log))
         self.assert_no_program_left()
 
     def paused_sweep(self, mode):
@@ -943,6 +944,35 @@ class Examples(CommandCase):
         for trial_id, row in trials.items():
             self.assertIn(text(row["status"]), ("completed", "stopped"), log)
             self.assertTrue(all(float(r["val_loss"]) >= 0 for r in curves[trial_id]))
+        self.assert_no_program_left()
+
+
+    def test_the_ddp_example_goes_on_from_its_checkpoint_after_a_pause(self):
+        """configs/fashion_mnist_ddp.yaml with 2 trials on 3,000 images: its bayes + hyperband
+        pauses the first trial at epoch 1 for the second and then promotes it. The program saves
+        its checkpoint before it reports an epoch, so the promoted trial goes on from epoch 2
+        (a program that reports first is killed before it saves, and restarts)."""
+        root = os.path.dirname(os.path.dirname(HERE))
+        with open(os.path.join(root, "configs", "fashion_mnist_ddp.yaml")) as f:
+            shipped = f.read()
+        program = os.path.join(root, "configs", "programs", "fashion_cnn_ddp.py")
+        edits = [("program: programs/fashion_cnn_ddp.py", "program: " + program),
+                 ("run_cap: 8", "run_cap: 2"),
+                 ("interpreter: python3", "interpreter: " + PYTHON),
+                 ("    epochs:\n      value: 3\n",
+                  "    epochs:\n      value: 3\n    train_samples:\n      value: 3000\n")]
+        for old, new in edits:
+            self.assertIn(old, shipped)
+            shipped = shipped.replace(old, new)
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, self.write("ddp.yaml", shipped), output)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("trial 0 paused at epoch 1", log)
+        self.assertIn("trial 0 promoted; it continues from its checkpoint", log)
+        self.assertNotIn("restarted", log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(text(trials[0]["status"]), "completed", log)
+        self.assertEqual([int(row["epoch"]) for row in curves[0]], [1, 2, 3], log)
         self.assert_no_program_left()
 
 
