@@ -124,13 +124,126 @@ def check_calibration(root, bench):
     return problems
 
 
+def check_export(root, study, csv_path):
+    """Problems with _export_curves.py's CSV of `study`: it must be byte-identical on a second
+    run and hold the expected rows."""
+    problems = []
+    export = [sys.executable, os.path.join(root, "bench", "peers", "_export_curves.py"), study]
+    subprocess.run(export + ["-o", csv_path], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(export + ["-o", csv_path + ".again"], check=True, stdout=subprocess.DEVNULL)
+    with open(csv_path) as f:
+        text = f.read()
+    with open(csv_path + ".again") as f:
+        if f.read() != text:
+            problems.append("_export_curves.py wrote different bytes for the same study")
+    expected = ("study,trial_id,lr,batch_size,optimizer,momentum,"
+                "val_accuracy_1,val_accuracy_2,val_accuracy_3\n"
+                "0,0,0.001,64,sgd,0.5,0.5,0.6,0.7\n"
+                "0,2,0.05,128,adam,0.8,0.6,0.8,0.9\n"
+                "0,3,0.0002,32,sgd,0.2,0.1,0.2,0.3\n"
+                "0,4,0.002,64,adam,0.5,0.7,0.85,0.88\n")
+    if text != expected:
+        problems.append("_export_curves.py wrote\n%s\nnot\n%s" % (text, expected))
+    return problems
+
+
+def check_lookup(table, queries, wanted):
+    """Problems with the Python blackbox's lookups: nearest rows, a curve, an invalid choice."""
+    problems = []
+    if (table.metric, table.epochs) != ("val_accuracy", 3):
+        problems.append("the CSV reads as metric %s, %d epochs" % (table.metric, table.epochs))
+    for query, row in zip(queries, wanted):
+        if table.nearest(query) != row:
+            problems.append("nearest(%s) is row %d, not %d" % (query, table.nearest(query), row))
+    if table.curve(queries[-1]) != [0.7, 0.85, 0.88]:
+        problems.append("curve(%s) is %s" % (queries[-1], table.curve(queries[-1])))
+    try:
+        table.nearest({"lr": 0.001, "batch_size": 48, "optimizer": "sgd", "momentum": 0.5})
+        problems.append("a batch_size outside the space's values was accepted")
+    except ValueError:
+        pass
+    return problems
+
+
+def lookup_queries(table):
+    """(queries, the rows they must find): every row's own settings, then three near misses."""
+    queries = [dict(c) for c in table.configs]
+    wanted = list(range(len(table.configs)))
+    # nearby: a little off in lr and momentum, same choices
+    queries.append({"lr": 0.0011, "batch_size": 64, "optimizer": "sgd", "momentum": 0.45})
+    wanted.append(0)
+    queries.append({"lr": 0.04, "batch_size": 128, "optimizer": "adam", "momentum": 0.9})
+    wanted.append(1)
+    # row 0's numbers with adam: row 3 (adam, lr 0.002) is nearer than row 0 (a mismatch)
+    queries.append({"lr": 0.001, "batch_size": 64, "optimizer": "adam", "momentum": 0.5})
+    wanted.append(3)
+    return queries, wanted
+
+
+def check_cpp_nearest(bench, csv_path, config, table, queries):
+    """Problems unless the C++ blackbox picks Python's rows for `queries` and 40 random ones."""
+    rng = random.Random(7)
+    queries = list(queries)
+    for _ in range(40):
+        queries.append({"lr": math.exp(rng.uniform(math.log(1e-4), math.log(0.1))),
+                        "batch_size": rng.choice([32, 64, 128]),
+                        "optimizer": rng.choice(["sgd", "adam"]),
+                        "momentum": rng.uniform(0.0, 0.9)})
+    command = [bench, "--curves", csv_path, "--config", config]
+    for query in queries:
+        command += ["--nearest", ",".join("%s=%r" % (k, v) if isinstance(v, float)
+                                          else "%s=%s" % (k, v) for k, v in query.items())]
+    done = subprocess.run(command, capture_output=True, text=True)
+    rows = [int(line.split("=")[1]) for line in done.stdout.split()]
+    python_rows = [table.nearest(query) for query in queries]
+    if done.returncode != 0 or rows != python_rows:
+        return ["the C++ blackbox picks rows %s (exit %d, %s), Python %s" %
+                (rows, done.returncode, done.stderr.strip(), python_rows)]
+    return []
+
+
+def check_systems(bench, csv_path, config):
+    """Problems with the replay's systems on the blackbox: hpo_random runs; the oracles are lower
+    bounds (on every seed, judging after 1 epoch costs no more than after 3, than random search,
+    or than the curve scheduler on the same draws); an oracle of 0 epochs is refused."""
+    problems = []
+    blackbox = [bench, "--curves", csv_path, "--config", config]
+    done = subprocess.run(blackbox + ["--target", "0.88", "--system", "hpo_random", "--seeds",
+                                      "1-3", "--run-cap", "5"], capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 3 or \
+            not all(line.endswith("check=ok") for line in lines):
+        problems.append("hpo_random on the blackbox: exit %d\n%s%s" %
+                        (done.returncode, done.stdout, done.stderr))
+    costs = {}
+    for system in ("oracle_after_1_epoch", "oracle_after_3_epochs", "hpo_random",
+                   "hpo_random_curves"):
+        done = subprocess.run(blackbox + ["--target", "0.85", "--system", system, "--seeds",
+                                          "1-8", "--run-cap", "5"], capture_output=True, text=True)
+        costs[system] = [int(line.split(" epochs=")[1].split()[0])
+                         for line in done.stdout.splitlines() if " epochs=" in line]
+        if done.returncode != 0 or len(costs[system]) != 8:
+            problems.append("%s on the blackbox: exit %d\n%s%s" %
+                            (system, done.returncode, done.stdout, done.stderr))
+    bound = costs["oracle_after_1_epoch"]
+    for system in ("oracle_after_3_epochs", "hpo_random", "hpo_random_curves"):
+        if len(bound) == 8 and len(costs[system]) == 8 and \
+                any(low > cost for low, cost in zip(bound, costs[system])):
+            problems.append("the 1-epoch oracle %s is above %s %s" %
+                            (bound, system, costs[system]))
+    done = subprocess.run(blackbox + ["--target", "0.85", "--system", "oracle_after_0_epochs",
+                                      "--seeds", "1-1"], capture_output=True, text=True)
+    if done.returncode == 0:
+        problems.append("oracle_after_0_epochs was accepted")
+    return problems
+
+
 def main():
     root = os.path.abspath(sys.argv[1])
     bench = sys.argv[2] if len(sys.argv) > 2 else None
     sys.path.insert(0, os.path.join(root, "bench", "peers"))
     import _curves as curves
 
-    problems = []
     with tempfile.TemporaryDirectory() as folder:
         study = os.path.join(folder, "study.h5")
         config = os.path.join(folder, "config.yaml")
@@ -138,102 +251,13 @@ def main():
         write_study(study)
         with open(config, "w") as f:
             f.write(CONFIG)
-        export = [sys.executable, os.path.join(root, "bench", "peers", "_export_curves.py"), study]
-        subprocess.run(export + ["-o", csv_path], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(export + ["-o", csv_path + ".again"], check=True, stdout=subprocess.DEVNULL)
-        with open(csv_path) as f:
-            text = f.read()
-        with open(csv_path + ".again") as f:
-            if f.read() != text:
-                problems.append("_export_curves.py wrote different bytes for the same study")
-        expected = ("study,trial_id,lr,batch_size,optimizer,momentum,"
-                    "val_accuracy_1,val_accuracy_2,val_accuracy_3\n"
-                    "0,0,0.001,64,sgd,0.5,0.5,0.6,0.7\n"
-                    "0,2,0.05,128,adam,0.8,0.6,0.8,0.9\n"
-                    "0,3,0.0002,32,sgd,0.2,0.1,0.2,0.3\n"
-                    "0,4,0.002,64,adam,0.5,0.7,0.85,0.88\n")
-        if text != expected:
-            problems.append("_export_curves.py wrote\n%s\nnot\n%s" % (text, expected))
-
-        space = curves.parse_space(config)
-        table = curves.Curves(space, csv_path)
-        if (table.metric, table.epochs) != ("val_accuracy", 3):
-            problems.append("the CSV reads as metric %s, %d epochs" % (table.metric, table.epochs))
-        queries = [dict(c) for c in table.configs]
-        wanted = list(range(len(table.configs)))
-        # nearby: a little off in lr and momentum, same choices
-        queries.append({"lr": 0.0011, "batch_size": 64, "optimizer": "sgd", "momentum": 0.45})
-        wanted.append(0)
-        queries.append({"lr": 0.04, "batch_size": 128, "optimizer": "adam", "momentum": 0.9})
-        wanted.append(1)
-        # row 0's numbers with adam: row 3 (adam, lr 0.002) is nearer than row 0 (a mismatch)
-        queries.append({"lr": 0.001, "batch_size": 64, "optimizer": "adam", "momentum": 0.5})
-        wanted.append(3)
-        for query, row in zip(queries, wanted):
-            if table.nearest(query) != row:
-                problems.append("nearest(%s) is row %d, not %d" % (query, table.nearest(query),
-                                                                   row))
-        if table.curve(queries[-1]) != [0.7, 0.85, 0.88]:
-            problems.append("curve(%s) is %s" % (queries[-1], table.curve(queries[-1])))
-        rejected = False
-        try:
-            table.nearest({"lr": 0.001, "batch_size": 48, "optimizer": "sgd", "momentum": 0.5})
-        except ValueError:
-            rejected = True
-        if not rejected:
-            problems.append("a batch_size outside the space's values was accepted")
-
+        problems = check_export(root, study, csv_path)
+        table = curves.Curves(curves.parse_space(config), csv_path)
+        queries, wanted = lookup_queries(table)
+        problems += check_lookup(table, queries, wanted)
         if bench:
-            rng = random.Random(7)
-            for _ in range(40):
-                queries.append({"lr": math.exp(rng.uniform(math.log(1e-4), math.log(0.1))),
-                                "batch_size": rng.choice([32, 64, 128]),
-                                "optimizer": rng.choice(["sgd", "adam"]),
-                                "momentum": rng.uniform(0.0, 0.9)})
-            command = [bench, "--curves", csv_path, "--config", config]
-            for query in queries:
-                command += ["--nearest", ",".join("%s=%r" % (k, v) if isinstance(v, float)
-                                                  else "%s=%s" % (k, v)
-                                                  for k, v in query.items())]
-            done = subprocess.run(command, capture_output=True, text=True)
-            rows = [int(line.split("=")[1]) for line in done.stdout.split()]
-            python_rows = [table.nearest(query) for query in queries]
-            if done.returncode != 0 or rows != python_rows:
-                problems.append("the C++ blackbox picks rows %s (exit %d, %s), Python %s" %
-                                (rows, done.returncode, done.stderr.strip(), python_rows))
-            done = subprocess.run([bench, "--curves", csv_path, "--config", config, "--target",
-                                   "0.88", "--system", "hpo_random", "--seeds", "1-3",
-                                   "--run-cap", "5"], capture_output=True, text=True)
-            lines = done.stdout.splitlines()
-            if done.returncode != 0 or len(lines) != 3 or \
-                    not all(line.endswith("check=ok") for line in lines):
-                problems.append("hpo_random on the blackbox: exit %d\n%s%s" %
-                                (done.returncode, done.stdout, done.stderr))
-            # The oracles are lower bounds: on every seed, judging after 1 epoch costs no more
-            # than after 3, than random search, or than the curve scheduler on the same draws.
-            costs = {}
-            for system in ("oracle_after_1_epoch", "oracle_after_3_epochs", "hpo_random",
-                           "hpo_random_curves"):
-                done = subprocess.run([bench, "--curves", csv_path, "--config", config,
-                                       "--target", "0.85", "--system", system, "--seeds", "1-8",
-                                       "--run-cap", "5"], capture_output=True, text=True)
-                costs[system] = [int(line.split(" epochs=")[1].split()[0])
-                                 for line in done.stdout.splitlines() if " epochs=" in line]
-                if done.returncode != 0 or len(costs[system]) != 8:
-                    problems.append("%s on the blackbox: exit %d\n%s%s" %
-                                    (system, done.returncode, done.stdout, done.stderr))
-            bound = costs["oracle_after_1_epoch"]
-            for system in ("oracle_after_3_epochs", "hpo_random", "hpo_random_curves"):
-                if len(bound) == 8 and len(costs[system]) == 8 and \
-                        any(low > cost for low, cost in zip(bound, costs[system])):
-                    problems.append("the 1-epoch oracle %s is above %s %s" %
-                                    (bound, system, costs[system]))
-            done = subprocess.run([bench, "--curves", csv_path, "--config", config, "--target",
-                                   "0.85", "--system", "oracle_after_0_epochs", "--seeds", "1-1"],
-                                  capture_output=True, text=True)
-            if done.returncode == 0:
-                problems.append("oracle_after_0_epochs was accepted")
-
+            problems += check_cpp_nearest(bench, csv_path, config, table, queries)
+            problems += check_systems(bench, csv_path, config)
     if bench:
         problems += check_calibration(root, bench)
     for problem in problems:
