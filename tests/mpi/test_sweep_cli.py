@@ -72,7 +72,16 @@ class EndToEnd(SweepTestCase):
         self.assertIn("6/6 done", trial_lines[-1])
         self.assertIn("study: " + os.path.abspath(study), stdout)
         self.assertIn("best trial test accuracy:", stdout)
+        trials = self.assert_study_rows(study)
+        best = trials[np.argmax(trials["objective"])]
+        output = os.path.dirname(study)
+        self.assert_only_the_best_model_kept(output, best)
+        self.assert_reports(study, output, best)
+        self.assert_html_page(study, trials, best)
+        self.assert_the_same_sweep_again(trials)
 
+    def assert_study_rows(self, study):
+        """The study's trials, curves and attributes; returns the trials."""
         with h5py.File(study, "r") as f:
             trials = f["trials"][:]
             curves = f["curves"][:]
@@ -100,9 +109,14 @@ class EndToEnd(SweepTestCase):
         self.assertIn("test_accuracy", attrs)
         best = trials[np.argmax(trials["objective"])]
         self.assertEqual(int(attrs["best_trial_id"]), int(best["trial_id"]))
-        # Only the best trial's weights are kept, with its hyperparameters beside them; no
-        # checkpoint is left once every result is in the study.
-        output = os.path.dirname(study)
+        # pandas reads it both ways.
+        self.assertEqual(len(pandas.DataFrame(trials)), 6)
+        self.assertEqual(len(pandas.read_hdf(study, "trials")), 6)
+        return trials
+
+    def assert_only_the_best_model_kept(self, output, best):
+        """Only the best trial's weights are kept, with its hyperparameters beside them; no
+        checkpoint is left once every result is in the study."""
         models = sorted(os.listdir(os.path.join(output, "models")))
         self.assertEqual(models, ["best.yaml", "trial_%d.pt" % best["trial_id"]])
         with open(os.path.join(output, "models", "best.yaml")) as f:
@@ -110,10 +124,9 @@ class EndToEnd(SweepTestCase):
         self.assertIn("trial_id: %d\n" % best["trial_id"], best_yaml)
         self.assertIn("  optimizer: %s\n" % best["optimizer"].decode(), best_yaml)
         self.assertEqual(os.listdir(os.path.join(output, "checkpoints")), [])
-        # pandas reads it both ways.
-        self.assertEqual(len(pandas.DataFrame(trials)), 6)
-        self.assertEqual(len(pandas.read_hdf(study, "trials")), 6)
 
+    def assert_reports(self, study, output, best):
+        """hpo report as CSV, JSON and a table, of the study file and of its folder."""
         rc, csv_text, err = hpo(["report", study, "--format", "csv", "--top", "0"])
         self.assertEqual(rc, 0, err)
         rows = csv_text.strip().splitlines()
@@ -137,7 +150,10 @@ class EndToEnd(SweepTestCase):
         self.assertNotIn("not stored", err)
         with h5py.File(study, "r") as f:
             self.assertIn("param_importance", f.attrs)
-        # The HTML page embeds every trial with its curve of the sweep metric, as in the study.
+
+    def assert_html_page(self, study, trials, best):
+        """The HTML page embeds every trial with its curve of the sweep metric, as in the study;
+        a page in a missing folder is a usage error."""
         page_path = os.path.join(self.tmp, "report.html")
         rc, table_too, err = hpo(["report", study, "--html", page_path])
         self.assertEqual(rc, 0, err)
@@ -166,7 +182,9 @@ class EndToEnd(SweepTestCase):
         self.assertIn("--html", err)
         self.assertIn("page.html", err)
 
-        # Same config and seed: the same trials with the same results.
+
+    def assert_the_same_sweep_again(self, trials):
+        """Same config and seed: the same trials with the same results."""
         _, again = self.run_sweep(self.out("again"))
         with h5py.File(again, "r") as f:
             repeat = f["trials"][:]
