@@ -437,117 +437,150 @@ class Counts:
         return " ".join("%s=%d" % (name, getattr(self, name)) for name in self.NAMES)
 
 
+class Sweep:
+    """One chaos sweep's folder, study, ledger and command line."""
+
+    def __init__(self, index, kind, rng, args, work, program):
+        self.index, self.kind, self.seed = index, kind, args.seed
+        self.folder = os.path.join(work, "sweep%03d" % index)
+        os.makedirs(self.folder)
+        self.ledger = os.path.join(self.folder, "ledger")
+        os.makedirs(self.ledger)
+        self.output = os.path.join(self.folder, "out")
+        self.study = os.path.join(self.output, "study.h5")
+        self.np_count = rng.choice([2, 2, 3, 4])
+        self.ranks_per_trial = 2 if (self.np_count == 4 and
+                                     kind in ("random", "objectives", "command")) else 1
+        config = os.path.join(self.folder, "sweep.yaml")
+        with open(config, "w") as f:
+            f.write(sweep_config(kind, self.ranks_per_trial, rng.randrange(1000), program))
+        self.argv = ["-np", str(self.np_count), "--oversubscribe", "--bind-to", "none", args.hpo,
+                     "sweep", "--config", config, "--output", self.output]
+
+    def run(self, attempt, resume=False):
+        return Run(self.argv + (["--resume"] if resume else []),
+                   "chaos%d-%03d-%d" % (self.seed, self.index, attempt), self.folder, self.ledger)
+
+    def snapshot(self, name):
+        return snapshot(self.study, os.path.join(self.folder, name))
+
+
+def reap(run, what, counts, notes):
+    """Counts and notes the processes `run` left behind."""
+    orphans = reap_leftovers(run.tag)
+    counts.orphans += len(orphans)
+    if orphans:
+        notes.append("left after %s: %s" % (what, "; ".join(orphans)))
+
+
+def fault_run(sweep, fault, fault_at, rng, args, counts, notes):
+    """Starts the sweep, injects `fault` `fault_at` seconds after its banner (or its launch) and
+    waits for it to end; returns (hit, study_at_fault, exit code, the finished rows before)."""
+    run = sweep.run(0)
+    clock = 0.0 if args.from_launch else run.banner_at()
+    hit = clock is not None and not wait_ended(run, clock + fault_at)
+    stopped = None
+    study_at_fault = os.path.exists(sweep.study)
+    reference, _, error = sweep.snapshot("before.h5")
+    if error:
+        notes.append("live copy before the fault did not open (not counted): " + error)
+    if hit:
+        stopped = inject(fault, run, rng, sweep.output)
+    if stopped and not wait_ended(run, run.elapsed() + STOPPED_TIMEOUT_S):
+        notes.append("the job outlived its stopped rank by %d s; the ranks' threads then "
+                     "(1: before MPI_Init): %s" % (STOPPED_TIMEOUT_S, threads_of(run.tag)))
+    ended = run.wait(0 if stopped else RUN_TIMEOUT_S - run.elapsed())
+    if stopped:
+        signal_pid(stopped, signal.SIGCONT)
+    if not ended:
+        counts.hangs += 1
+        notes.append("the faulted run hung; killed: %s" % run.log[-2000:])
+    elif not hit:
+        counts.missed += 1
+    elif fault in EXPECTED_EXIT and run.code not in EXPECTED_EXIT[fault]:
+        counts.unexpected += 1
+        notes.append("exit %s after %s (expected %s): %s" % (
+            run.code, fault, sorted(EXPECTED_EXIT[fault]), run.log[-1500:]))
+    reap(run, "the faulted run", counts, notes)
+    return hit, study_at_fault, run.code, dict(reference or {})
+
+
+def check_after_fault(sweep, reference, counts, notes):
+    """Counts finished rows the fault changed or lost; adds the rows finished since to
+    `reference`."""
+    after, _, error = sweep.snapshot("after_fault.h5")
+    if error:
+        counts.unopenable += 1
+        notes.append("the study after the fault did not open: " + error)
+    for trial_id, row in (after or {}).items():
+        if trial_id in reference and reference[trial_id] != row:
+            counts.lost += 1
+            notes.append("trial %d's finished row changed by the fault" % trial_id)
+        reference[trial_id] = row
+    missing = sorted(set(reference) - set(after or {}))
+    if after is not None and missing:
+        counts.lost += len(missing)
+        notes.append("finished trials %s missing after the fault" % missing)
+
+
+def resume_until_done(sweep, code, counts, notes):
+    """Resumes the sweep until it ends with exit 0 (RESUME_TRIES at most); returns (resumes,
+    done, the final study's rows and curves)."""
+    resumes, done = 0, code == 0
+    final = curves = None
+    while not done and resumes < RESUME_TRIES:
+        resumes += 1
+        resume = sweep.run(resumes, resume=True)
+        ended = resume.wait(RUN_TIMEOUT_S)
+        reap(resume, "resume %d" % resumes, counts, notes)
+        if not ended:
+            counts.hangs += 1
+            notes.append("resume %d hung; killed: %s" % (resumes, resume.log[-2000:]))
+        elif resume.code != 0:
+            counts.failed_resumes += 1
+            notes.append("resume %d exit %s: %s" % (resumes, resume.code, resume.log[-2000:]))
+        done = ended and resume.code == 0
+        final, curves, error = sweep.snapshot("after_resume_%d.h5" % resumes)
+        if error:
+            counts.unopenable += 1
+            notes.append("the study after resume %d did not open: %s" % (resumes, error))
+    if code == 0:
+        final, curves, error = sweep.snapshot("final.h5")
+        if error:
+            counts.unopenable += 1
+            notes.append("the finished study did not open: " + error)
+    return resumes, done, final, curves
+
+
 def one_sweep(index, kind, fault, rng, args, work, estimate, program):
     """Runs sweep `index`; returns (Counts, per-sweep fields, notes)."""
     counts = Counts()
     notes = []
-    folder = os.path.join(work, "sweep%03d" % index)
-    os.makedirs(folder)
-    ledger = os.path.join(folder, "ledger")
-    os.makedirs(ledger)
-    output = os.path.join(folder, "out")
-    study = os.path.join(output, "study.h5")
-    np_count = rng.choice([2, 2, 3, 4])
-    ranks_per_trial = 2 if (np_count == 4 and kind in ("random", "objectives", "command")) else 1
-    config = os.path.join(folder, "sweep.yaml")
-    with open(config, "w") as f:
-        f.write(sweep_config(kind, ranks_per_trial, rng.randrange(1000), program))
-    argv = ["-np", str(np_count), "--oversubscribe", "--bind-to", "none", args.hpo, "sweep",
-            "--config", config, "--output", output]
+    sweep = Sweep(index, kind, rng, args, work, program)
     # The estimate is for 2 groups: more groups finish sooner.
-    fault_at = rng.uniform(0.05, 0.95) * estimate * 2 * ranks_per_trial / np_count
+    fault_at = rng.uniform(0.05, 0.95) * estimate * 2 * sweep.ranks_per_trial / sweep.np_count
     started = time.monotonic()
-    with output_folder(output, fault == "disk_full"):
-        run = Run(argv, "chaos%d-%03d-0" % (args.seed, index), folder, ledger)
-        clock = 0.0 if args.from_launch else run.banner_at()
-        hit = clock is not None and not wait_ended(run, clock + fault_at)
-        stopped = None
-        study_at_fault = os.path.exists(study)
-        reference, _, error = snapshot(study, os.path.join(folder, "before.h5"))
-        if error:
-            notes.append("live copy before the fault did not open (not counted): " + error)
-        reference = dict(reference or {})
-        if hit:
-            stopped = inject(fault, run, rng, output)
-        if stopped and not wait_ended(run, run.elapsed() + STOPPED_TIMEOUT_S):
-            notes.append("the job outlived its stopped rank by %d s; the ranks' threads then "
-                         "(1: before MPI_Init): %s" % (STOPPED_TIMEOUT_S, threads_of(run.tag)))
-        ended = run.wait(0 if stopped else RUN_TIMEOUT_S - run.elapsed())
-        if stopped:
-            signal_pid(stopped, signal.SIGCONT)
-        code = run.code
-        if not ended:
-            counts.hangs += 1
-            notes.append("the faulted run hung; killed: %s" % run.log[-2000:])
-        elif not hit:
-            counts.missed += 1
-        elif fault in EXPECTED_EXIT and code not in EXPECTED_EXIT[fault]:
-            counts.unexpected += 1
-            notes.append("exit %s after %s (expected %s): %s" % (
-                code, fault, sorted(EXPECTED_EXIT[fault]), run.log[-1500:]))
-        orphans = reap_leftovers(run.tag)
-        counts.orphans += len(orphans)
-        if orphans:
-            notes.append("left after the faulted run: " + "; ".join(orphans))
+    with output_folder(sweep.output, fault == "disk_full"):
+        hit, study_at_fault, code, reference = fault_run(sweep, fault, fault_at, rng, args,
+                                                         counts, notes)
         if fault == "disk_full":
             with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(output, "filler"))
-        after, _, error = snapshot(study, os.path.join(folder, "after_fault.h5"))
-        if error:
-            counts.unopenable += 1
-            notes.append("the study after the fault did not open: " + error)
-        for trial_id, row in (after or {}).items():
-            if trial_id in reference and reference[trial_id] != row:
-                counts.lost += 1
-                notes.append("trial %d's finished row changed by the fault" % trial_id)
-            reference[trial_id] = row
-        missing = sorted(set(reference) - set(after or {}))
-        if after is not None and missing:
-            counts.lost += len(missing)
-            notes.append("finished trials %s missing after the fault" % missing)
-
-        resumes = 0
-        done = code == 0
-        curves = None
-        while not done and resumes < RESUME_TRIES:
-            resumes += 1
-            resume = Run(argv + ["--resume"], "chaos%d-%03d-%d" % (args.seed, index, resumes),
-                         folder, ledger)
-            ended = resume.wait(RUN_TIMEOUT_S)
-            orphans = reap_leftovers(resume.tag)
-            counts.orphans += len(orphans)
-            if orphans:
-                notes.append("left after resume %d: %s" % (resumes, "; ".join(orphans)))
-            if not ended:
-                counts.hangs += 1
-                notes.append("resume %d hung; killed: %s" % (resumes, resume.log[-2000:]))
-            elif resume.code != 0:
-                counts.failed_resumes += 1
-                notes.append("resume %d exit %s: %s" % (resumes, resume.code, resume.log[-2000:]))
-            done = ended and resume.code == 0
-            final, curves, error = snapshot(study, os.path.join(folder,
-                                                                "after_resume_%d.h5" % resumes))
-            if error:
-                counts.unopenable += 1
-                notes.append("the study after resume %d did not open: %s" % (resumes, error))
-        if code == 0 and resumes == 0:
-            final, curves, error = snapshot(study, os.path.join(folder, "final.h5"))
-            if error:
-                counts.unopenable += 1
-                notes.append("the finished study did not open: " + error)
+                os.remove(os.path.join(sweep.output, "filler"))
+        check_after_fault(sweep, reference, counts, notes)
+        resumes, done, final, curves = resume_until_done(sweep, code, counts, notes)
         if done and final is not None:
             for trial_id, row in reference.items():
                 if final.get(trial_id) != row:
                     counts.lost += 1
                     notes.append("finished trial %d %s after the resume" % (
                         trial_id, "missing" if trial_id not in final else "changed"))
-        repeats = curve_repeats(curves or {}) + ledger_reruns(ledger)
+        repeats = curve_repeats(curves or {}) + ledger_reruns(sweep.ledger)
         counts.reruns += len(repeats)
         if repeats:
             notes.append("epochs run twice: " + "; ".join(repeats))
     fields = ("kind=%s np=%d rpt=%d fault=%s fault_at_s=%.1f hit=%d study_at_fault=%d exit=%s "
-              "resumes=%d seconds=%.1f" % (kind, np_count, ranks_per_trial, fault, fault_at, hit,
-                                           study_at_fault, code, resumes,
+              "resumes=%d seconds=%.1f" % (kind, sweep.np_count, sweep.ranks_per_trial, fault,
+                                           fault_at, hit, study_at_fault, code, resumes,
                                            time.monotonic() - started))
     return counts, fields, notes
 
