@@ -1,7 +1,7 @@
 // What the coordinator benchmarks (dispatch_overhead, verdict_latency) share: a sweep config from
 // a YAML text, the world's group layout, a rank-0 coordinator over a bench study, and every rank's
-// samples gathered on rank 0. Ends the job on a failure, as the benchmarks have no caller to
-// return it to.
+// samples gathered on rank 0. Ends the job on a failure, as a benchmark has no caller to return
+// it to.
 #pragma once
 
 #include <filesystem>
@@ -13,7 +13,6 @@
 
 #include <unistd.h>
 
-#include "bench_study.hpp"
 #include "coord/coordinator.hpp"
 #include "harness.hpp"
 #include "hpo/config.hpp"
@@ -22,11 +21,30 @@
 #include "hpo/status.hpp"
 #include "runtime/sweep_session.hpp"
 #include "search/searcher.hpp"
+#include "study/study_file.hpp"
 
 namespace hpo::bench {
 
 inline void EndJobUnlessOk(const Status& status) {
   if (!status.ok()) AbortJob(status.exit_code(), status.message());
+}
+
+// FOLDER/study.h5 with the config's parameters and metrics (string parameters 8 bytes wide),
+// minimising val_loss (rank 0 only).
+inline std::unique_ptr<StudyWriter> CreateBenchStudy(const SweepConfig& config,
+                                                     const std::filesystem::path& folder) {
+  std::filesystem::create_directories(folder);
+  StudyLayout layout;
+  for (const ParameterSpec& spec : config.sweep.parameters) {
+    layout.params.push_back({spec.name, spec.type, spec.type == ParamType::kString ? 8u : 0u});
+  }
+  layout.metric_names = config.metric_names;
+  StudyAttributes attributes;
+  attributes.metric_name = "val_loss";
+  attributes.metric_goal = "minimize";
+  std::unique_ptr<StudyWriter> study;
+  EndJobUnlessOk(StudyWriter::Create((folder / "study.h5").string(), layout, attributes, &study));
+  return study;
 }
 
 // TEXT with each (placeholder, value) pair's first placeholder replaced, parsed as NAME.
