@@ -24,6 +24,7 @@ from hpo_test_support import MPI_ENV, parse_command_line, process_environment, r
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "programs", "trial_program.py")
+TRAINER_LIKE_PROGRAM = os.path.join(HERE, "programs", "trainer_like_program.py")
 HPO = None  # set from the command line
 # Debian's interpreter has Debian's python3-torch (a pyenv python3 earlier on the PATH may not).
 PYTHON = "/usr/bin/python3"
@@ -715,6 +716,46 @@ class EarlyStopping(CommandCase):
         self.assertEqual(rc, 0, log)
         self.assertIn("promoted", log)
         self.assertNotIn("restarted", log)
+
+    def test_a_trainer_script_paused_after_its_report_goes_on_from_that_evaluation(self):
+        """Hugging Face's Trainer prints an evaluation before it saves that step's checkpoint,
+        dies at once on SIGTERM, and evaluates at fractional epochs. hpo lets the save finish
+        before it stops a paused trial (without, the program lost the save, or left it half-written
+        and failed on resume: "Can't find a valid checkpoint"), and numbers a resumed program's
+        steps from its epochs (without, they counted from 1 again: `restarted`)."""
+        path = self.write("trainer.yaml", (
+            "sweep:\n  program: %s\n  method: bayes\n"
+            "  metric: {name: eval_loss, goal: minimize}\n"
+            "  early_terminate: {type: hyperband, min_iter: 1, eta: 3}\n  run_cap: 6\n"
+            "  parameters:\n    lr: {values: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}\n"
+            "    train_seconds: {value: 0.4}\n    save_seconds: {value: 0.4}\n"
+            "epochs: 4\ninterpreter: %s\nterminate_grace_s: 10\nseed: 7\n")
+            % (TRAINER_LIKE_PROGRAM, PYTHON))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        self.assertIn("paused at epoch", log)
+        self.assertIn("promoted", log)
+        self.assertNotIn("restarted", log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        self.assertEqual(len(trials), 6, log)
+        resumes = 0
+        for trial_id, row in trials.items():
+            self.assertIn(text(row["status"]), ("completed", "paused"), (trial_id, log))
+            epochs = [int(r["epoch"]) for r in curves[trial_id]]
+            self.assertEqual(epochs, list(range(1, len(epochs) + 1)), (trial_id, log))
+            with open(os.path.join(output, "trials", str(trial_id), "rank-0.log")) as f:
+                printed = f.read()
+            # Each resume goes on from the checkpoint of the last evaluation printed before it.
+            evaluations = 0
+            for line in printed.splitlines():
+                if line.startswith("{'eval_loss'"):
+                    evaluations += 1
+                elif line.startswith("resumed from checkpoint-"):
+                    self.assertEqual(line, "resumed from checkpoint-%d" % evaluations, printed)
+                    resumes += 1
+            self.assertEqual(evaluations, len(epochs), printed)
+        self.assertGreater(resumes, 0, log)
 
     def run_pbt(self, program_params="    sleep: {value: 0.05}\n", pbt_extra=""):
         """A PBT sweep of trial_program.py: 4 members of 4 steps, exploit/explore at step 2 (the

@@ -172,6 +172,49 @@ TEST(MetricReaderPython, TransformersFivePrintsItsFloatsAsStrings) {
   EXPECT_EQ(reader.undeclared().count("note"), 0u);
 }
 
+// A Trainer evaluating at every quarter epoch, paused after its third evaluation and resumed from
+// its checkpoint: its first evaluation now is the fourth step, not the first, whatever its
+// `epoch` looks like; one resumed from the checkpoint before goes on from the third.
+TEST(MetricReaderPython, AResumedTrainerNumbersItsStepsFromItsFractionalEpochs) {
+  const std::vector<double> earlier = {0.25, 0.5, 0.75};
+  MetricReader fresh = MakeReader({"eval_f1"}, "eval_f1");
+  const auto first =
+      ReadAll(&fresh, {"{'eval_f1': '0.5', 'epoch': '0.25'}", "{'loss': '0.7', 'epoch': '0.4'}",
+                       "{'eval_f1': '0.6', 'epoch': '0.5'}"});
+  EXPECT_EQ(Numbers(first), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(fresh.epoch_key(1), 0.25);
+  EXPECT_EQ(fresh.epoch_key(2), 0.5);
+  EXPECT_TRUE(std::isnan(fresh.epoch_key(3)));
+
+  MetricReader resumed = MakeReader({"eval_f1"}, "eval_f1");
+  resumed.ContinueFrom(earlier);
+  const auto after_pause = ReadAll(
+      &resumed, {"{'eval_f1': '0.8', 'epoch': '1'}", "{'eval_f1': '0.81', 'epoch': '1.25'}"});
+  EXPECT_EQ(Numbers(after_pause), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(resumed.epoch_key(4), 1.0);
+
+  MetricReader one_back = MakeReader({"eval_f1"}, "eval_f1");
+  one_back.ContinueFrom(earlier);
+  EXPECT_EQ(Numbers(ReadAll(&one_back, {"{'eval_f1': '0.7', 'epoch': '0.75'}"})),
+            (std::vector<int64_t>{3}));
+
+  MetricReader started_over = MakeReader({"eval_f1"}, "eval_f1");
+  started_over.ContinueFrom(earlier);
+  EXPECT_EQ(Numbers(ReadAll(&started_over, {"{'eval_f1': '0.5', 'epoch': '0.25'}"})),
+            (std::vector<int64_t>{1}));
+}
+
+// Whole epochs and counters keep their own numbers on resume, as before.
+TEST(MetricReaderPython, WholeEpochKeysAndCountersKeepTheirNumbersOnResume) {
+  MetricReader epochs = MakeReader({"acc"}, "acc");
+  epochs.ContinueFrom({1.0, 2.0});
+  EXPECT_EQ(Numbers(ReadAll(&epochs, {"{'acc': 0.9, 'epoch': 3}"})), (std::vector<int64_t>{3}));
+  MetricReader counter = MakeReader({"acc"}, "acc");
+  counter.ContinueFrom({std::nan(""), std::nan("")});
+  EXPECT_EQ(Numbers(ReadAll(&counter, {"{\"acc\": 0.9, \"_step\": 100}"})),
+            (std::vector<int64_t>{100}));
+}
+
 TEST(MetricReaderPython, LightningTensorsNumpyScalarsAndOtherValues) {
   MetricReader reader = MakeReader({"val_loss", "val_acc", "lr", "val/f1"}, "val_loss");
   const auto steps = ReadAll(

@@ -1,5 +1,6 @@
 #include "program/metric_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -373,6 +374,7 @@ Status MetricReader::Create(std::vector<std::string> columns, std::string object
 
 void MetricReader::Report(std::string_view name, double value, bool* objective_seen) {
   if (IsStepKey(name)) {
+    if (name == "epoch" && std::isfinite(value)) pending_epoch_key_ = value;
     if (value == std::floor(value) && std::fabs(value) < kMaxStepNumber) {
       pending_step_ = static_cast<int64_t>(value);
       pending_step_explicit_ = true;
@@ -460,20 +462,37 @@ void MetricReader::ReadLine(std::string_view line, std::vector<EpochMetrics>* st
   if (!objective_seen) return;
   const bool repeat = pending_step_explicit_ && last_step_key_ && *last_step_key_ == pending_step_;
   last_step_key_ = pending_step_explicit_ ? std::optional<int64_t>(pending_step_) : std::nullopt;
-  if (repeat) {
-    pending_.assign(column_index_.size(), kNaN);
-    pending_step_ = 0;
-    pending_step_explicit_ = false;
-    return;
+  if (!repeat) {
+    EpochMetrics step;
+    step.epoch = NumberStep();
+    step.values = std::move(pending_);
+    last_step_ = step.epoch;
+    if (pending_epoch_key_) epoch_keys_[step.epoch] = *pending_epoch_key_;
+    steps->push_back(std::move(step));
   }
-  EpochMetrics step;
-  step.epoch = pending_step_ > last_step_ ? pending_step_ : last_step_ + 1;
-  step.values = std::move(pending_);
-  last_step_ = step.epoch;
-  steps->push_back(std::move(step));
   pending_.assign(column_index_.size(), kNaN);
   pending_step_ = 0;
   pending_step_explicit_ = false;
+  pending_epoch_key_.reset();
+}
+
+// The pending step's number: its integer key when past the last step, else the next; a resumed
+// run's first step with fractional `epoch` keys, one past the earlier steps with lower keys.
+int64_t MetricReader::NumberStep() const {
+  const auto fractional = [](double key) { return std::isfinite(key) && key != std::floor(key); };
+  if (last_step_ == 0 && pending_epoch_key_ &&
+      (fractional(*pending_epoch_key_) ||
+       std::any_of(earlier_epoch_keys_.begin(), earlier_epoch_keys_.end(), fractional))) {
+    const double key = *pending_epoch_key_;
+    return 1 + std::count_if(earlier_epoch_keys_.begin(), earlier_epoch_keys_.end(),
+                             [key](double earlier) { return earlier < key; });
+  }
+  return pending_step_ > last_step_ ? pending_step_ : last_step_ + 1;
+}
+
+double MetricReader::epoch_key(int64_t step) const {
+  const auto found = epoch_keys_.find(step);
+  return found == epoch_keys_.end() ? kNaN : found->second;
 }
 
 }  // namespace hpo

@@ -24,7 +24,8 @@
 //     of a line between carriage returns (progress bars) that is at most 4,096 bytes long:
 //     std::regex recurses per character and would overflow the stack on longer ones.
 // Step keys (`epoch`, `step`, `_step`, from dict lines, pairs or definitions) number a report and
-// are not metrics themselves; a non-integer one (Hugging Face's 'epoch': 0.5) is ignored.
+// are not metrics themselves; a non-integer `epoch` (Hugging Face's 'epoch': 0.5) numbers the
+// first step of a resumed run (ContinueFrom) and otherwise counts on.
 #pragma once
 
 #include <cstdint>
@@ -64,8 +65,11 @@ Status CheckMetricDefinitions(const std::vector<MetricDefinition>& definitions);
 // A line that reports the objective under the same explicit step key as the last step repeats
 // that step (Hugging Face's closing "epoch = 3.0 / eval_accuracy = 0.71" summary) and makes no
 // new one; its values are dropped.
-// Step keys that are not integers are ignored. Names reported by JSON lines or definitions that
-// are neither columns nor step keys are remembered in undeclared(); they make no step.
+// Step keys that are not integers count on, but for a resumed run's first step when `epoch` is
+// fractional (Trainer evaluates at 0.25, 0.5, ... of its epochs, and goes on from its checkpoint):
+// it is numbered one past the earlier run's steps whose `epoch` was lower. Names reported by JSON
+// lines or definitions that are neither columns nor step keys are remembered in undeclared(); they
+// make no step.
 class MetricReader {
  public:
   MetricReader() = default;
@@ -81,6 +85,14 @@ class MetricReader {
   const std::set<std::string>& undeclared() const { return undeclared_; }
   // The number of the last step completed; 0 before the first.
   int64_t last_step() const { return last_step_; }
+
+  // The `epoch` keys of the steps an earlier run of the trial reported (NaN for a step without
+  // one), step 1 first: they number this run's first step when the keys are fractional.
+  void ContinueFrom(std::vector<double> earlier_epoch_keys) {
+    earlier_epoch_keys_ = std::move(earlier_epoch_keys);
+  }
+  // The `epoch` key of step `step` of this run; NaN when it had none.
+  double epoch_key(int64_t step) const;
 
   // A dict-shaped line that could not be read: its 1-based number among the lines read, its
   // text and why.
@@ -100,6 +112,7 @@ class MetricReader {
   };
 
   void Report(std::string_view name, double value, bool* objective_seen);
+  int64_t NumberStep() const;
   bool ReadDict(std::string_view line, bool* objective_seen);
   void ReadPairs(std::string_view line, bool* objective_seen);
   void ReadDefinitions(std::string_view line, bool* objective_seen);
@@ -111,7 +124,10 @@ class MetricReader {
   int64_t pending_step_ = 0;     // the latest step key since the last step; 0: none
   bool pending_step_explicit_ = false;  // a step key was seen since the last step
   int64_t last_step_ = 0;
-  std::optional<int64_t> last_step_key_;  // the explicit step key of the last step
+  std::optional<int64_t> last_step_key_;     // the explicit step key of the last step
+  std::optional<double> pending_epoch_key_;  // the `epoch` seen since the last step, as given
+  std::vector<double> earlier_epoch_keys_;   // ContinueFrom's
+  std::map<int64_t, double> epoch_keys_;     // of this run's steps, by number
   std::set<std::string> undeclared_;
   int64_t lines_read_ = 0;
   UnreadableLine first_unreadable_;

@@ -33,6 +33,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -56,6 +57,7 @@
 #include "tasks/command/orphan_watch.hpp"
 #include "tasks/command/process_tree.hpp"
 #include "tasks/command/test_results.hpp"
+#include "tasks/command/trainer_checkpoints.hpp"
 
 extern char** environ;
 
@@ -69,6 +71,8 @@ using Clock = std::chrono::steady_clock;
 // How long a rank waits for its program's output or exit between checks of the group's messages.
 constexpr int kLeaderPollMs = 2;
 constexpr int kMemberPollMs = 5;
+// How often the leader looks at a trial's checkpoint folder while its program saves.
+constexpr int kCheckpointPollMs = 50;
 // How often the leader looks at the files its program writes metrics to (MetricFeed).
 constexpr int kSourcePollMs = 20;
 // Once a rank's own program has ended, only messages are left to wait for: a short nap keeps the
@@ -237,7 +241,8 @@ bool IsMpiLauncherVariable(const std::string& entry) {
 }
 
 // The steps a trial's program has reported, kept beside its logs (OUTPUT/trials/ID/steps.tsv: the
-// step number, then the study's metrics in order, %.17g) so that a trial resumed from its
+// step number, with "@" and its `epoch` key when it had one, then the study's metrics in order,
+// %.17g) so that a trial resumed from its
 // program's own checkpoint keeps the steps from before the interruption. When the program reports
 // its first step n (numbered with `epoch`/`step`, or counted from 1), the earlier record's steps
 // before n are kept and the rest dropped: a program that starts over (a retry, or one that keeps no
@@ -249,15 +254,24 @@ class StepRecord {
     std::ifstream in(path_);
     for (std::string line; std::getline(in, line);) {
       std::istringstream fields(line);
+      std::string number;
+      fields >> number;
+      const size_t at = number.find('@');
       EpochMetrics step;
-      fields >> step.epoch;
+      step.epoch = std::strtoll(number.c_str(), nullptr, 10);
+      const double key =
+          at == std::string::npos ? kNoEpochKey : std::strtod(number.c_str() + at + 1, nullptr);
       for (std::string value; fields >> value;)
         step.values.push_back(std::strtod(value.c_str(), nullptr));
       if (fields.eof() && step.epoch >= 1 && step.values.size() == columns) {
         earlier_.push_back(std::move(step));
+        earlier_keys_.push_back(key);
       }
     }
   }
+
+  // The earlier steps' `epoch` keys (NaN where none), for MetricReader::ContinueFrom.
+  const std::vector<double>& earlier_epoch_keys() const { return earlier_keys_; }
 
   // The number of the last step recorded before this run (0: none), and of the first step this
   // run's program reported (0: none yet).
@@ -269,27 +283,33 @@ class StepRecord {
     if (!out_.is_open() && !given_up_ && curve->empty()) *curve = earlier_;
   }
 
-  // Appends `step` to `curve` (after the earlier steps it keeps, on the first call) and the record.
-  void Add(const EpochMetrics& step, std::vector<EpochMetrics>* curve) {
+  // Appends `step` (its `epoch` key: NaN for none) to `curve`, after the earlier steps it keeps
+  // on the first call, and to the record.
+  void Add(const EpochMetrics& step, double epoch_key, std::vector<EpochMetrics>* curve) {
     if (first_new_step_ == 0) first_new_step_ = step.epoch;
     if (!out_.is_open() && !given_up_) {
       out_.open(path_, std::ios::trunc);
       if (!out_) GiveUp();
-      for (const EpochMetrics& kept : earlier_) {
-        if (kept.epoch >= step.epoch) break;
-        curve->push_back(kept);
-        Write(kept);
+      for (size_t i = 0; i < earlier_.size() && earlier_[i].epoch < step.epoch; ++i) {
+        curve->push_back(earlier_[i]);
+        Write(earlier_[i], earlier_keys_[i]);
       }
     }
     curve->push_back(step);
-    Write(step);
+    Write(step, epoch_key);
   }
 
  private:
-  void Write(const EpochMetrics& step) {
+  static constexpr double kNoEpochKey = std::numeric_limits<double>::quiet_NaN();
+
+  void Write(const EpochMetrics& step, double epoch_key) {
     if (given_up_) return;
     char number[32];
     out_ << step.epoch;
+    if (!std::isnan(epoch_key)) {
+      std::snprintf(number, sizeof(number), "%.17g", epoch_key);
+      out_ << '@' << number;
+    }
     for (double value : step.values) {
       std::snprintf(number, sizeof(number), "%.17g", value);
       out_ << '\t' << number;
@@ -308,6 +328,7 @@ class StepRecord {
 
   std::string path_;
   std::vector<EpochMetrics> earlier_;
+  std::vector<double> earlier_keys_;  // aligned with earlier_
   std::ofstream out_;
   bool given_up_ = false;
   int64_t first_new_step_ = 0;
@@ -402,18 +423,8 @@ class CommandRunner final : public TaskRunner {
     int port = 0;
     Status prepared = Status::Ok();
     if (leader) {
-      std::error_code error;
-      fs::create_directories(trial_dir, error);
-      if (!error) fs::create_directories(checkpoint_dir, error);
-      if (error) {
-        prepared = Status::Failure("cannot create " + trial_dir + " or " + checkpoint_dir + ": " +
-                                   error.message());
-      } else {
-        std::ofstream out(params_json);
-        out << PythonJsonDumps(args) << '\n';
-        if (!out) prepared = Status::Failure(params_json + ": cannot write");
-      }
-      if (prepared.ok()) prepared = PickFreePort(&port);
+      prepared =
+          PrepareAsLeader(trial.trial_id, trial_dir, checkpoint_dir, params_json, args, &port);
       if (!prepared.ok()) port = -1;
     }
     port = BroadcastFromLeader(layout_.group_comm, port);
@@ -456,6 +467,30 @@ class CommandRunner final : public TaskRunner {
     }
     outcome->duration_s = SecondsSince(start);
     return Status::Ok();
+  }
+
+  // The leader's part before the programs start: the trial's folders, its params.json and a free
+  // port for the programs' rendezvous. A Trainer checkpoint that a stop cut short is removed, so
+  // the program resumes from its last complete one (trainer_checkpoints.hpp).
+  static Status PrepareAsLeader(int64_t trial_id, const std::string& trial_dir,
+                                const std::string& checkpoint_dir, const std::string& params_json,
+                                const std::vector<CommandArg>& args, int* port) {
+    std::error_code error;
+    fs::create_directories(trial_dir, error);
+    if (!error) fs::create_directories(checkpoint_dir, error);
+    if (error) {
+      return Status::Failure("cannot create " + trial_dir + " or " + checkpoint_dir + ": " +
+                             error.message());
+    }
+    for (const std::string& name : RemoveIncompleteTrainerCheckpoints(checkpoint_dir)) {
+      PrintDiagnostic("hpo: note: trial " + std::to_string(trial_id) + ": removed " + name +
+                      " from its checkpoints, a save cut short (it has no trainer_state.json); "
+                      "its program goes on from the last complete one");
+    }
+    std::ofstream out(params_json);
+    out << PythonJsonDumps(args) << '\n';
+    if (!out) return Status::Failure(params_json + ": cannot write");
+    return PickFreePort(port);
   }
 
   // Whether some trial under `trials` left a test_results.json.
@@ -501,6 +536,8 @@ class CommandRunner final : public TaskRunner {
   struct TrialEnd {
     Ending ending = Ending::kNone;
     std::string why;
+    // When the leader read the output that ended the trial (its program saves after that).
+    fs::file_time_type read_at = fs::file_time_type::clock::now();
   };
 
   std::vector<std::string> Environment(const TrialSpec& trial, int port,
@@ -568,6 +605,7 @@ class CommandRunner final : public TaskRunner {
         (fs::path(context.output) / "trials" / std::to_string(trial.trial_id) / "steps.tsv")
             .string(),
         config_.metric_names.size());
+    reader.ContinueFrom(record.earlier_epoch_keys());
     MetricFeed feed(platform);
     restart_checked_ = restarted_ = false;
     restarted_note_.clear();
@@ -578,6 +616,9 @@ class CommandRunner final : public TaskRunner {
       end = WatchTrial(trial, context, child, start, &feed, &reader, &record, &outcome->curve);
     }
     std::vector<OutputLine> last_lines;
+    if (end.ending == Ending::kStopped || end.ending == Ending::kInterrupted) {
+      AwaitCheckpointSave(CheckpointDir(context.output, trial.trial_id), end, child, &last_lines);
+    }
     FinishTrial(trial, child, &end, &last_lines);
     // Steps the program printed after the verdict that ended the trial, while it was stopped (a
     // pause lets it run until SIGTERM, and its checkpoint keeps what it trained): the curve's,
@@ -587,7 +628,9 @@ class CommandRunner final : public TaskRunner {
     if (!late.ok() && end.ending == Ending::kCompleted) end = {Ending::kFailed, late.message()};
     std::vector<EpochMetrics> late_steps;
     for (const std::string& line : late_lines) reader.ReadLine(line, &late_steps);
-    for (const EpochMetrics& step : late_steps) record.Add(step, &outcome->curve);
+    for (const EpochMetrics& step : late_steps) {
+      record.Add(step, reader.epoch_key(step.epoch), &outcome->curve);
+    }
     record.KeepEarlierIfNoneAdded(&outcome->curve);
     if (end.ending == Ending::kCompleted && outcome->curve.empty()) {
       const std::string missing = feed.MissingFileMessage();
@@ -613,6 +656,7 @@ class CommandRunner final : public TaskRunner {
     while (end.ending == Ending::kNone) {
       lines.clear();
       metric_lines.clear();
+      end.read_at = fs::file_time_type::clock::now();
       if (own_ended) {
         usleep(kEndedNapUs);
       } else {
@@ -665,7 +709,7 @@ class CommandRunner final : public TaskRunner {
     std::vector<EpochMetrics> steps;
     for (const std::string& line : lines) reader->ReadLine(line, &steps);
     for (const EpochMetrics& step : steps) {
-      record->Add(step, curve);
+      record->Add(step, reader->epoch_key(step.epoch), curve);
       if (ending != Ending::kNone) continue;
       const EpochVerdict verdict = context.gate.ReportFromLeader(trial.trial_id, step);
       if (verdict == EpochVerdict::kInterrupt && ending == Ending::kNone) {
@@ -701,6 +745,29 @@ class CommandRunner final : public TaskRunner {
     return ended;
   }
 
+  // How long the programs of a trial ending this way get after SIGTERM (and to finish a save).
+  double StopGrace(Ending ending) const {
+    return ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
+  }
+
+  // Before a paused or interrupted trial's programs are stopped: lets a Trainer program finish the
+  // checkpoint of the step it just reported (trainer_checkpoints.hpp), up to the stop's grace (an
+  // interrupt's once preemption is requested), the leader's program's output meanwhile in `lines`.
+  // The other ranks' programs run on until then: Trainer's save gathers from every rank.
+  void AwaitCheckpointSave(const std::string& folder, const TrialEnd& end, ChildProcess* child,
+                           std::vector<OutputLine>* lines) const {
+    const Clock::time_point start = Clock::now();
+    while (child != nullptr && !child->Exited()) {
+      const double waited = SecondsSince(start);
+      const double limit =
+          PreemptionWatch::Requested() ? StopGrace(Ending::kInterrupted) : StopGrace(end.ending);
+      if (waited >= limit || CheckpointSettled(ScanCheckpointFolder(folder, end.read_at), waited)) {
+        return;
+      }
+      child->Poll(kCheckpointPollMs, lines);
+    }
+  }
+
   // Tells the other ranks the trial is over, stops the leader's program (its output until then in
   // `last_lines`) and collects the others' final reports (a failed one fails a trial that had
   // completed); drops any messages left.
@@ -709,9 +776,7 @@ class CommandRunner final : public TaskRunner {
     const Communicator& group = layout_.group_comm;
     const std::string finish = std::to_string(trial.trial_id);
     for (int r = 1; r < group.size(); ++r) SendText(group, r, GroupMessage::kFinish, finish);
-    const double grace =
-        end->ending == Ending::kInterrupted ? InterruptGrace() : config_.command.terminate_grace_s;
-    StopProgram(child, grace, last_lines);
+    StopProgram(child, StopGrace(end->ending), last_lines);
     for (int r = 1; r < group.size(); ++r) {
       const EndReport report = Decode(ReceiveText(group, r, GroupMessage::kFinal));
       if (end->ending == Ending::kCompleted && report.failed) {
