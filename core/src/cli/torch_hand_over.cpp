@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <thread>
 #include <utility>
 
 #include "common/diagnostic.hpp"
@@ -32,6 +35,9 @@ void AddTorchOnly(TaskRegistry* registry, std::shared_ptr<const TaskDescription>
   registry->Add(std::move(description), TorchOnlyFactory(name));
 }
 
+// How long a rank other than 0 waits before it says that hpo-torch cannot be started.
+constexpr std::chrono::seconds kOtherRanksSpeakAfter(10);
+
 // hpo-torch in the folder of the executable running now.
 std::filesystem::path TorchExecutablePath() {
   std::error_code error;
@@ -53,15 +59,19 @@ const TaskRegistry& TorchFreeTaskRegistry() {
   return kRegistry;
 }
 
-void HandOverTorchSweep(const SweepConfig& config, char** argv, bool print_errors) {
+void HandOverTorchSweep(const SweepConfig& config, char** argv, const std::string& rank) {
   if (config.execution.task == kCommandTaskName) return;
   const std::filesystem::path torch = TorchExecutablePath();
   execv(torch.c_str(), argv);
-  if (print_errors) {
-    PrintDiagnostic("hpo: error: the task " + config.execution.task +
-                    " trains with libtorch, which hpo hands over to " + torch.string() +
-                    ": it cannot be started (" + std::strerror(errno) + "); reinstall hpo-mpi");
-  }
+  const std::string why = std::strerror(errno);
+  // Rank 0 speaks for the job; the others wait a moment first (the launcher ends them once rank 0
+  // has failed: had one failed first, the launcher could end rank 0 before it spoke) and speak
+  // only where rank 0 did not fail.
+  if (rank != "0") std::this_thread::sleep_for(kOtherRanksSpeakAfter);
+  PrintDiagnostic("hpo: error" + (rank == "0" ? std::string() : " on rank " + rank) +
+                  ": the task " + config.execution.task +
+                  " trains with libtorch, which hpo hands over to " + torch.string() +
+                  ": it cannot be started (" + why + "); reinstall hpo-mpi");
   std::exit(static_cast<int>(ExitCode::kFailure));
 }
 

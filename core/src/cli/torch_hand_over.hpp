@@ -27,9 +27,10 @@ const TaskRegistry& TorchFreeTaskRegistry();
 // replaces this process with hpo-torch beside the running executable, with the same `argv`;
 // returns only when it does not hand over. A config that cannot be read or does not parse stays
 // here, where rank 0 reports it after MPI starts exactly as hpo-torch would. When hpo-torch cannot
-// be started, exits with code 1 (a broken installation), saying why when `print_errors` (one rank
-// prints for the job).
-void HandOverTorchSweep(const SweepConfig& config, char** argv, bool print_errors);
+// be started, exits with code 1 (a broken installation), saying why: rank 0 (as the launcher
+// numbers it) at once, another rank 10 s later, which the launcher ending the job after rank 0's
+// exit usually cuts short, so one line is printed for the job.
+void HandOverTorchSweep(const SweepConfig& config, char** argv, const std::string& rank);
 
 // The torch-free `hpo` (apps/hpo_main.cpp): hpo::Main with TorchFreeTaskRegistry() whose `sweep`
 // calls HandOverTorchSweep before MPI starts. Defined in cli/main.cpp.
