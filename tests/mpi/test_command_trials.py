@@ -45,6 +45,15 @@ def config(parameters, extra="", ranks_per_trial=1, method="grid", early="", run
                                PYTHON, grace, extra)
 
 
+def trainer_config(method, parameters, sweep_extra, extra=""):
+    """A sweep of trainer_like_program.py: 4 evaluations of 0.4 s each, saved in 0.4 s."""
+    return ("sweep:\n  program: %s\n  method: %s\n"
+            "  metric: {name: eval_loss, goal: minimize}\n%s"
+            "  parameters:\n%s    train_seconds: {value: 0.4}\n    save_seconds: {value: 0.4}\n"
+            "epochs: 4\ninterpreter: %s\nterminate_grace_s: 10\nseed: 7\n%s") % (
+                TRAINER_LIKE_PROGRAM, method, sweep_extra, parameters, PYTHON, extra)
+
+
 def read_study(study):
     """({trial_id: row}, {trial_id: [(epoch, row)]}) of a study file."""
     with h5py.File(study, "r") as f:
@@ -723,14 +732,9 @@ class EarlyStopping(CommandCase):
         before it stops a paused trial (without, the program lost the save, or left it half-written
         and failed on resume: "Can't find a valid checkpoint"), and numbers a resumed program's
         steps from its epochs (without, they counted from 1 again: `restarted`)."""
-        path = self.write("trainer.yaml", (
-            "sweep:\n  program: %s\n  method: bayes\n"
-            "  metric: {name: eval_loss, goal: minimize}\n"
-            "  early_terminate: {type: hyperband, min_iter: 1, eta: 3}\n  run_cap: 6\n"
-            "  parameters:\n    lr: {values: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}\n"
-            "    train_seconds: {value: 0.4}\n    save_seconds: {value: 0.4}\n"
-            "epochs: 4\ninterpreter: %s\nterminate_grace_s: 10\nseed: 7\n")
-            % (TRAINER_LIKE_PROGRAM, PYTHON))
+        path = self.write("trainer.yaml", trainer_config(
+            "bayes", "    lr: {values: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}\n",
+            "  early_terminate: {type: hyperband, min_iter: 1, eta: 3}\n  run_cap: 6\n"))
         output = os.path.join(self.tmp, "out")
         rc, log = self.run_sweep(2, path, output)
         self.assertEqual(rc, 0, log)
@@ -756,6 +760,26 @@ class EarlyStopping(CommandCase):
                     resumes += 1
             self.assertEqual(evaluations, len(epochs), printed)
         self.assertGreater(resumes, 0, log)
+
+    def test_a_trainer_scripts_pbt_child_goes_on_from_its_parents_evaluation(self):
+        """A PBT child copies its parent's checkpoint folder (Trainer's checkpoint-2, saved after
+        the parent's second evaluation) and reports its third evaluation next, at epoch 0.75: that
+        is step 3, as for a resumed trial, not a start over (`restarted`)."""
+        path = self.write("pbt-trainer.yaml", trainer_config(
+            "random", "    lr: {distribution: log_uniform_values, min: 0.01, max: 1.0}\n",
+            "  run_cap: 4\n",
+            "pbt:\n  population: 4\n  perturbation_interval: 2\n  mutations: [lr]\n"))
+        output = os.path.join(self.tmp, "out")
+        rc, log = self.run_sweep(2, path, output)
+        self.assertEqual(rc, 0, log)
+        self.assertNotIn("restarted", log)
+        trials, curves = read_study(os.path.join(output, "study.h5"))
+        child = trials[4]
+        self.assertEqual(text(child["status"]), "completed", log)
+        self.assertEqual(int(child["parent_epoch"]), 2)
+        self.assertEqual([int(row["epoch"]) for row in curves[4]], [3, 4], log)
+        with open(os.path.join(output, "trials", "4", "rank-0.log")) as f:
+            self.assertIn("resumed from checkpoint-2", f.read())
 
     def run_pbt(self, program_params="    sleep: {value: 0.05}\n", pbt_extra=""):
         """A PBT sweep of trial_program.py: 4 members of 4 steps, exploit/explore at step 2 (the

@@ -270,8 +270,16 @@ class StepRecord {
     }
   }
 
-  // The earlier steps' `epoch` keys (NaN where none), for MetricReader::ContinueFrom.
-  const std::vector<double>& earlier_epoch_keys() const { return earlier_keys_; }
+  // The `epoch` keys (NaN where none) of the earlier steps up to step `through`, for
+  // MetricReader::ContinueFrom.
+  std::vector<double> earlier_epoch_keys(
+      int64_t through = std::numeric_limits<int64_t>::max()) const {
+    std::vector<double> keys;
+    for (size_t i = 0; i < earlier_.size() && earlier_[i].epoch <= through; ++i) {
+      keys.push_back(earlier_keys_[i]);
+    }
+    return keys;
+  }
 
   // The number of the last step recorded before this run (0: none), and of the first step this
   // run's program reported (0: none yet).
@@ -595,17 +603,30 @@ class CommandRunner final : public TaskRunner {
     return std::min(config_.command.terminate_grace_s, 0.5 * config_.checkpoint.grace_period_s);
   }
 
+  static std::string StepsPath(const std::string& output, int64_t trial_id) {
+    return (fs::path(output) / "trials" / std::to_string(trial_id) / "steps.tsv").string();
+  }
+
+  // The `epoch` keys of the steps before this run's: its own record's, or for a PBT child yet to
+  // report, its parent's up to the checkpoint it copied (a Trainer child goes on from there).
+  std::vector<double> EarlierEpochKeys(const TrialSpec& trial, const TrialContext& context,
+                                       const StepRecord& record) const {
+    if (trial.parent_trial < 0 || record.last_earlier_step() != 0) {
+      return record.earlier_epoch_keys();
+    }
+    const StepRecord parent(StepsPath(context.output, trial.parent_trial),
+                            config_.metric_names.size());
+    return parent.earlier_epoch_keys(trial.parent_epoch);
+  }
+
   // The leader: reads metrics, reports steps, watches every rank's program, decides the ending.
   void LeadTrial(const TrialSpec& trial, const TrialContext& context, const Status& started,
                  ChildProcess* child, Clock::time_point start, ProgramPlatform* platform,
                  TrialOutcome* outcome) {
     MetricReader reader;
     MetricReader::Create(config_.metric_names, config_.sweep.metric.name, definitions_, &reader);
-    StepRecord record(
-        (fs::path(context.output) / "trials" / std::to_string(trial.trial_id) / "steps.tsv")
-            .string(),
-        config_.metric_names.size());
-    reader.ContinueFrom(record.earlier_epoch_keys());
+    StepRecord record(StepsPath(context.output, trial.trial_id), config_.metric_names.size());
+    reader.ContinueFrom(EarlierEpochKeys(trial, context, record));
     MetricFeed feed(platform);
     restart_checked_ = restarted_ = false;
     restarted_note_.clear();
