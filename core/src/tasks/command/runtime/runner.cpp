@@ -242,12 +242,11 @@ bool IsMpiLauncherVariable(const std::string& entry) {
 
 // The steps a trial's program has reported, kept beside its logs (OUTPUT/trials/ID/steps.tsv: the
 // step number, with "@" and its `epoch` key when it had one, then the study's metrics in order,
-// %.17g) so that a trial resumed from its
-// program's own checkpoint keeps the steps from before the interruption. When the program reports
-// its first step n (numbered with `epoch`/`step`, or counted from 1), the earlier record's steps
-// before n are kept and the rest dropped: a program that starts over (a retry, or one that keeps no
-// checkpoint) drops them all. A program that reports nothing (it resumed after its last step)
-// keeps them all. Used by the group leader alone.
+// %.17g) so that a trial resumed from its program's own checkpoint keeps the steps from before the
+// interruption. When the program reports its first step n (numbered with `epoch`/`step`, or
+// counted from 1), the earlier record's steps before n are kept and the rest dropped: a program
+// that starts over (a retry, or one that keeps no checkpoint) drops them all. A program that
+// reports nothing (it resumed after its last step) keeps them all. Used by the group leader alone.
 class StepRecord {
  public:
   StepRecord(std::string path, size_t columns) : path_(std::move(path)) {
