@@ -46,9 +46,9 @@ EXIT_PEER_LOST = 4
 PLAIN_MPIRUN_WARNING = "spans several hosts under plain mpirun"
 
 
-def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60):
-    """A grid of TRIALS synthetic trials of EPOCHS epochs, checkpointing every epoch."""
-    return synthetic_grid_config(TRIALS, 1, peer_timeout_s, grace_period_s, epochs=EPOCHS)
+def config(peer_timeout_s=PEER_TIMEOUT_S, grace_period_s=60, epochs=EPOCHS):
+    """A grid of TRIALS synthetic trials of `epochs` epochs, checkpointing every epoch."""
+    return synthetic_grid_config(TRIALS, 1, peer_timeout_s, grace_period_s, epochs=epochs)
 
 
 def progress(message):
@@ -62,6 +62,14 @@ def read_study(path):
         trials = {int(row["trial_id"]): row["status"].decode()
                   for row in published_rows(f, "trials")}
     return trials
+
+
+def published_count(path):
+    """How many trials the study at `path` has published (0 while it cannot be read yet)."""
+    try:
+        return len(read_study(path))
+    except (OSError, KeyError):
+        return 0
 
 
 class LostHostCase(unittest.TestCase):
@@ -80,9 +88,10 @@ class LostHostCase(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def lose_host_mid_sweep(self, bed, lose):
-        """Starts the sweep, calls lose(bed) once two trials have finished, and returns (exit
-        code, output, seconds from the loss to the job's exit)."""
+    def lose_host_mid_sweep(self, bed, lose, published=False):
+        """Starts the sweep, calls lose(bed) once two trials have finished (and, when
+        `published`, are in the study), and returns (exit code, output, seconds from the loss to
+        the job's exit)."""
         job = self.job = bed.start([HPO, "sweep", "--config", self.config, "--output",
                                     self.output], np=3,
                         cwd=self.tmp, launcher=os.path.abspath(WRAPPER),
@@ -91,8 +100,15 @@ class LostHostCase(unittest.TestCase):
         with JobOutput(job, trials=2) as output:
             self.assertTrue(output.wait(300), "no two trials finished:\n" + output.text())
             progress("two trials finished %.1fs after the start" % (time.monotonic() - started))
-            # No wait for the two results to be published: rank 0 publishes what it holds as it
-            # ends the job, and the resume must find them (resume_on_host_0).
+            # Rank 0 publishes what it holds as it ends the job, and the resume must find the
+            # two results (resume_on_host_0). Where mpirun may end rank 0 first, the test waits
+            # for them in the study.
+            study = os.path.join(self.output, "study.h5")
+            deadline = time.monotonic() + 120
+            while published and published_count(study) < 2 and job.poll() is None:
+                self.assertLess(time.monotonic(), deadline,
+                                "two results printed but not published:\n" + output.text())
+                time.sleep(0.05)
             self.assertIsNone(job.poll(), "the sweep ended before the host was lost:\n" +
                               output.text())
             lost_at = time.monotonic()
@@ -145,8 +161,14 @@ class LostHost(LostHostCase):
             self.resume_on_host_0(bed, finished_before)
 
     def test_a_host_whose_processes_die_ends_the_job_and_resume_finishes(self):
+        # mpirun may end the job, rank 0 with it, as soon as the host's processes die: before
+        # rank 0 publishes the two results (CI once found none). So the loss waits until they are
+        # in the study, up to rank 0's publication spacing (5 s at most), and trials twice as
+        # long keep the sweep running past that.
+        self.write_config(config(epochs=2 * EPOCHS))
         with TestBed(hosts=2, slots=[2, 1]) as bed:
-            code, output, ended_after = self.lose_host_mid_sweep(bed, lambda b: b.kill_all(1))
+            code, output, ended_after = self.lose_host_mid_sweep(bed, lambda b: b.kill_all(1),
+                                                                 published=True)
             # mpirun ends the job (205) or hpo does (4); hpo-mpirun says 4 either way.
             self.assertEqual(code, EXIT_PEER_LOST, output)
             self.assertLess(ended_after, PEER_TIMEOUT_S + EXIT_MARGIN_S, output)
