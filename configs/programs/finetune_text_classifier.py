@@ -15,7 +15,8 @@ What it relies on, all of which hpo (like torchrun) provides:
 * MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK: Trainer starts DistributedDataParallel
   from them (NCCL on GPUs; gloo on CPUs, where the script passes --use_cpu True unless told).
 * HPO_CHECKPOINT_DIR (optional): the default --output_dir, where Trainer saves its checkpoints; a
-  preempted trial that hpo starts again (`--resume`) continues from the last one.
+  paused trial that hpo promotes, or a preempted one it starts again (`--resume`), continues from
+  the last one (hpo lets Trainer finish the save of the evaluation it paused on: docs/tasks.md).
 * --average_tokens_across_devices False unless given: transformers 5's default scales a sequence
   classifier's loss by the number of processes (eval_loss printed doubled on 2, see main()).
 * HPO_TRIAL_DIR (optional): where rank 0 writes test_results.json (test accuracy, macro F1 and the
