@@ -419,7 +419,7 @@ class CommandRunner final : public TaskRunner {
     const Clock::time_point start = Clock::now();
     const bool leader = layout_.rank_in_group == 0;
     const std::string trial_dir =
-        fs::absolute(fs::path(context.output) / "trials" / std::to_string(trial.trial_id)).string();
+        fs::absolute(TrialFolder(context.output, trial.trial_id)).string();
     const std::string checkpoint_dir =
         fs::absolute(CheckpointDir(context.output, trial.trial_id)).string();
     const std::string params_json = (fs::path(trial_dir) / "params.json").string();
@@ -514,14 +514,13 @@ class CommandRunner final : public TaskRunner {
   // it wrote none and other trials did (the best was stopped early), a note says so.
   Status EvaluateBest(const TrialResult& best, const std::string& output,
                       BestTrialReport* report) override {
-    const std::string model_dir = TrialModelDir(
-        config_, (fs::path(output) / "trials" / std::to_string(best.trial_id)).string());
+    const std::string model_dir =
+        TrialModelDir(config_, TrialFolder(output, best.trial_id).string());
     std::error_code exists_error;
     if (!model_dir.empty() && fs::is_directory(model_dir, exists_error)) {
       report->model_path = fs::absolute(model_dir).string();
     }
-    const fs::path file =
-        fs::path(output) / "trials" / std::to_string(best.trial_id) / kTestResultsFile;
+    const fs::path file = TrialFolder(output, best.trial_id) / kTestResultsFile;
     std::error_code error;
     if (!fs::exists(file, error)) {
       if (AnyTrialWroteTestResults(fs::path(output) / "trials")) {
@@ -602,8 +601,13 @@ class CommandRunner final : public TaskRunner {
     return std::min(config_.command.terminate_grace_s, 0.5 * config_.checkpoint.grace_period_s);
   }
 
+  // OUTPUT/trials/ID: the trial's HPO_TRIAL_DIR, its logs and steps.tsv.
+  static fs::path TrialFolder(const std::string& output, int64_t trial_id) {
+    return fs::path(output) / "trials" / std::to_string(trial_id);
+  }
+
   static std::string StepsPath(const std::string& output, int64_t trial_id) {
-    return (fs::path(output) / "trials" / std::to_string(trial_id) / "steps.tsv").string();
+    return (TrialFolder(output, trial_id) / "steps.tsv").string();
   }
 
   // The `epoch` keys of the steps before this run's: its own record's, or for a PBT child yet to
