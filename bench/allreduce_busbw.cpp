@@ -26,6 +26,7 @@
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "mpi/mpi_collectives.hpp"
+#include "mpi_harness.hpp"
 #include "train/gradient_buckets.hpp"
 
 namespace {
@@ -34,26 +35,8 @@ using namespace hpo;
 
 constexpr size_t kMaxParameterFloats = size_t{1} << 20;  // 4 MiB parameters
 
-// The slowest rank's mean seconds per call of `run`, over `iters` calls after a barrier.
-template <typename Run>
-double TimeRuns(MPI_Comm comm, int iters, Run run) {
-  MPI_Barrier(comm);
-  const double start = bench::NowSeconds();
-  for (int i = 0; i < iters; ++i) run();
-  double elapsed = (bench::NowSeconds() - start) / iters;
-  MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return elapsed;
-}
-
 bool AllEqual(const float* data, size_t count, float expected) {
   return std::all_of(data, data + count, [expected](float v) { return v == expected; });
-}
-
-// Whether every rank's check passed.
-bool Everywhere(MPI_Comm comm, bool ok) {
-  int value = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, comm);
-  return value != 0;
 }
 
 // One message size's mean seconds per run of each way (see the file comment), and whether every
@@ -70,7 +53,7 @@ void TimeFlatBuffer(MPI_Comm comm, int n, MpiGroupCollectives& collectives, size
                     SizeTimes* times) {
   std::vector<float> buffer(count, 1.0f);
   MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
-  times->raw_s = TimeRuns(comm, times->iters, [&] {
+  times->raw_s = bench::SlowestMeanSeconds(comm, times->iters, [&] {
     MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
   });
   float expected = 1.0f;
@@ -79,7 +62,7 @@ void TimeFlatBuffer(MPI_Comm comm, int n, MpiGroupCollectives& collectives, size
 
   std::fill(buffer.begin(), buffer.end(), 1.0f);
   collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
-  times->async_s = TimeRuns(comm, times->iters, [&] {
+  times->async_s = bench::SlowestMeanSeconds(comm, times->iters, [&] {
     collectives.Wait(collectives.StartAllreduceSum(buffer.data(), count));
   });
   times->ok = times->ok && AllEqual(buffer.data(), count, expected);
@@ -106,13 +89,13 @@ void TimeGradients(MPI_Comm comm, int n, MpiGroupCollectives& collectives, size_
   GradientBuckets buckets(parameters, bucket_bytes);
   times->buckets = buckets.num_buckets();
   buckets.AllreduceGradients(collectives, scale, nullptr);
-  times->gradient_s = TimeRuns(comm, times->iters,
-                               [&] { buckets.AllreduceGradients(collectives, scale, nullptr); });
+  times->gradient_s = bench::SlowestMeanSeconds(
+      comm, times->iters, [&] { buckets.AllreduceGradients(collectives, scale, nullptr); });
   gradients_are_one();
   GradientBuckets compressed(parameters, bucket_bytes, 0, 0, ReducedFloat::kBFloat16);
   compressed.AllreduceGradients(collectives, scale, nullptr);
-  times->bf16_s = TimeRuns(comm, times->iters,
-                           [&] { compressed.AllreduceGradients(collectives, scale, nullptr); });
+  times->bf16_s = bench::SlowestMeanSeconds(
+      comm, times->iters, [&] { compressed.AllreduceGradients(collectives, scale, nullptr); });
   gradients_are_one();
 }
 
@@ -169,7 +152,7 @@ int main(int argc, char** argv) {
     times.iters = static_cast<int>(std::clamp<size_t>((size_t{64} << 20) / bytes, 3, 50));
     TimeFlatBuffer(comm, n, collectives, count, &times);
     TimeGradients(comm, n, collectives, count, bucket_mb, &times);
-    times.ok = Everywhere(comm, times.ok);
+    times.ok = bench::OnEveryRank(comm, times.ok);
     all_ok = all_ok && times.ok;
     if (world.rank() == 0) PrintSize(n, bytes, times);
   }

@@ -28,6 +28,7 @@
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
 #include "mpi/mpi_collectives.hpp"
+#include "mpi_harness.hpp"
 #include "tasks/fashion_mnist/model_runtime/task.hpp"
 #include "train/gradient_buckets.hpp"
 
@@ -161,9 +162,7 @@ int main(int argc, char** argv) {
     }
     check = check && torch::allclose(weights[2], weights[1], 1e-5, 1e-6);
   }
-  int everywhere = check ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, world.get());
-  check = everywhere != 0;
+  check = bench::OnEveryRank(world.get(), check);
   if (world.rank() != 0) return check ? 0 : 1;
 
   double reduce_after = 0.0;

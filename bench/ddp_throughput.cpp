@@ -25,6 +25,7 @@
 #include "hpo/mpi/communicator.hpp"
 #include "hpo/task_catalog.hpp"
 #include "mpi/mpi_collectives.hpp"
+#include "mpi_harness.hpp"
 #include "tasks/classifier_description.hpp"
 #include "tasks/fashion_mnist/model_runtime/task.hpp"
 #include "train/batch_prefetcher.hpp"
@@ -214,14 +215,13 @@ int main(int argc, char** argv) {
   double val_accuracy = 0.0;
   const bool check = trained.ok() && CheckOutcome(options, outcome, &epochs_time_s, &val_accuracy);
   // Collective on every rank whatever the outcome, so no rank waits alone.
-  double val_time_s =
-      trained.ok()
-          ? TimeValidation(*model, data.validation,
-                           ShardOf({0, data.validation.size()}, world.rank(), world.size()))
-          : 0.0;
-  MPI_Allreduce(MPI_IN_PLACE, &val_time_s, 1, MPI_DOUBLE, MPI_MAX, world.get());
-  double assembly_s = TimeBatchAssembly(data.train, options.batch, world.rank(), world.size());
-  MPI_Allreduce(MPI_IN_PLACE, &assembly_s, 1, MPI_DOUBLE, MPI_MAX, world.get());
+  const double val_time_s = bench::SlowestRank(
+      world.get(), trained.ok() ? TimeValidation(*model, data.validation,
+                                                 ShardOf({0, data.validation.size()}, world.rank(),
+                                                         world.size()))
+                                : 0.0);
+  const double assembly_s = bench::SlowestRank(
+      world.get(), TimeBatchAssembly(data.train, options.batch, world.rank(), world.size()));
 
   if (world.rank() != 0) return 0;
   if (!trained.ok()) std::fprintf(stderr, "hpo_bench_ddp: %s\n", trained.message().c_str());

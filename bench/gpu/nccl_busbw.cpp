@@ -31,6 +31,7 @@
 #include "gpu/nccl_collectives.hpp"
 #include "harness.hpp"
 #include "hpo/mpi/communicator.hpp"
+#include "mpi_harness.hpp"
 #include "train/gradient_buckets.hpp"
 
 namespace {
@@ -39,28 +40,8 @@ using namespace hpo;
 
 constexpr int64_t kMaxParameterFloats = int64_t{1} << 20;  // 4 MiB parameters
 
-// The slowest rank's mean seconds per call of `run`, over `iters` calls after a barrier; `finish`
-// waits for the device work the calls queued.
-template <typename Run, typename Finish>
-double TimeRuns(MPI_Comm comm, int iters, Run run, Finish finish) {
-  finish();
-  MPI_Barrier(comm);
-  const double start = bench::NowSeconds();
-  for (int i = 0; i < iters; ++i) run();
-  finish();
-  double elapsed = (bench::NowSeconds() - start) / iters;
-  MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return elapsed;
-}
-
 bool AllEqual(const torch::Tensor& tensor, float expected) {
   return torch::all(tensor == expected).item<bool>();
-}
-
-bool Everywhere(MPI_Comm comm, bool ok) {
-  int value = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, comm);
-  return value != 0;
 }
 
 void SyncDevice() { cudaDeviceSynchronize(); }
@@ -94,7 +75,7 @@ void TimeFlatBuffer(const Plane& plane, int64_t count, SizeTimes* times) {
   };
   SyncDevice();  // the raw stream does not wait for the fill on the current stream
   raw_once();
-  times->raw_s = TimeRuns(plane.comm, times->iters, raw_once, SyncDevice);
+  times->raw_s = bench::SlowestMeanSeconds(plane.comm, times->iters, raw_once, SyncDevice);
   times->ok = times->ok && AllEqual(buffer, expected);
 
   buffer.fill_(1.0f);
@@ -102,7 +83,7 @@ void TimeFlatBuffer(const Plane& plane, int64_t count, SizeTimes* times) {
     plane.collectives->Wait(plane.collectives->StartAllreduceSum(buffer.data_ptr<float>(), count));
   };
   hpo_once();
-  times->hpo_s = TimeRuns(plane.comm, times->iters, hpo_once, SyncDevice);
+  times->hpo_s = bench::SlowestMeanSeconds(plane.comm, times->iters, hpo_once, SyncDevice);
   times->ok = times->ok && AllEqual(buffer, expected);
 }
 
@@ -121,7 +102,8 @@ void TimeGradients(const Plane& plane, int64_t count, double bucket_mb, SizeTime
     buckets.AllreduceGradients(*plane.collectives, scale, nullptr);
   };
   gradient_once();
-  times->gradient_s = TimeRuns(plane.comm, times->iters, gradient_once, SyncDevice);
+  times->gradient_s =
+      bench::SlowestMeanSeconds(plane.comm, times->iters, gradient_once, SyncDevice);
   for (const torch::Tensor& parameter : parameters) {
     times->ok = times->ok && AllEqual(parameter.grad(), 1.0f);
   }
@@ -187,7 +169,7 @@ int main(int argc, char** argv) {
     times.iters = static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / bytes, 5, 200));
     TimeFlatBuffer(plane, count, &times);
     TimeGradients(plane, count, bucket_mb, &times);
-    times.ok = Everywhere(plane.comm, times.ok);
+    times.ok = bench::OnEveryRank(plane.comm, times.ok);
     all_ok = all_ok && times.ok;
     if (world.rank() == 0) PrintSize(n, bytes, times);
   }
