@@ -130,7 +130,7 @@ if [ "$stage" = finetune ]; then
 else
   step "build ($build, -j $jobs)"
   mkdir -p "$build"
-  targets=(hpo hpo_gpu_tests hpo_gpu_trainer_tests hpo_gpu_ddp_tests hpo_bench_nccl_busbw)
+  targets=(hpo hpo_with_faults hpo_gpu_tests hpo_gpu_trainer_tests hpo_gpu_ddp_tests hpo_bench_nccl_busbw)
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHPO_CUDA=ON -DTORCH_CUDA_ARCH_LIST="8.0;9.0" \
     -DHPO_PYTHON3="$(command -v "$python")" "${cmake_deps[@]}" > "$build/configure.log" 2>&1 ||
     { cat "$build/configure.log"; exit 1; }

@@ -1,5 +1,5 @@
 """Sweeps on GPUs through `hpo` itself (the CUDA build), run by ctest as
-python3 test_gpu_sweeps.py --hpo PATH SUITE with SUITE one of:
+python3 test_gpu_sweeps.py --hpo PATH --hpo-with-faults PATH SUITE with SUITE one of:
 - SharedGpu: 4 one-rank trial groups share GPU 0 (trials_per_gpu: 4); every trial completes, and
   the best trial's model, saved from the GPU, is read back and scored on the test split;
 - VisibleDevices: a command sweep with cuda_visible_devices: true gives each rank's program the GPU
@@ -9,6 +9,8 @@ python3 test_gpu_sweeps.py --hpo PATH SUITE with SUITE one of:
   optimizer state loaded back onto the GPU); every trial ends completed or replaced;
 - CommandNccl: a command trial's torch 2.x program joins an NCCL process group across a group of
   2 ranks on 2 GPUs and trains with DistributedDataParallel.
+- DeviceFault: a device-side assert in one trial (--hpo-with-faults, HPO_INJECT_FAULT=cuda) ends
+  the job with one line and exit 1; `--resume` then finishes the sweep, losing no result.
 - NoGpu (the CUDA build where no GPU is visible, as on CI's machines): a sweep trains on the CPU
   after one line saying so; a config that asks for GPUs (trials_per_gpu, cuda_visible_devices:
   true) ends with exit 2 and one line naming the key, before anything is written.
@@ -28,12 +30,13 @@ import unittest
 import h5py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
-from hpo_test_support import (MPI_ENV, parse_command_line, published_rows,  # noqa: E402
-                              run_in_own_session)
+from hpo_test_support import (MPI_ENV, parse_command_line_with_faults,  # noqa: E402
+                              published_rows, run_in_own_session)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "programs", "nccl_program.py")
 HPO = None  # set from the command line
+HPO_WITH_FAULTS = None  # `hpo` with HPO_INJECT_FAULT's fault injected, from the command line
 
 
 def torch_python():
@@ -80,15 +83,16 @@ class GpuSweep(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def sweep(self, ranks, config_text, env=None, timeout=480):
+    def sweep(self, ranks, config_text, env=None, timeout=480, program=None, extra=(), code=0):
         path = os.path.join(self.tmp, "sweep.yaml")
         with open(path, "w") as f:
             f.write(config_text)
         output = os.path.join(self.tmp, "out")
         done = run_in_own_session(
-            ["mpirun", "--oversubscribe", "-np", str(ranks), HPO, "sweep", "--config", path,
-             "--output", output], timeout, env=dict(os.environ, **MPI_ENV, **(env or {})))
-        self.assertEqual(done.returncode, 0, done.describe())
+            ["mpirun", "--oversubscribe", "-np", str(ranks), program or HPO, "sweep", "--config",
+             path, "--output", output] + list(extra), timeout,
+            env=dict(os.environ, **MPI_ENV, **(env or {})))
+        self.assertEqual(done.returncode, code, done.describe())
         return output, done.output
 
     def program_reports(self, output):
@@ -244,6 +248,42 @@ SYNTHETIC = ("sweep:\n"
              "synthetic: {train_samples: 256, val_samples: 64, test_samples: 64}\n")
 
 
+class DeviceFault(GpuSweep):
+    def test_a_device_side_assert_ends_the_job_and_resume_finishes_the_sweep(self):
+        skip_unless(visible_gpus() >= 1, "needs a GPU (nvidia-smi lists none)")
+        config = ("sweep:\n"
+                  "  method: random\n"
+                  "  metric: {name: val_accuracy, goal: maximize}\n"
+                  "  run_cap: 4\n"
+                  "  parameters:\n"
+                  "    lr: {values: [0.01, 0.05]}\n"
+                  "task: synthetic\n"
+                  "epochs: 2\n"
+                  "trials_per_gpu: 2\n"
+                  "synthetic: {train_samples: 2048, val_samples: 256, test_samples: 256}\n"
+                  "seed: 7\n")
+        gpu0 = {"CUDA_VISIBLE_DEVICES": "0"}
+        output, log = self.sweep(2, config, env=dict(gpu0, HPO_INJECT_FAULT="cuda:2:1:0"),
+                                 program=HPO_WITH_FAULTS, code=1)
+        errors = [line for line in log.splitlines() if line.startswith("hpo: error")]
+        self.assertEqual(len(errors), 1, log)
+        self.assertIn("trial 2 failed: CUDA error: device-side assert triggered", errors[0])
+        self.assertIn("`hpo sweep --resume` runs the trial again", errors[0])
+        self.assertNotIn("terminate called", log)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            before = {int(r["trial_id"]): r for r in published_rows(f, "trials")}
+        self.assertNotIn(2, before, log)
+        kept = {i: float(r["objective"]) for i, r in before.items() if text(r["status"]) ==
+                "completed"}
+
+        output, log = self.sweep(2, config, env=gpu0, extra=["--resume"])
+        trials = {int(t["trial_id"]): t for t in read_trials(os.path.join(output, "study.h5"))}
+        self.assertEqual(sorted(trials), [0, 1, 2, 3], log)
+        self.assertEqual({text(t["status"]) for t in trials.values()}, {"completed"}, log)
+        for trial_id, objective in kept.items():
+            self.assertEqual(float(trials[trial_id]["objective"]), objective, trial_id)
+
+
 class NoGpu(GpuSweep):
     def setUp(self):
         super().setUp()
@@ -283,5 +323,5 @@ class NoGpu(GpuSweep):
 
 
 if __name__ == "__main__":
-    HPO, argv = parse_command_line()
+    HPO, HPO_WITH_FAULTS, argv = parse_command_line_with_faults()
     unittest.main(argv=argv)

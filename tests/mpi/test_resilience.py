@@ -341,6 +341,33 @@ class Failures(ResilienceCase):
         trials, _ = read_trials(os.path.join(output, "study.h5"))
         self.assertEqual(trials[0]["status"], b"completed")  # the retry has a new seed: no fault
 
+    def test_a_cuda_error_ends_the_job_in_one_line_and_resume_finishes_the_sweep(self):
+        # The fault program's CUDA fault: torch's error for a failed CUDA call where there is no
+        # GPU (a real device-side assert on a GPU: tests/gpu/test_gpu_sweeps.py).
+        output = self.out("cuda")
+        rc, log = run(4, output, env={"HPO_INJECT_FAULT": "cuda:3:1:1"}, program=HPO_WITH_FAULTS)
+        self.assertEqual(rc, 1, log)
+        errors = [line for line in log.splitlines() if line.startswith("hpo: error")]
+        self.assertEqual(len(errors), 1, log)
+        self.assertRegex(errors[0], r"^hpo: error on rank [0-3]: trial 3 failed: ", log)
+        self.assertTrue(errors[0].endswith(
+            ": CUDA error: an illegal memory access was encountered (HPO_INJECT_FAULT) at epoch 1 "
+            "step 1 on rank 1: the GPU is unusable to this process after a CUDA error, so the job "
+            "ends; `hpo sweep --resume` runs the trial again"), log)
+        before, _ = read_trials(os.path.join(output, "study.h5"))
+        self.assertNotIn(3, before, log)  # never recorded as the trial's own failure
+        kept = {i: float(row["objective"]) for i, row in before.items()
+                if row["status"] == b"completed"}
+
+        rc, log = run(4, output, ["--resume"])
+        self.assertEqual(rc, 0, log)
+        after, _ = read_trials(os.path.join(output, "study.h5"))
+        self.assertEqual(sorted(after), list(range(6)), log)
+        for trial_id, row in after.items():
+            self.assertEqual(row["status"], b"completed", (trial_id, log))
+        for trial_id, objective in kept.items():  # nothing written before the end is lost
+            self.assertEqual(float(after[trial_id]["objective"]), objective, trial_id)
+
     def test_when_every_trial_diverges_the_sweep_fails_with_the_reason(self):
         # No max_failed_trials: the sweep runs to its end, then exits 1 since no trial scored.
         text = base_config().replace(

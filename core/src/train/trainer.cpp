@@ -171,6 +171,26 @@ std::string DescribeTrial(const TrialSpec& trial) {
   return text;
 }
 
+// Throws, for a CUDA or NCCL error other than running out of memory, a std::runtime_error that no
+// handler of the trainer takes for the trial's own failure: CUDA's errors are sticky (every later
+// call of this process fails too, a device-side assert included), so no later trial could train on
+// this rank. The runtime ends the job with its one line (runtime/group_trials.cpp); `--resume` runs
+// the trial again. `where` says when (" at epoch E step S"), `rank` which group rank.
+void ThrowIfDeviceFailure(const std::exception& error, const std::string& where, int rank) {
+  const auto* torch_error = dynamic_cast<const c10::Error*>(&error);
+  if (torch_error == nullptr || dynamic_cast<const c10::OutOfMemoryError*>(&error) != nullptr) {
+    return;
+  }
+  const std::string what = torch_error->what_without_backtrace();
+  const std::string first_line = what.substr(0, what.find('\n'));
+  const bool device = first_line.find("CUDA error") != std::string::npos ||
+                      first_line.find("NCCL error") != std::string::npos;
+  if (!device || first_line.find("out of memory") != std::string::npos) return;
+  throw std::runtime_error(first_line + where + " on rank " + std::to_string(rank) +
+                           ": the GPU is unusable to this process after a CUDA error, so the job "
+                           "ends; `hpo sweep --resume` runs the trial again");
+}
+
 // Why `error` ended a step, in one line: torch's message without its C++ backtrace; out of memory
 // (the host's or a GPU's) says so first, with `out_of_memory_hint` when there is one.
 std::string DescribeException(const std::exception& error, const std::string& out_of_memory_hint) {
@@ -279,6 +299,8 @@ class TrialRun {
                  ShardOf({0, validation.size()}, collectives_.rank(), collectives_.size()),
                  options_.device, sums.data() + task_sums);
       } catch (const std::exception& error) {
+        ThrowIfDeviceFailure(error, " while validating epoch " + std::to_string(epoch),
+                             collectives_.rank());
         local_error = DescribeException(error, options_.out_of_memory_hint);
       }
       sums[0] = local_error.empty() ? 0.0 : 1.0;
@@ -355,6 +377,8 @@ class TrialRun {
       float extras[kStepExtras] = {0.0f, 0.0f, 0.0f};
       const auto grad_scale = static_cast<float>(local_count / global_count);
       if (options_.overlap) buckets_->BeginStep(collectives_, grad_scale);
+      const std::string where =
+          " at epoch " + std::to_string(epoch) + " step " + std::to_string(step + 1);
       std::string local_error;
       try {
         optimizer_->zero_grad();
@@ -370,6 +394,7 @@ class TrialRun {
           extras[kLossShare] = static_cast<float>(loss.item<double>() * local_count / global_count);
         }
       } catch (const std::exception& error) {
+        ThrowIfDeviceFailure(error, where, collectives_.rank());
         local_error = DescribeException(error, options_.out_of_memory_hint);
         extras[kFailed] = 1.0f;
         optimizer_->zero_grad();
@@ -380,8 +405,6 @@ class TrialRun {
       } else {
         buckets_->AllreduceGradients(collectives_, grad_scale, extras);
       }
-      const std::string where =
-          " at epoch " + std::to_string(epoch) + " step " + std::to_string(step + 1);
       if (extras[kFailed] > 0.0f) {
         result.failure = "exception" + where + " on " + AgreeOnError(collectives_, local_error);
         return result;
@@ -572,6 +595,7 @@ Status RunTrial(const TrainingSetup& setup, const TrialSpec& trial, GroupCollect
         *run = std::make_unique<TrialRun>(setup, trial, collectives, h, options, std::move(model));
       }
     } catch (const std::exception& error) {
+      ThrowIfDeviceFailure(error, " while building the model", collectives.rank());
       *local_error = DescribeException(error, options.out_of_memory_hint);
     }
     return Status::Ok();

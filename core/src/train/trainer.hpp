@@ -75,10 +75,13 @@ struct TrainingSetup {
 // bucketed allreduces, validation every epoch (each rank evaluates its shard; the task's sums are
 // reduced in one allreduce). A NaN/inf loss, or an exception (out of memory included) on any rank
 // while building the model, training or evaluating, ends the trial as failed on all ranks alike,
-// with the first failing rank's reason. Returns BadInput for hyperparameter values the trainer or
-// the task cannot take; the outcome holds the result otherwise. When `trained_model` is not null
-// it receives this rank's model as it was when the trial ended (identical on every rank unless
-// the trial failed), e.g. for tests that compare ranks' weights.
+// with the first failing rank's reason; but a CUDA or NCCL error other than out of memory leaves
+// the GPU unusable to the process, so the failing rank throws a std::runtime_error saying so and
+// when (the runtime ends the job with it, and --resume runs the trial again). Returns BadInput for
+// hyperparameter values the trainer or the task cannot take; the outcome holds the result
+// otherwise. When `trained_model` is not null it receives this rank's model as it was when the
+// trial ended (identical on every rank unless the trial failed), e.g. for tests that compare ranks'
+// weights.
 Status RunTrial(const TrainingSetup& setup, const TrialSpec& trial, GroupCollectives& collectives,
                 EpochGate& gate, const TrainOptions& options, TrialOutcome* outcome,
                 std::unique_ptr<TrainableModel>* trained_model = nullptr);

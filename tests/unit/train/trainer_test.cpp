@@ -698,15 +698,20 @@ TEST_F(CheckpointTest, AChildContinuesFromItsParentsCheckpointWithItsOwnHyperpar
   EXPECT_EQ(mismatched[0].outcome.curve.size(), 4u);
 }
 
-TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
+// The synthetic task's sgd trial (lr 0.05, batch 32) of `epochs` epochs on `ranks` ranks, with
+// `hooks` before every step.
+std::vector<RankResult> RunWithHooks(int ranks, int64_t epochs, TrainingHooks* hooks) {
   const testing::ClassifierTaskSpec execution = SyntheticExecution();
   const TaskData data = LoadOrDie(execution);
   TrainOptions options;
-  options.epochs = 3;
+  options.epochs = epochs;
+  options.hooks = hooks;
+  return RunGroup(ranks, execution, Trial(Params(0.05, 32, "sgd")), data, options);
+}
+
+TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
   FaultInjector exception({Fault::Kind::kException, 4, 2, 1});
-  options.hooks = &exception;
-  std::vector<RankResult> results =
-      RunGroup(2, execution, Trial(Params(0.05, 32, "sgd")), data, options);
+  std::vector<RankResult> results = RunWithHooks(2, 3, &exception);
   for (const RankResult& rank : results) {
     ASSERT_TRUE(rank.status.ok()) << rank.status.message();
     EXPECT_EQ(rank.outcome.status, TrialStatus::kFailed);
@@ -715,14 +720,44 @@ TEST(TrainerFaultTest, AnExceptionOnOneRankFailsTheTrialOnEveryRank) {
     EXPECT_EQ(rank.outcome.curve.size(), 1u);
   }
   FaultInjector out_of_memory({Fault::Kind::kOutOfMemory, 4, 1, 0});
-  options.hooks = &out_of_memory;
-  results = RunGroup(3, execution, Trial(Params(0.05, 32, "sgd")), data, options);
+  results = RunWithHooks(3, 3, &out_of_memory);
   for (const RankResult& rank : results) {
     EXPECT_EQ(rank.outcome.status, TrialStatus::kFailed);
     EXPECT_EQ(rank.outcome.message.rfind("exception at epoch 1 step 1 on rank 0: out of memory", 0),
               0u)
         << rank.outcome.message;
   }
+}
+
+// A CUDA error leaves the process's CUDA context broken: the trainer lets it through (the runtime
+// ends the job with it) rather than failing the trial and training the next one on a dead GPU.
+TEST(TrainerFaultTest, ACudaErrorEndsTheRunInsteadOfFailingTheTrial) {
+  FaultInjector cuda({Fault::Kind::kCuda, 4, 2, 0});
+  try {
+    RunWithHooks(1, 3, &cuda);
+    ADD_FAILURE() << "the trial ended instead of the run";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "CUDA error: an illegal memory access was encountered (HPO_INJECT_FAULT) at epoch 2 "
+              "step 1 on rank 0: the GPU is unusable to this process after a CUDA error, so the "
+              "job ends; `hpo sweep --resume` runs the trial again");
+  }
+}
+
+// CUDA's out of memory is not sticky: only its trial fails, as on the host.
+TEST(TrainerFaultTest, ACudaOutOfMemoryFailsOnlyTheTrial) {
+  struct CudaOutOfMemory final : TrainingHooks {
+    void BeforeStep(const TrialSpec&, int, int64_t epoch, int64_t step) override {
+      if (epoch == 1 && step == 0) {
+        throw c10::Error(c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                         "CUDA error: out of memory");
+      }
+    }
+  } hooks;
+  const std::vector<RankResult> results = RunWithHooks(1, 2, &hooks);
+  EXPECT_EQ(results[0].outcome.status, TrialStatus::kFailed);
+  EXPECT_EQ(results[0].outcome.message,
+            "exception at epoch 1 step 1 on rank 0: CUDA error: out of memory");
 }
 
 }  // namespace
