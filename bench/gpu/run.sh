@@ -17,7 +17,7 @@
 # bench/gpu/pack-deps.sh and bench/gpu/pack-finetune.sh here:
 #   call 1, carry .gpu-deps and .gpu-carry/1:  bench/gpu/run.sh --stage build     (about 4 min)
 #   call 2, carry .gpu-carry/2:                true     (the model wheel's first part)
-#   call 3, carry .gpu-carry/3:                bench/gpu/run.sh --stage finetune  (at most 9.5 min)
+#   call 3, carry .gpu-carry/3:                bench/gpu/run.sh --stage finetune  (at most 7 min)
 # A warm machine keeps the build and what earlier calls carried (git ignores them), so each call
 # must come within the machine's idle time of the last; a bare machine starts again at call 1.
 #
@@ -26,7 +26,8 @@
 # it would run instead of running them. The results file is $OUT/gpu-results.txt where OUT is set
 # (the device tool's folder; the fine-tuning sweep's study and logs go there too), else
 # bench/gpu/results-DATE.txt. Knobs: HPO_GPU_DEPS (default .gpu-deps), HPO_TORCH_PYTHON (default
-# python3), BUILD_DIR (default build-gpu), JOBS, FINETUNE_ARGS (more finetune_sweep.py flags).
+# python3), BUILD_DIR (default build-gpu), JOBS, FINETUNE_BUDGET_S (the finetune stage's seconds,
+# default 420), FINETUNE_ARGS (more finetune_sweep.py flags).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dry_run=0
@@ -166,8 +167,9 @@ if [ "$stage" = all ]; then
 fi
 finetune_work=$(mktemp -d /tmp/hpo-finetune-XXXXXX)
 if [ "$stage" != build ]; then
-  # Within one device call (10 min): what the steps above took, and a margin to copy results.
-  budget=$((570 - (SECONDS - started)))
+  # FINETUNE_BUDGET_S (default 420) for this whole call, less what the steps above took: with
+  # the machine's start and calls 1 and 2, the three calls fit the 15 minutes of device time.
+  budget=$((${FINETUNE_BUDGET_S:-420} - (SECONDS - started)))
   commands+=("$python bench/gpu/finetune_sweep.py $build/hpo --work $finetune_work --budget-s $budget ${FINETUNE_ARGS:-}")
 fi
 status=0
