@@ -166,10 +166,14 @@ if [ "$stage" = all ]; then
   commands+=("$python bench/gpu/shared_gpu_throughput.py $build/hpo --ks 1,2,4 --trials 8 --train-samples 30000 --epochs 2")
 fi
 finetune_work=$(mktemp -d /tmp/hpo-finetune-XXXXXX)
-if [ "$stage" != build ]; then
-  # FINETUNE_BUDGET_S (default 420) for this whole call, less what the steps above took: with
-  # the machine's start and calls 1 and 2, the three calls fit the 15 minutes of device time.
-  budget=$((${FINETUNE_BUDGET_S:-420} - (SECONDS - started)))
+if [ "$stage" = all ] && [ ! -d .gpu-carry ]; then
+  say "finetune_sweep.py: not run, no .gpu-carry here (bench/gpu/pack-finetune.sh packs it)"
+elif [ "$stage" != build ]; then
+  # FINETUNE_BUDGET_S (default 420): the finetune stage's whole call, less what the steps above
+  # took (with the machine's start and calls 1 and 2, the three calls fit the 15 minutes of device
+  # time); in the stage `all`, the sweep's own.
+  budget=${FINETUNE_BUDGET_S:-420}
+  if [ "$stage" = finetune ]; then budget=$((budget - (SECONDS - started))); fi
   commands+=("$python bench/gpu/finetune_sweep.py $build/hpo --work $finetune_work --budget-s $budget ${FINETUNE_ARGS:-}")
 fi
 status=0
