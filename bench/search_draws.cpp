@@ -2,15 +2,22 @@
 // --resume` rebuilds it (Coordinator::Restore replays the study's trials and epoch reports), then
 // DRAWS suggestions, each from that same state (SaveState / RestoreState between them, so no draw
 // sees the others as pending), for the trial ids after the study's.
-//   hpo_bench_search_draws STUDY.h5 [--draws 400] [--within NAME=SPEC ...]
+//   hpo_bench_search_draws STUDY.h5 [--draws 400] [--within NAME=SPEC ...] [--candidates N]
+//                          [--each-trial]
 // SPEC: VALUE/VALUE/... (the value's text as `hpo status` prints it) or LOW:HIGH (numbers,
 // inclusive). Prints one line per parameter: the share of draws of each value (a list of
 // values), or the 10th, 50th and 90th percentiles (a range). With --within, one more line: the
 // share of draws inside every given range at once, beside the same share for random search's
 // draws over the study's space (method random, the same seed), and their ratio: how strongly
 // the model points there. Check: every draw has every parameter of the space (a study with
-// conditional parameters fails it). Used on the outcome sweeps of issue 54 item 4
-// (bench/RESULTS.md).
+// conditional parameters fails it). --candidates sets search.candidates (TPE's candidates per
+// draw) for the model's draws. --each-trial (with --within) asks where the searcher drew along
+// the sweep: for every trial id K of the study, the searcher is rebuilt from the trials before K
+// alone (with all their epoch reports, also those made after trial K began: the draw sees a
+// little of its future) and draws; the line gives the sum of the shares inside the ranges over
+// all K, the region's expected draws in a sweep of that length, for the model and for random
+// search, and the same for the first and second halves of the sweep. Used on the outcome sweeps
+// of issue 54 item 4 (bench/RESULTS.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -147,25 +154,97 @@ double ShareWithin(const std::vector<hpo::Assignment>& draws, const std::vector<
   return static_cast<double>(inside) / static_cast<double>(draws.size());
 }
 
+// The study as it was when trial `first_id` was drawn: the trials before it, with every report
+// they made (the study keeps no time per report). The running trials' and paused retries'
+// records are dropped with the later trials.
+hpo::StudyContents Before(const hpo::StudyContents& study, int64_t first_id) {
+  hpo::StudyContents before = study;
+  before.trials.clear();
+  for (const hpo::TrialResult& trial : study.trials) {
+    if (trial.trial_id < first_id) before.trials.push_back(trial);
+  }
+  for (auto it = before.earlier_spans.begin(); it != before.earlier_spans.end();) {
+    it = it->first < first_id ? std::next(it) : before.earlier_spans.erase(it);
+  }
+  before.extra_attributes.erase("running_trials");
+  before.extra_attributes.erase("paused_retries");
+  return before;
+}
+
+// The share inside `ranges` of the searcher's draws for trial `trial_id` from the study's state
+// before it: the start-up design's own point before search.startup_trials, else `draws` draws
+// (each with its own trial id past the study's, so that each has its own random stream).
+double ShareAt(const hpo::SweepConfig& config, const hpo::StudyContents& study, int64_t trial_id,
+               int64_t draws, const std::vector<Within>& ranges) {
+  const RestoredSweep sweep = Restore(config, Before(study, trial_id));
+  if (trial_id < config.search.startup_trials) {
+    return ShareWithin(Draw(sweep.searcher, trial_id, 1), ranges);
+  }
+  const int64_t first_id = 1000000 + trial_id * draws;
+  return ShareWithin(Draw(sweep.searcher, first_id, draws), ranges);
+}
+
+// --each-trial: the region's expected draws over the study's trial ids, for the model and for
+// random search (its share per draw times the trials), in all and by halves.
+void PrintEachTrial(const hpo::SweepConfig& config, const hpo::StudyContents& study,
+                    const std::vector<Within>& ranges, int64_t draws, double random_share,
+                    const std::string& described) {
+  int64_t trials = 0;
+  for (const hpo::TrialResult& trial : study.trials) trials = std::max(trials, trial.trial_id + 1);
+  double halves[2] = {0.0, 0.0};
+  for (int64_t id = 0; id < trials; ++id) {
+    halves[2 * id < trials ? 0 : 1] += ShareAt(config, study, id, draws, ranges);
+  }
+  const double expected = halves[0] + halves[1];
+  const double random_expected = random_share * static_cast<double>(trials);
+  hpo::bench::PrintResult(
+      "search_draws",
+      {{"within", described},
+       {"each_trial", std::to_string(trials)},
+       {"draws", std::to_string(draws)},
+       {"candidates",
+        config.search.candidates_given ? std::to_string(config.search.candidates) : "default"},
+       {"expected", hpo::bench::Number(expected, 3)},
+       {"first_half", hpo::bench::Number(halves[0], 3)},
+       {"second_half", hpo::bench::Number(halves[1], 3)},
+       {"random_expected", hpo::bench::Number(random_expected, 3)},
+       {"ratio", hpo::bench::Number(expected / random_expected, 3)}},
+      true);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) Fail("usage: hpo_bench_search_draws STUDY.h5 [--draws N] [--within NAME=SPEC ...]");
+  if (argc < 2) {
+    Fail(
+        "usage: hpo_bench_search_draws STUDY.h5 [--draws N] [--within NAME=SPEC ...] "
+        "[--candidates N] [--each-trial]");
+  }
   int64_t draws = 400;
+  int64_t candidates = 0;  // 0: the config's
+  bool each_trial = false;
   std::vector<Within> ranges;
   std::string described;  // the --within specs, comma-separated
-  for (int i = 2; i + 1 < argc; i += 2) {
+  for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--each-trial") {
+      each_trial = true;
+      continue;
+    }
+    if (i + 1 == argc) Fail(flag + " wants a value");
     if (flag == "--draws") {
-      draws = std::atoll(argv[i + 1]);
+      draws = std::atoll(argv[++i]);
+    } else if (flag == "--candidates") {
+      candidates = std::atoll(argv[++i]);
     } else if (flag == "--within") {
-      ranges.push_back(ParseWithin(argv[i + 1]));
-      described += (described.empty() ? "" : ",") + std::string(argv[i + 1]);
+      ranges.push_back(ParseWithin(argv[++i]));
+      described += (described.empty() ? "" : ",") + std::string(argv[i]);
     } else {
       Fail("unknown flag " + flag);
     }
   }
-  if (argc % 2 != 0 || draws < 1) Fail("flags come as --draws N and --within NAME=SPEC");
+  if (draws < 1 || candidates < 0) Fail("--draws wants at least 1, --candidates at least 1");
+  if (each_trial && ranges.empty()) Fail("--each-trial wants --within");
   hpo::StudyContents study;
   hpo::Status status = hpo::ReadStudy(argv[1], &study);
   hpo::SweepConfig config;
@@ -176,6 +255,10 @@ int main(int argc, char** argv) {
   // A stored config is read without the task's metrics, and Restore refuses a config without
   // the study's: they are the study's own.
   config.metric_names = study.layout.metric_names;
+  if (candidates > 0) {
+    config.search.candidates = candidates;
+    config.search.candidates_given = true;
+  }
   const auto first_id = static_cast<int64_t>(study.trials.size()) + 1000;
   const RestoredSweep sweep = Restore(config, study);
   const std::vector<hpo::Assignment> model = Draw(sweep.searcher, first_id, draws);
@@ -189,7 +272,9 @@ int main(int argc, char** argv) {
   status = hpo::MakeSearcher(random, &prior);
   if (!status.ok()) Fail(status.message());
   const double model_share = ShareWithin(model, ranges);
-  const double random_share = ShareWithin(Draw(prior.get(), first_id, draws), ranges);
+  // Random search's share from at least 100,000 draws: it is the yardstick of both lines.
+  const double random_share =
+      ShareWithin(Draw(prior.get(), first_id, std::max<int64_t>(10 * draws, 100000)), ranges);
   hpo::bench::PrintResult("search_draws",
                           {{"within", described},
                            {"draws", std::to_string(draws)},
@@ -197,5 +282,6 @@ int main(int argc, char** argv) {
                            {"random_share", hpo::bench::Number(random_share, 3)},
                            {"ratio", hpo::bench::Number(model_share / random_share, 3)}},
                           check);
+  if (each_trial) PrintEachTrial(config, study, ranges, draws, random_share, described);
   return check ? 0 : 1;
 }

@@ -172,7 +172,7 @@ struct ExecutionSpec {
 // trial's final value predicted from its learning curve, with early_terminate a scheduler that
 // continues or pauses trials by the same predictions. Method random takes kCurves alone (with
 // early_terminate): its draws stay random and the curve scheduler judges the trials.
-// kCurvesTpe: the same predictions and scheduler with TPE's draws (candidates from the prior,
+// kCurvesTpe: the same predictions and scheduler with TPE's draws (12 candidates from the prior,
 // scored by l(x) / g(x)); what `method: bayes` with early_terminate means when no search.model
 // is given (ApplyDefaultSearch).
 enum class BayesModel { kTpe, kGp, kTpeIndependent, kCurves, kCurvesTpe };

@@ -29,9 +29,12 @@ constexpr double kGoodPerSqrtCount = 1.5;
 constexpr double kGoodRankWeightPower = 2.0;
 constexpr double kScottBandwidthFactor = 1.0;
 // Candidates per suggestion when they come from the prior (early termination, see
-// PriorCandidatesOf) and search.candidates is not given: on the recorded Fashion-MNIST curves 2
-// and 4 did alike and 8 drew near the plateau again (bench/RESULTS.md).
+// PriorCandidatesOf) and search.candidates is not given. On ASHA's rung data: on the recorded
+// Fashion-MNIST curves 2 and 4 did alike and 8 drew near the plateau again. On curves_tpe's
+// predicted finals: 12, which put 1.1-2.2x as many draws as 4 in the best region of the real
+// outcome sweeps, with the replay unchanged (bench/RESULTS.md, 2026-12-01).
 constexpr int64_t kPriorCandidates = 4;
+constexpr int64_t kPredictedFinalsPriorCandidates = 12;
 
 std::vector<double> CoordinatesAt(const std::vector<const std::vector<double>*>& points,
                                   size_t dimension) {
@@ -225,15 +228,19 @@ size_t TpeSearcher::GoodGroupSize(const std::vector<DataPoint>& observed, bool m
 
 TpeSearcher::TpeSearcher(const SweepConfig& config)
     : ModelBasedSearcher(config, kTpeStateTag, FingerprintNameOf(config), "TPE"),
-      candidates_(config.search.candidates_given || !PriorCandidatesOf(config)
-                      ? config.search.candidates
-                      : kPriorCandidates),
+      candidates_(CandidatesOf(config)),
       multivariate_(MultivariateOf(config)),
       prior_candidates_(PriorCandidatesOf(config)),
       groups_(ConditionGroups(config.sweep.parameters)) {}
 
 bool TpeSearcher::MultivariateOf(const SweepConfig& config) {
   return config.search.model != BayesModel::kTpeIndependent;
+}
+
+int64_t TpeSearcher::CandidatesOf(const SweepConfig& config) {
+  if (config.search.candidates_given || !PriorCandidatesOf(config)) return config.search.candidates;
+  return config.search.model == BayesModel::kCurvesTpe ? kPredictedFinalsPriorCandidates
+                                                       : kPriorCandidates;
 }
 
 bool TpeSearcher::PriorCandidatesOf(const SweepConfig& config) {
