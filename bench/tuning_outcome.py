@@ -5,10 +5,10 @@ select after EPOCH_CAP cumulative epochs, and the pause/promotion churn that too
 Per seed S, one real sweep of CONFIG (default bench/configs/fmnist_outcome_bohb.yaml: the
 Fashion-MNIST CNN, 40 trials of up to 9 epochs, `method: bayes` with hyperband and no `search:`
 keys, 2-rank trials) with `seed: S`, under `mpirun -np RANKS`. Once the sweep has trained EPOCH_CAP
-epochs (the study's /curves rows and the running trials' epochs beyond them, which `hpo status`
-reads; polled every 5 s, so the running trials may finish the epoch they are in), the sweep gets
-SIGUSR1 (Slurm's preemption signal; mpirun forwards it, and would kill the job on SIGTERM),
-checkpoints its running trial and exits 3, as a preempted job does. Then:
+epochs (the study's /curves rows and the running or interrupted trials' epochs beyond them,
+which `hpo status` reads; polled every 5 s, so the running trials may finish the epoch they are
+in), the sweep gets SIGUSR1 (Slurm's preemption signal; mpirun forwards it, and would kill the
+job on SIGTERM), checkpoints its running trial and exits 3, as a preempted job does. Then:
 
   selected   the trial hpo's coordinator would report as best at that point: the first finished
              study row (rows are in finish order; paused and failed rows never count) with the best
@@ -158,9 +158,11 @@ def selected_row(trials, goal_is_max):
     return best
 
 
-def score(folder, seed, goal, test):
-    """Prints the seed's line; returns (goal met, check ok)."""
+def score(folder, seed, goal, test, hpo):
+    """Prints the seed's line; returns (goal met, check ok). Its epochs count those of the trial
+    the stop interrupted, which no /curves row holds yet (study_epochs)."""
     out = os.path.join(folder, "out")
+    epochs = study_epochs(os.path.join(out, "study.h5"), hpo)
     with h5py.File(os.path.join(out, "study.h5"), "r") as f:
         published = max(f["published"][:], key=lambda r: r["sequence"])  # rows past it are spare
         trials = f["trials"][:published["trials"]]
@@ -177,7 +179,7 @@ def score(folder, seed, goal, test):
     written, read = churn(log_path)
     if row is None:
         print("bench=tuning_outcome seed=%d epochs=%d selected=none goal=missed check=%s"
-              % (seed, len(curves), "ok" if consistent else "FAILED"))
+              % (seed, epochs, "ok" if consistent else "FAILED"))
         return False, consistent
     path = os.path.join(out, "models", "trial_%d.pt" % row["trial_id"])  # hpo keeps the best's
     _, accuracy = test_accuracy(path, *test)
@@ -186,9 +188,9 @@ def score(folder, seed, goal, test):
           "epochs_selected=%d val_accuracy=%.4f test_accuracy=%.4f checkpoints_written=%d "
           "checkpoints_read=%d churn_per_epoch=%.3f wall_s=%.0f outside_epochs=%.3f goal=%s "
           "check=%s"
-          % (seed, len(curves), len(trained), row["trial_id"], row["status"].decode(),
+          % (seed, epochs, len(trained), row["trial_id"], row["status"].decode(),
              row["epochs"], row["objective"], accuracy, written, read,
-             (written + read) / max(len(curves), 1), wall,
+             (written + read) / max(epochs, 1), wall,
              1 - float(curves["epoch_time_s"].sum()) / wall, "met" if met else "missed",
              "ok" if consistent else "FAILED"), flush=True)
     return met, consistent
@@ -227,7 +229,8 @@ def main():
             for folder in args.score:
                 with open(os.path.join(folder, "config.yaml")) as f:
                     seeds.append(int(re.search(r"^seed: (\d+)$", f.read(), re.M).group(1)))
-                results.append(score(folder, seeds[-1], args.goal, test))
+                results.append(score(folder, seeds[-1], args.goal, test,
+                                     os.path.abspath(args.hpo)))
         else:
             seeds = [int(s) for s in args.seeds.split(",")]
             signal.signal(signal.SIGUSR1, stop_requested)
@@ -250,7 +253,7 @@ def main():
                           "the cap; the same command resumes it) check=ok" % (seed, held))
                     results.append((None, True))
                     continue
-                results.append(score(folder, seed, args.goal, test))
+                results.append(score(folder, seed, args.goal, test, os.path.abspath(args.hpo)))
     ok = all(ok for _, ok in results)
     measured = [met for met, _ in results if met is not None]
     print("bench=tuning_outcome seeds=%s epoch_cap=%d goal=%g met=%d/%d check=%s"

@@ -1,6 +1,7 @@
 // `hpo status` (coord/sweep_status.hpp) on a study no sweep holds: the trials by status, the
 // planned count from the stored config, the best so far, what the text says, and a bad path; the
-// running trials of a coordinator's study, as status and the live report.html list them.
+// running trials of a coordinator's study, as status and the live report.html list them, and
+// as status names them once the sweep is interrupted.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -185,6 +186,21 @@ TEST_F(SweepStatusTest, TheLiveReportListsTheRunningTrialsAsStatusDoes) {
   // The page written when the sweep ends has no such line.
   EXPECT_EQ(FormatHtmlReport(study, BuiltinTaskCatalog(), StudyImportance()).find("id=\"running\""),
             std::string::npos);
+
+  // Interrupted there (no sweep holds the study): status names the trials a resume continues,
+  // whose epochs are in no /curves row yet.
+  ASSERT_TRUE(writer->Close().ok());
+  writer.reset();
+  SweepStatus status;
+  ASSERT_TRUE(ReadSweepStatus(dir_, BuiltinTaskCatalog(), &status).ok());
+  EXPECT_FALSE(status.running);
+  ASSERT_EQ(status.in_flight.size(), 2u);
+  const std::string text = FormatSweepStatus(status);
+  EXPECT_NE(text.find("interrupted, to go on from checkpoints on resume: trial 0 (epoch 1, "
+                      "val_loss 0.25), trial 1 (no epoch yet)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("running:"), std::string::npos) << text;
 }
 
 TEST(CountOfTest, OneTakesTheSingularAnyOtherCountThePlural) {

@@ -109,9 +109,7 @@ Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, Swee
   const int64_t started = read.completed + read.stopped + read.failed + read.paused;
   if (started > 0) read.mean_duration_s = total_duration / static_cast<double>(started);
   read.ended = study.extra_attributes.count("best_trial_id") != 0;
-  std::vector<SweepStatus::InFlight> in_flight;
-  HPO_RETURN_IF_ERROR(ReadInFlightTrials(study, &in_flight).WithContext(read.study_path));
-  if (read.running) read.in_flight = std::move(in_flight);
+  HPO_RETURN_IF_ERROR(ReadInFlightTrials(study, &read.in_flight).WithContext(read.study_path));
   SweepConfig config;
   if (ParseStoredConfig(study.attributes.config, catalog, &config).ok()) {
     std::unique_ptr<Searcher> searcher;
@@ -141,7 +139,7 @@ std::string FormatSweepStatus(const SweepStatus& status) {
   if (status.running) out << ", " << status.in_flight.size() << " running";
   out << ", " << status.paused << " paused\n";
   if (!status.in_flight.empty()) {
-    out << "running:";
+    out << (status.running ? "running:" : "interrupted, to go on from checkpoints on resume:");
     for (const SweepStatus::InFlight& trial : status.in_flight) {
       out << (&trial == &status.in_flight.front() ? " trial " : ", trial ") << trial.trial_id;
       if (trial.epoch > 0) {

@@ -26,6 +26,8 @@ struct SweepStatus {
   int64_t failed = 0;
   int64_t paused = 0;  // at an ASHA rung, waiting for promotion
   // Dispatched and not finished at the last publish: id, the last epoch reported and its value.
+  // While no sweep runs the study: the trials an interrupted sweep left to go on from their
+  // checkpoints (their epochs are in no /curves row yet).
   struct InFlight {
     int64_t trial_id = 0;
     int64_t epoch = 0;  // 0: no report yet
@@ -50,9 +52,9 @@ Status ReadInFlightTrials(const StudyContents& study, std::vector<SweepStatus::I
 Status ReadSweepStatus(const std::string& path, const TaskCatalog& catalog, SweepStatus* status);
 
 // The status as a few lines of text: the study and whether a sweep runs it, the trials finished
-// of those planned by status, the trials in flight, the best so far, and (while running) the
-// expected time left: the trials neither finished nor paused x the time per trial that ran /
-// the groups.
+// of those planned by status, the trials in flight (or interrupted), the best so far, and (while
+// running) the expected time left: the trials neither finished nor paused x the time per trial
+// that ran / the groups.
 std::string FormatSweepStatus(const SweepStatus& status);
 
 }  // namespace hpo
