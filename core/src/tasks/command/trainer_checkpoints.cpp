@@ -47,10 +47,11 @@ CheckpointFolderScan ScanCheckpointFolder(const std::string& folder, fs::file_ti
   return scan;
 }
 
-bool CheckpointSettled(const CheckpointFolderScan& scan, double waited_s) {
+bool CheckpointSettled(const CheckpointFolderScan& scan, double waited_s, bool started_over) {
   if (scan.newest_incomplete) return false;
   if (scan.saved_since) return true;
   if (scan.other_content && !scan.trainer_layout) return true;
+  if (started_over && !scan.trainer_layout) return true;
   return waited_s >= kCheckpointSaveStartSeconds;
 }
 

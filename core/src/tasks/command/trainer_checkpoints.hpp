@@ -31,9 +31,11 @@ CheckpointFolderScan ScanCheckpointFolder(const std::string& folder,
 
 // Whether the programs may be stopped now, `waited_s` after the report: never while Trainer
 // writes a checkpoint; once it has saved one since the report; at once for a program with a layout
-// of its own (docs/tasks.md: it saves before it reports, or on SIGTERM); and for an empty folder
-// or Trainer checkpoints older than the report, once kCheckpointSaveStartSeconds passed.
-bool CheckpointSettled(const CheckpointFolderScan& scan, double waited_s);
+// of its own (docs/tasks.md: it saves before it reports, or on SIGTERM), and for an empty folder
+// when the program `started_over` (this run began at step 1 where a later step was due: it keeps
+// no checkpoint there, so nothing is to be waited for); and otherwise for an empty folder or
+// Trainer checkpoints older than the report, once kCheckpointSaveStartSeconds passed.
+bool CheckpointSettled(const CheckpointFolderScan& scan, double waited_s, bool started_over);
 
 // Removes each checkpoint-N folder of `folder` that has no trainer_state.json (a save cut short,
 // which `get_last_checkpoint` would pick) once the programs are stopped; returns their names.

@@ -47,14 +47,26 @@ class TrainerCheckpointsTest : public ::testing::Test {
 // Trainer has not begun the save of the step it reported: the folder is empty, or holds only the
 // checkpoint of an earlier step. The programs are stopped only once the save could have begun.
 TEST_F(TrainerCheckpointsTest, WaitsForASaveToBeginAfterTheReport) {
-  EXPECT_FALSE(CheckpointSettled(Scan(), 0.0));
-  EXPECT_TRUE(CheckpointSettled(Scan(), kCheckpointSaveStartSeconds));
+  EXPECT_FALSE(CheckpointSettled(Scan(), 0.0, false));
+  EXPECT_TRUE(CheckpointSettled(Scan(), kCheckpointSaveStartSeconds, false));
   EXPECT_TRUE(CheckpointSettled(ScanCheckpointFolder((folder_ / "absent").string(), report_read_),
-                                kCheckpointSaveStartSeconds));
+                                kCheckpointSaveStartSeconds, false));
   Write("checkpoint-4/model.safetensors", -30.0);
   Write("checkpoint-4/trainer_state.json", -29.0);
-  EXPECT_FALSE(CheckpointSettled(Scan(), 0.5));
-  EXPECT_TRUE(CheckpointSettled(Scan(), kCheckpointSaveStartSeconds));
+  EXPECT_FALSE(CheckpointSettled(Scan(), 0.5, false));
+  EXPECT_TRUE(CheckpointSettled(Scan(), kCheckpointSaveStartSeconds, false));
+}
+
+// A program that started over from step 1 where a later step was due keeps no checkpoint in its
+// folder: an empty folder is not waited for then, but a Trainer checkpoint still is.
+TEST_F(TrainerCheckpointsTest, AProgramThatStartedOverIsNotWaitedForWithAnEmptyFolder) {
+  EXPECT_TRUE(CheckpointSettled(Scan(), 0.0, true));
+  EXPECT_FALSE(CheckpointSettled(Scan(), 0.0, false));
+  Write("checkpoint-4/model.safetensors", -30.0);
+  Write("checkpoint-4/trainer_state.json", -29.0);
+  EXPECT_FALSE(CheckpointSettled(Scan(), 0.5, true));
+  Write("checkpoint-8/model.safetensors", 0.1);
+  EXPECT_FALSE(CheckpointSettled(Scan(), 1000.0, true));
 }
 
 // Mid-save the highest checkpoint-N has no trainer_state.json: never stopped then, however long it
@@ -66,7 +78,7 @@ TEST_F(TrainerCheckpointsTest, NeverSettledWhileTheNewestCheckpointIsBeingWritte
   const CheckpointFolderScan scan = Scan();
   EXPECT_TRUE(scan.trainer_layout);
   EXPECT_TRUE(scan.newest_incomplete);
-  EXPECT_FALSE(CheckpointSettled(scan, 1000.0));
+  EXPECT_FALSE(CheckpointSettled(scan, 1000.0, false));
 }
 
 // The save of the reported step is complete once its trainer_state.json, written last, is newer
@@ -79,7 +91,7 @@ TEST_F(TrainerCheckpointsTest, SettledOnceTheReportedStepIsSaved) {
   const CheckpointFolderScan scan = Scan();
   EXPECT_FALSE(scan.newest_incomplete);
   EXPECT_TRUE(scan.saved_since);
-  EXPECT_TRUE(CheckpointSettled(scan, 0.0));
+  EXPECT_TRUE(CheckpointSettled(scan, 0.0, false));
 }
 
 // A program with a layout of its own saves before it reports (or on SIGTERM): no wait.
@@ -88,7 +100,7 @@ TEST_F(TrainerCheckpointsTest, AProgramsOwnLayoutIsNotWaitedFor) {
   const CheckpointFolderScan scan = Scan();
   EXPECT_FALSE(scan.trainer_layout);
   EXPECT_TRUE(scan.other_content);
-  EXPECT_TRUE(CheckpointSettled(scan, 0.0));
+  EXPECT_TRUE(CheckpointSettled(scan, 0.0, false));
 }
 
 // Before a program starts again, a save cut short is removed so that Trainer's

@@ -785,7 +785,8 @@ class CommandRunner final : public TaskRunner {
       const double waited = SecondsSince(start);
       const double limit =
           PreemptionWatch::Requested() ? StopGrace(Ending::kInterrupted) : StopGrace(end.ending);
-      if (waited >= limit || CheckpointSettled(ScanCheckpointFolder(folder, end.read_at), waited)) {
+      if (waited >= limit ||
+          CheckpointSettled(ScanCheckpointFolder(folder, end.read_at), waited, restarted_)) {
         return;
       }
       child->Poll(kCheckpointPollMs, lines);
