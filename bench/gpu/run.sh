@@ -113,7 +113,8 @@ if [ -d "$deps/debs" ]; then
   export OPAL_PREFIX=$deps/root/usr
   export PATH=$deps/root/usr/bin:$PATH
   export LD_LIBRARY_PATH=$libs/openmpi/lib:$libs/hdf5/serial:$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  say "unpacked $unpacked of $(ls "$deps"/debs/*.deb | wc -l) packages into $deps/root"
+  debs=("$deps"/debs/*.deb)
+  say "unpacked $unpacked of ${#debs[@]} packages into $deps/root"
   cmake_deps=(-DCMAKE_PREFIX_PATH="$deps/root/usr;$torch_prefix"
               -DMPI_C_COMPILER="$deps/root/usr/bin/mpicc.openmpi"
               -DHDF5_ROOT="$libs/hdf5/serial" -DCMAKE_IGNORE_PREFIX_PATH=/usr)
