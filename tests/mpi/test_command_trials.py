@@ -1069,7 +1069,9 @@ class FineTuneExample(CommandCase):
     """configs/newsgroups_minilm.yaml, the Hugging Face Trainer script with the packaged MiniLM, on
     a small corpus of the test's own: every trial a 2-process DDP job, nothing downloaded."""
 
-    def test_the_transformers_example_tunes_ddp_trials_and_keeps_the_best_test_split(self):
+    def run_minilm(self, early_stopping):
+        """Runs the shipped config on the test's corpus, 2 trials of 2 evaluations each; with
+        `early_stopping`, its hyperband as ASHA's promotion variant. Returns (output, log)."""
         import yaml
         with open(FINETUNE_CONFIG) as handle:
             settings = yaml.safe_load(handle)
@@ -1083,17 +1085,27 @@ class FineTuneExample(CommandCase):
         for split in ("train", "validation", "test"):
             parameters[split + "_file"] = {"value": os.path.join(self.tmp, split + ".tsv")}
         # 40 of the 48 training rows: 3 steps of 8 rows per rank on 2 ranks (5 alone), evaluated
-        # after step 2 (epoch 0.6667; 0.6 alone) and at the end.
+        # (and saved) after step 2 (epoch 0.6667; 0.6 alone) and at the end.
         parameters["max_train_samples"] = {"value": 40}
         parameters["max_seq_length"] = {"value": 24}
         parameters["num_train_epochs"] = {"value": 1}
         parameters["per_device_train_batch_size"] = {"values": [8]}
         for key in ("eval_steps", "logging_steps", "save_steps"):
             parameters[key] = {"value": 0.5}
-        del sweep["early_terminate"]  # every trial completes, so the best one has its test split
         sweep["run_cap"] = 2
         settings["epochs"] = 2
         settings["search"]["startup_trials"] = 2
+        if early_stopping:
+            # A grid in that order: trial 0 learns, trial 1 (lr 1e-9) does not, so trial 0 is
+            # the better at the rung whatever the draws.
+            settings["asha"] = {"promotion": True}
+            sweep["method"] = "grid"
+            del settings["search"]
+            parameters["learning_rate"] = {"values": [3.0e-4, 1.0e-9]}
+            parameters["warmup_steps"] = {"value": 0.0}
+            parameters["weight_decay"] = {"value": 0.01}
+        else:
+            del sweep["early_terminate"]  # every trial completes: the best has its test split
         output = os.path.join(self.tmp, "out")
         settings["output"] = output
         path = self.write("minilm.yaml", yaml.safe_dump(settings))
@@ -1103,6 +1115,33 @@ class FineTuneExample(CommandCase):
              path], 600, env=env)
         log = done.describe()
         self.assertEqual(done.returncode, 0, log)
+        return output, log
+
+    def test_a_paused_trainer_trial_goes_on_from_the_checkpoint_it_saved(self):
+        """The seed users' pause path: hpo waits for Trainer's save of the step it paused on,
+        stops the programs, and the promoted trial's Trainer resumes from that checkpoint."""
+        output, log = self.run_minilm(early_stopping=True)
+        with h5py.File(os.path.join(output, "study.h5"), "r") as f:
+            rows = [(int(row["trial_id"]), text(row["status"]), text(row["message"]))
+                    for row in f["trials"][:] if row["trial_id"] >= 0]
+        _, curves = read_study(os.path.join(output, "study.h5"))
+        # Trial 0 is the first at rung 1: under the promotion variant it pauses (top 0 of 1), and
+        # is promoted once trial 1 reaches the rung behind it; trial 1 stays paused.
+        trial_zero = [row for row in rows if row[0] == 0]
+        self.assertEqual([status for _, status, _ in trial_zero], ["paused", "completed"], log)
+        self.assertNotIn("restarted", trial_zero[-1][2], log)
+        self.assertEqual([int(r["epoch"]) for r in curves[0]], [1, 2], log)
+        with open(os.path.join(output, "trials", "0", "rank-0.log")) as handle:
+            rank0 = handle.read()
+        # One evaluation per run: the resumed run began after the saved step, not at step 1.
+        printed = [line for line in rank0.splitlines() if line.startswith("{'eval_loss'")]
+        self.assertEqual(len(printed), 2, rank0)
+        self.assertIn("trial 0 promoted; it continues from its checkpoint", log)
+        wait_until(lambda: subprocess.run(["pgrep", "-f", self.tmp]).returncode != 0,
+                   "every process of the sweep to be gone", timeout=60)
+
+    def test_the_transformers_example_tunes_ddp_trials_and_keeps_the_best_test_split(self):
+        output, log = self.run_minilm(early_stopping=False)
         trials, curves = read_study(os.path.join(output, "study.h5"))
         self.assertEqual(len(trials), 2, log)
         for trial_id, row in trials.items():
