@@ -266,7 +266,10 @@ class Resume(ResilienceCase):
 
 
 class Preemption(ResilienceCase):
-    def test_sigterm_mid_epoch_exits_3_and_resume_continues_from_the_checkpoint(self):
+    def test_sigterm_to_every_rank_exits_3_and_resume_continues_from_the_checkpoint(self):
+        """SIGTERM lands in epoch 2 of the first trials, or, on a busy machine where rank 0 passes
+        it on late, at its end: either way they checkpoint and a resume goes on from there (the
+        trainer's unit tests check each kind of stop on its own)."""
         output = self.out("preempted")
         study = os.path.join(output, "study.h5")
         config = self.half_data_config()
@@ -285,7 +288,8 @@ class Preemption(ResilienceCase):
         self.assertEqual(job.returncode, 3, log)
         self.assertIn("hpo: interrupted: the sweep was interrupted", log)
         self.assertIn("--resume", log)
-        interrupted = [line for line in log.splitlines() if " interrupted at epoch " in line]
+        interrupted = [line for line in log.splitlines()
+                       if re.search(r"^trial \d+ interrupted (at|after) epoch ", line)]
         self.assertTrue(interrupted, log)
         self.assertTrue(glob.glob(checkpoints))
         before, _ = read_trials(study)
