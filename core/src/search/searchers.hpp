@@ -182,18 +182,17 @@ class ModelBasedSearcher : public Searcher {
 //  * Under early termination (early_terminate, or the predicted finals of curves_tpe) the
 //    candidates are draws from the prior kernel instead, 4 of them (12 for curves_tpe) unless
 //    search.candidates is given: the data there are reports at early epochs or predictions from
-//    them, where the
-//    settings that start fast lead whether or not they end best, and draws from l(x) went back
-//    to them again and again (on the recorded Fashion-MNIST curves, the setting best at epoch 1,
-//    which plateaus at 0.859, was 8.8 % of TPE's draws against under 2.5 % of random search's,
-//    and ASHA stopped 74 % of the draws that could reach 0.87 against 54 %). Scored by
-//    l(x) / g(x), the prior's draws still steer away from what the data rank low.
+//    them, where the settings that start fast lead whether or not they end best, and draws from
+//    l(x) went back to them again and again (on the recorded Fashion-MNIST curves, the setting
+//    best at epoch 1, which plateaus at 0.859, was 8.8 % of TPE's draws against under 2.5 % of
+//    random search's, and ASHA stopped 74 % of the draws that could reach 0.87 against 54 %).
+//    Scored by l(x) / g(x), the prior's draws still steer away from what the data rank low.
 //  * curves_tpe (the default of method bayes with early_terminate, ApplyDefaultSearch): the data
 //    are TrialHistory's predicted finals, as for the GP's curves, and the curve scheduler
 //    judges the trials (the fingerprint names curves_tpe). Predicted finals rank settings by
-//    where they end rather than by how they start, so l(x) / g(x) chooses among 12 prior draws:
-//    on the real outcome sweeps of issue 54 item 4 that put 1.1-2.2x as many draws in their
-//    best region as 4 did, with the replay's epochs to target unchanged (bench/RESULTS.md).
+//    where they end rather than by how they start, so l(x) / g(x) chooses among 12 prior draws.
+//    On the real outcome sweeps of issue 54 item 4, 12 put 1.1-2.2x as many draws in their best
+//    region as 4 did, with the replay's epochs to target unchanged (bench/RESULTS.md).
 //  * Conditions (`conditions:`): Optuna's `group=True` decomposition, with the groups known from
 //    the config: parameters present in the same trials form a group (ConditionGroups; the
 //    unconditional ones one group). Each group is split and modelled on its own, on the data
