@@ -183,8 +183,12 @@ FinalPrediction CurvePredictor::Predict(const std::vector<double>& losses,
     const double mean_gain = gain_sum_[index] / n;
     const double gain_variance =
         std::max((gain_square_sum_[index] - n * mean_gain * mean_gain) / (n - 1.0), 0.0);
-    population = FinalPrediction{last + mean_gain,
-                                 std::max(gain_variance * (1.0 + 1.0 / n), kMinResidualVariance)};
+    // A gain is the difference of two reports, so its spread over curves is at least two
+    // reports' scatter, however alike a few references happen to be (bench/RESULTS.md,
+    // 2026-12-01: three curves of one sweep gained alike to 0.0005 from epoch 1).
+    population = FinalPrediction{
+        last + mean_gain,
+        std::max({gain_variance * (1.0 + 1.0 / n), 2.0 * ReportVariance(), kMinResidualVariance})};
   }
   if (extrapolation) {
     // A curve may still take off as other curves did, which no fit of its first epochs foresees.

@@ -54,7 +54,8 @@ struct FinalPrediction {
 //    a curve may still take off as other curves did.
 //  * The population (>= 2 reference curves, complete curves of other trials): the loss at k plus
 //    the references' mean gain from epoch k to final_epoch, with their gains' variance (times
-//    1 + 1/n for the estimated mean).
+//    1 + 1/n for the estimated mean), at least two reports' variance (ReportVariance): a gain
+//    is the difference of two reports, however alike a few references happen to be.
 // With neither (k < 3 and fewer than 2 references), the last loss with a standard deviation of
 // the larger of the change since epoch 1 and 5% of the last loss's magnitude (at least 1e-3).
 // At or past final_epoch the prediction is that epoch's loss with variance 0.
