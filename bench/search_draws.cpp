@@ -236,6 +236,7 @@ int main(int argc, char** argv) {
       draws = std::atoll(argv[++i]);
     } else if (flag == "--candidates") {
       candidates = std::atoll(argv[++i]);
+      if (candidates < 1) Fail("--candidates wants at least 1");
     } else if (flag == "--within") {
       ranges.push_back(ParseWithin(argv[++i]));
       described += (described.empty() ? "" : ",") + std::string(argv[i]);
@@ -243,7 +244,7 @@ int main(int argc, char** argv) {
       Fail("unknown flag " + flag);
     }
   }
-  if (draws < 1 || candidates < 0) Fail("--draws wants at least 1, --candidates at least 1");
+  if (draws < 1) Fail("--draws wants at least 1");
   if (each_trial && ranges.empty()) Fail("--each-trial wants --within");
   hpo::StudyContents study;
   hpo::Status status = hpo::ReadStudy(argv[1], &study);
