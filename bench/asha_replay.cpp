@@ -5,7 +5,7 @@
 //   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --target VALUE --system SYSTEM
 //                         --seeds FIRST-LAST [--workers 2] [--run-cap 100]
 //   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --nearest NAME=VALUE,... [...]
-//   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --calibration
+//   hpo_bench_asha_replay --curves CSV --config CONFIG.yaml --calibration [--references N]
 // SPEC: `random` (no early stopping), `stopping:MIN_ITER:ETA` or `promotion:MIN_ITER:ETA` (ASHA's
 // two variants with those rungs below the studies' epochs), or either kind with `-oracle` (e.g.
 // `promotion-oracle:1:3`): the scheduler is told each trial's best value of its whole curve at
@@ -66,13 +66,17 @@
 // that may still end best), the same without the report's scatter, z's range and the share within
 // the 90 % interval. Check: at least 5 curves, every z finite, and at least 75 % of them within
 // the 90 % interval (the root mean square is for reading: a few curves that take off late, which
-// no predictor sees coming, dominate it).
+// no predictor sees coming, dominate it). --references N gives each prediction N references
+// instead of every other curve, as the scheduler has after N trials ended: every set of N other
+// curves when there are at most 2,000 such sets per curve, else 2,000 of them drawn at random
+// (seed 1); each set's prediction counts once.
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -125,6 +129,7 @@ struct Options {
   int64_t last_seed = 0;
   std::vector<std::string> nearest;
   bool calibration = false;
+  int64_t references = 0;  // --calibration's references per prediction; 0: every other curve
 };
 
 // One simulated sweep's cost: epochs trained until the target; reached false when no trial got
@@ -198,10 +203,11 @@ bool ParseOptions(int argc, char** argv, Options* options) {
       options->variants.push_back(variant);
       continue;
     } else {
-      int64_t* target = arg == "--workers"   ? &options->workers
-                        : arg == "--run-cap" ? &options->run_cap
-                        : arg == "--draws"   ? &options->draws
-                                             : nullptr;
+      int64_t* target = arg == "--workers"      ? &options->workers
+                        : arg == "--run-cap"    ? &options->run_cap
+                        : arg == "--draws"      ? &options->draws
+                        : arg == "--references" ? &options->references
+                                                : nullptr;
       if (!target) return false;
       *target = std::strtoll(value.c_str(), &end, 10);
       if (*target < 1) return false;
@@ -212,11 +218,12 @@ bool ParseOptions(int argc, char** argv, Options* options) {
     if (options->config.empty() || !options->studies.empty() || !options->variants.empty()) {
       return false;
     }
+    if (options->references > 0 && !options->calibration) return false;
     return !options->nearest.empty() || options->calibration ||
            (std::isfinite(options->target) && !options->system.empty() &&
             options->first_seed <= options->last_seed);
   }
-  if (options->calibration) return false;
+  if (options->calibration || options->references > 0) return false;
   if (options->variants.empty()) {
     for (const char* spec :
          {"random", "stopping:1:3", "promotion:1:3", "promotion:1:2", "promotion:3:3"}) {
@@ -796,44 +803,119 @@ std::vector<std::vector<double>> DistinctLossCurves(const Blackbox& box) {
   return losses;
 }
 
+// --calibration's most reference sets per curve (see the top of the file).
+constexpr size_t kMostReferenceSets = 2000;
+
+// The number of ways to choose n of m, or cap + 1 once it passes cap.
+size_t ChooseCapped(size_t m, size_t n, size_t cap) {
+  double ways = 1.0;
+  for (size_t k = 1; k <= n; ++k) {
+    ways = ways * static_cast<double>(m - n + k) / static_cast<double>(k);
+    if (ways > static_cast<double>(cap)) return cap + 1;
+  }
+  return static_cast<size_t>(std::llround(ways));
+}
+
+// The sets of `count` of `others` that predict one curve: every such set, or kMostReferenceSets
+// drawn with `rng` when there are more.
+std::vector<std::vector<size_t>> ReferenceSets(const std::vector<size_t>& others, size_t count,
+                                               std::mt19937_64* rng) {
+  std::vector<std::vector<size_t>> sets;
+  if (ChooseCapped(others.size(), count, kMostReferenceSets) <= kMostReferenceSets) {
+    std::vector<bool> chosen(others.size(), false);
+    std::fill(chosen.begin(), chosen.begin() + static_cast<std::ptrdiff_t>(count), true);
+    do {
+      sets.emplace_back();
+      for (size_t k = 0; k < others.size(); ++k) {
+        if (chosen[k]) sets.back().push_back(others[k]);
+      }
+    } while (std::prev_permutation(chosen.begin(), chosen.end()));
+    return sets;
+  }
+  for (size_t set = 0; set < kMostReferenceSets; ++set) {
+    sets.emplace_back();
+    std::sample(others.begin(), others.end(), std::back_inserter(sets.back()), count, *rng);
+  }
+  return sets;
+}
+
+// Per curve, the reference sets that predict it: `references` other curves each, or one set of
+// every other curve when references is 0.
+std::vector<std::vector<std::vector<size_t>>> CalibrationReferences(size_t curves,
+                                                                    int64_t references) {
+  if (references > 0 && static_cast<size_t>(references) >= curves) {
+    Fail("--references " + std::to_string(references) + " needs more than that many distinct " +
+         "curves; the CSV has " + std::to_string(curves));
+  }
+  std::mt19937_64 rng(1);
+  std::vector<std::vector<std::vector<size_t>>> per_curve(curves);
+  for (size_t i = 0; i < curves; ++i) {
+    std::vector<size_t> others;
+    for (size_t j = 0; j < curves; ++j) {
+      if (j != i) others.push_back(j);
+    }
+    per_curve[i] = references == 0 ? std::vector<std::vector<size_t>>{others}
+                                   : ReferenceSets(others, static_cast<size_t>(references), &rng);
+  }
+  return per_curve;
+}
+
 // The standard normal's two-sided 90 % bound.
 constexpr double kNinetyPercentZ = 1.6449;
 
+// The calibration's z of each prediction from the first `seen` epochs, and the sum of the squared
+// errors over the prediction's own variance (without the report's scatter).
+struct CalibrationErrors {
+  std::vector<double> z;
+  double prediction_only_square_sum = 0.0;
+};
+
+CalibrationErrors PredictFinals(const std::vector<std::vector<double>>& losses,
+                                const std::vector<std::vector<std::vector<size_t>>>& references,
+                                int64_t epochs, int64_t seen) {
+  CalibrationErrors errors;
+  for (size_t i = 0; i < losses.size(); ++i) {
+    const std::vector<double> first(losses[i].begin(), losses[i].begin() + seen);
+    const auto extrapolation = hpo::CurvePredictor::Extrapolate(first, epochs);
+    for (const std::vector<size_t>& set : references[i]) {
+      hpo::CurvePredictor predictor(epochs);
+      for (size_t j : set) predictor.AddReference(losses[j]);
+      const hpo::FinalPrediction prediction = predictor.Predict(first, extrapolation);
+      const double error = losses[i].back() - prediction.mean;
+      errors.z.push_back(error / std::sqrt(prediction.variance + predictor.ReportVariance()));
+      errors.prediction_only_square_sum += error * error / prediction.variance;
+    }
+  }
+  return errors;
+}
+
 // --calibration (see the top of the file).
-int RunCalibration(const Blackbox& box) {
+int RunCalibration(const Blackbox& box, int64_t references) {
   const std::vector<std::vector<double>> losses = DistinctLossCurves(box);
+  const auto sets = CalibrationReferences(losses.size(), references);
   const int64_t epochs = box.pool.epochs;
   bool all_ok = true;
   for (int64_t seen = 1; seen < epochs; ++seen) {
-    std::vector<double> z;
+    const CalibrationErrors errors = PredictFinals(losses, sets, epochs, seen);
+    const std::vector<double>& z = errors.z;
     double square_sum = 0.0;
-    double prediction_only_square_sum = 0.0;
-    for (size_t i = 0; i < losses.size(); ++i) {
-      hpo::CurvePredictor predictor(epochs);
-      for (size_t j = 0; j < losses.size(); ++j) {
-        if (j != i) predictor.AddReference(losses[j]);
-      }
-      const std::vector<double> first(losses[i].begin(), losses[i].begin() + seen);
-      const hpo::FinalPrediction prediction = predictor.Predict(first);
-      const double error = losses[i].back() - prediction.mean;
-      z.push_back(error / std::sqrt(prediction.variance + predictor.ReportVariance()));
-      square_sum += z.back() * z.back();
-      prediction_only_square_sum += error * error / prediction.variance;
-    }
+    for (double value : z) square_sum += value * value;
     const auto n = static_cast<double>(z.size());
     const double rms = std::sqrt(square_sum / n);
     const auto within =
         std::count_if(z.begin(), z.end(), [](double v) { return std::abs(v) <= kNinetyPercentZ; });
     const double share_within = static_cast<double>(within) / n;
-    const bool check = z.size() >= 5 && std::isfinite(rms) && share_within >= 0.75;
+    const bool check = losses.size() >= 5 && std::isfinite(rms) && share_within >= 0.75;
     all_ok = all_ok && check;
     hpo::bench::PrintResult(
         "curve_calibration",
-        {{"curves", std::to_string(z.size())},
+        {{"curves", std::to_string(losses.size())},
+         {"references", references == 0 ? "others" : std::to_string(references)},
+         {"predictions", std::to_string(z.size())},
          {"epochs_seen", std::to_string(seen)},
          {"rms_z", hpo::bench::Number(rms, 3)},
          {"rms_z_prediction_only",
-          hpo::bench::Number(std::sqrt(prediction_only_square_sum / n), 3)},
+          hpo::bench::Number(std::sqrt(errors.prediction_only_square_sum / n), 3)},
          {"z_min", hpo::bench::Number(*std::min_element(z.begin(), z.end()), 3)},
          {"z_max", hpo::bench::Number(*std::max_element(z.begin(), z.end()), 3)},
          {"within_90", hpo::bench::Number(share_within, 3)}},
@@ -845,7 +927,7 @@ int RunCalibration(const Blackbox& box) {
 int RunOnCurves(const Options& options) {
   hpo::SweepConfig config = LoadSpaceConfig(options.config);
   const Blackbox box = LoadBlackbox(options.curves, config);
-  if (options.calibration) return RunCalibration(box);
+  if (options.calibration) return RunCalibration(box, options.references);
   for (const std::string& query : options.nearest) {
     std::map<std::string, std::string> given;
     for (const std::string& pair : SplitCsvLine(query)) {
@@ -904,7 +986,8 @@ int main(int argc, char** argv) {
                  "--system SYSTEM --seeds FIRST-LAST [--workers N] [--run-cap N]\n"
                  "       hpo_bench_asha_replay --curves CSV --config CONFIG --nearest "
                  "NAME=VALUE,... [...]\n"
-                 "       hpo_bench_asha_replay --curves CSV --config CONFIG --calibration\n"
+                 "       hpo_bench_asha_replay --curves CSV --config CONFIG --calibration "
+                 "[--references N]\n"
                  "KIND: stopping, promotion, stopping-oracle or promotion-oracle\n");
     return 2;
   }

@@ -17,7 +17,8 @@ On a small study file and config it writes (not the recorded pool), checks that:
 - given the bench binary: --calibration counts a curve recorded twice once (the recorded
   Fashion-MNIST outcome curves: 15 rows, 13 curves, every line check=ok), and fails on curves
   that stay flat and then jump by amounts their start cannot tell (the predictor is overconfident
-  there).
+  there); --references N predicts from every set of N other curves (C(12, 2) = 66 per curve
+  there), N = 12 (every other curve) gives the default's numbers, and N = 13 is refused.
 Needs h5py and PyYAML (/usr/bin/python3 on the machine image), no peer environment.
 """
 
@@ -104,6 +105,7 @@ def check_calibration(root, bench):
             not all(" curves=13 " in line and line.endswith("check=ok") for line in lines):
         problems.append("--calibration on the outcome curves: exit %d\n%s%s" %
                         (done.returncode, done.stdout, done.stderr))
+    problems += check_calibration_references(outcome, lines)
     with tempfile.TemporaryDirectory() as folder:
         config = os.path.join(folder, "config.yaml")
         with open(config, "w") as f:
@@ -121,6 +123,38 @@ def check_calibration(root, bench):
         if done.returncode != 1 or "check=FAILED" not in done.stdout:
             problems.append("--calibration passed curves whose jumps no start foretells: exit "
                             "%d\n%s%s" % (done.returncode, done.stdout, done.stderr))
+    return problems
+
+
+def without_reference_counts(line):
+    """A calibration line without its references= and predictions= fields."""
+    return " ".join(field for field in line.split()
+                    if not field.startswith(("references=", "predictions=")))
+
+
+def check_calibration_references(outcome, default_lines):
+    """Problems with --calibration --references N on the outcome curves (`outcome` the command
+    without it, `default_lines` its output)."""
+    problems = []
+    done = subprocess.run(outcome + ["--references", "2"], capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 8 or \
+            not all(" references=2 predictions=858 " in line for line in lines):
+        problems.append("--calibration --references 2: exit %d\n%s%s" %
+                        (done.returncode, done.stdout, done.stderr))
+    elif [without_reference_counts(line) for line in lines] == \
+            [without_reference_counts(line) for line in default_lines]:
+        problems.append("--references 2 predicts as every other curve does:\n" + done.stdout)
+    done = subprocess.run(outcome + ["--references", "12"], capture_output=True, text=True)
+    if done.returncode != 0 or \
+            [without_reference_counts(line) for line in done.stdout.splitlines()] != \
+            [without_reference_counts(line) for line in default_lines]:
+        problems.append("--references 12 (every other curve) differs from the default:\n%s%s"
+                        % (done.stdout, done.stderr))
+    done = subprocess.run(outcome + ["--references", "13"], capture_output=True, text=True)
+    if done.returncode == 0 or "--references 13" not in done.stderr:
+        problems.append("--references 13 of 13 curves was not refused: exit %d\n%s%s"
+                        % (done.returncode, done.stdout, done.stderr))
     return problems
 
 
