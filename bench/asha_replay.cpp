@@ -637,108 +637,147 @@ struct SearchRun {
   bool check = true;
 };
 
-SearchRun SimulateSearch(const hpo::SweepConfig& config, const Blackbox& box,
-                         const Options& options) {
-  std::unique_ptr<hpo::Searcher> searcher;
-  std::unique_ptr<hpo::Scheduler> scheduler;
-  hpo::Status status = hpo::MakeSearcher(config, &searcher);
-  if (status.ok()) status = hpo::MakeScheduler(config, &scheduler);
-  if (!status.ok()) Fail(options.system + ": " + status.message());
+// One simulated sweep: free groups take trials as the coordinator's AnswerWaitingGroups picks
+// them, each trains one epoch per time step along its configuration's recorded curve, and the
+// searcher and scheduler see every epoch, until an epoch reaches the target or nothing runs.
+class SimulatedSweep {
+ public:
+  SimulatedSweep(const hpo::SweepConfig& config, const Blackbox& box, const Options& options)
+      : box_(box), options_(options) {
+    hpo::Status status = hpo::MakeSearcher(config, &searcher_);
+    if (status.ok()) status = hpo::MakeScheduler(config, &scheduler_);
+    if (!status.ok()) Fail(options.system + ": " + status.message());
+  }
+
+  // Runs the sweep; `run_` holds its cost, trials and resumes after.
+  void Run() {
+    std::vector<std::optional<int64_t>> slots(static_cast<size_t>(options_.workers));
+    while (!target_trial_) {
+      bool any_running = false;
+      for (std::optional<int64_t>& slot : slots) {
+        if (!slot) {
+          const bool busy = std::any_of(slots.begin(), slots.end(),
+                                        [](const auto& other) { return other.has_value(); });
+          slot = NextTrial(busy);
+          if (!slot) continue;
+        }
+        any_running = true;
+        if (TrainEpoch(&slot)) break;
+      }
+      if (!any_running) break;
+    }
+    run_.cost.reached = target_trial_.has_value();
+    run_.trials = static_cast<int64_t>(trials_.size());
+  }
+
+  // The run, with check true when its epochs are every epoch its trials trained and the target
+  // trial first reached the target at its last epoch.
+  SearchRun Checked() {
+    int64_t trained = 0;
+    for (const Trial& trial : trials_) {
+      trained += trial.trained;
+      if (Reaches(box_.pool, options_.target, box_.pool.bests[trial.row])) ++run_.reachable;
+    }
+    run_.check = trained == run_.cost.epochs;
+    if (target_trial_) {
+      const Trial& trial = trials_[static_cast<size_t>(*target_trial_)];
+      const std::vector<double>& curve = box_.pool.curves[trial.row];
+      const auto first = std::find_if(curve.begin(), curve.end(), [&](double value) {
+        return Reaches(box_.pool, options_.target, value);
+      });
+      run_.check = run_.check && first - curve.begin() + 1 == trial.trained;
+    }
+    return run_;
+  }
+
+  bool has_scheduler() const { return scheduler_ != nullptr; }
+
+ private:
   struct Trial {
     hpo::Assignment params;
     size_t row = 0;
     int64_t trained = 0;
   };
-  std::vector<Trial> trials;
-  SearchRun run;
-  // What a free group runs next, as the coordinator's AnswerWaitingGroups picks it.
-  auto next_trial = [&](bool busy) -> std::optional<int64_t> {
-    const bool paused = scheduler && scheduler->paused_trials() > 0;
+
+  // What a free group runs next: a promotable paused trial, else a new one while the run cap
+  // allows, else (no group busy) any paused trial.
+  std::optional<int64_t> NextTrial(bool busy) {
+    const bool paused = scheduler_ && scheduler_->paused_trials() > 0;
     if (paused) {
-      if (const std::optional<int64_t> promoted = scheduler->Promote(/*idle=*/false)) {
-        ++run.resumes;
+      if (const std::optional<int64_t> promoted = scheduler_->Promote(/*idle=*/false)) {
+        ++run_.resumes;
         return promoted;
       }
     }
-    if (static_cast<int64_t>(trials.size()) < options.run_cap) {
-      const auto id = static_cast<int64_t>(trials.size());
-      std::optional<hpo::Assignment> params = searcher->Suggest(id);
+    if (static_cast<int64_t>(trials_.size()) < options_.run_cap) {
+      const auto id = static_cast<int64_t>(trials_.size());
+      std::optional<hpo::Assignment> params = searcher_->Suggest(id);
       if (params) {
-        const size_t row = NearestRow(box, *params);
-        trials.push_back({std::move(*params), row, 0});
+        const size_t row = NearestRow(box_, *params);
+        trials_.push_back({std::move(*params), row, 0});
         return id;
       }
     }
     if (paused && !busy) {
-      const std::optional<int64_t> promoted = scheduler->Promote(/*idle=*/true);
-      if (promoted) ++run.resumes;
+      const std::optional<int64_t> promoted = scheduler_->Promote(/*idle=*/true);
+      if (promoted) ++run_.resumes;
       return promoted;
     }
     return std::nullopt;
-  };
-  std::vector<std::optional<int64_t>> slots(static_cast<size_t>(options.workers));
-  std::optional<int64_t> target_trial;
-  while (!target_trial) {
-    bool any_running = false;
-    for (std::optional<int64_t>& slot : slots) {
-      if (!slot) {
-        const bool busy = std::any_of(slots.begin(), slots.end(),
-                                      [](const auto& other) { return other.has_value(); });
-        slot = next_trial(busy);
-        if (!slot) continue;
-      }
-      any_running = true;
-      const int64_t id = *slot;
-      Trial& trial = trials[static_cast<size_t>(id)];
-      const double value = box.pool.curves[trial.row][static_cast<size_t>(trial.trained)];
-      ++trial.trained;
-      ++run.cost.epochs;
-      searcher->ObserveEpoch(id, trial.params, trial.trained, value);
-      if (Reaches(box.pool, options.target, value)) {
-        target_trial = id;
-        break;
-      }
-      bool ends = trial.trained == box.pool.epochs;
-      hpo::TrialStatus end_status = hpo::TrialStatus::kCompleted;
-      if (scheduler) {
-        const hpo::SchedulerDecision decision = scheduler->OnEpoch(id, trial.trained, value);
-        if (!decision.keep_going && !ends) {
-          if (decision.pause) {
-            slot.reset();
-            continue;
-          }
-          ends = true;
-          end_status = hpo::TrialStatus::kStopped;
+  }
+
+  // Trains the slot's trial one epoch; empties the slot when the trial pauses or ends. True when
+  // the epoch reached the target.
+  bool TrainEpoch(std::optional<int64_t>* slot) {
+    const int64_t id = **slot;
+    Trial& trial = trials_[static_cast<size_t>(id)];
+    const double value = box_.pool.curves[trial.row][static_cast<size_t>(trial.trained)];
+    ++trial.trained;
+    ++run_.cost.epochs;
+    searcher_->ObserveEpoch(id, trial.params, trial.trained, value);
+    if (Reaches(box_.pool, options_.target, value)) {
+      target_trial_ = id;
+      return true;
+    }
+    bool ends = trial.trained == box_.pool.epochs;
+    hpo::TrialStatus end_status = hpo::TrialStatus::kCompleted;
+    if (scheduler_) {
+      const hpo::SchedulerDecision decision = scheduler_->OnEpoch(id, trial.trained, value);
+      if (!decision.keep_going && !ends) {
+        if (decision.pause) {
+          slot->reset();
+          return false;
         }
-      }
-      if (ends) {
-        searcher->Observe(id, trial.params, end_status, value);
-        if (scheduler) scheduler->OnTrialEnd(id, end_status);
-        slot.reset();
+        ends = true;
+        end_status = hpo::TrialStatus::kStopped;
       }
     }
-    if (!any_running) break;
+    if (ends) {
+      searcher_->Observe(id, trial.params, end_status, value);
+      if (scheduler_) scheduler_->OnTrialEnd(id, end_status);
+      slot->reset();
+    }
+    return false;
   }
-  run.cost.reached = target_trial.has_value();
-  run.trials = static_cast<int64_t>(trials.size());
-  int64_t trained = 0;
-  for (const Trial& trial : trials) {
-    trained += trial.trained;
-    if (Reaches(box.pool, options.target, box.pool.bests[trial.row])) ++run.reachable;
-  }
-  run.check = trained == run.cost.epochs;
-  if (target_trial) {
-    const Trial& trial = trials[static_cast<size_t>(*target_trial)];
-    const std::vector<double>& curve = box.pool.curves[trial.row];
-    const auto first = std::find_if(curve.begin(), curve.end(), [&](double value) {
-      return Reaches(box.pool, options.target, value);
-    });
-    run.check = run.check && first - curve.begin() + 1 == trial.trained;
-  }
-  if (config.sweep.method == hpo::SearchMethod::kRandom && !scheduler) {
+
+  const Blackbox& box_;
+  const Options& options_;
+  std::unique_ptr<hpo::Searcher> searcher_;
+  std::unique_ptr<hpo::Scheduler> scheduler_;
+  std::vector<Trial> trials_;
+  SearchRun run_;
+  std::optional<int64_t> target_trial_;
+};
+
+SearchRun SimulateSearch(const hpo::SweepConfig& config, const Blackbox& box,
+                         const Options& options) {
+  SimulatedSweep sweep(config, box, options);
+  sweep.Run();
+  SearchRun run = sweep.Checked();
+  if (config.sweep.method == hpo::SearchMethod::kRandom && !sweep.has_scheduler()) {
     // Random search's suggestions do not depend on results: a fresh searcher gives the same ones.
     std::unique_ptr<hpo::Searcher> fresh;
-    status = hpo::MakeSearcher(config, &fresh);
+    const hpo::Status status = hpo::MakeSearcher(config, &fresh);
     std::vector<size_t> draw;
     for (int64_t id = 0; status.ok() && id < options.run_cap; ++id) {
       draw.push_back(NearestRow(box, *fresh->Suggest(id)));

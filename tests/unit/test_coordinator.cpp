@@ -169,6 +169,19 @@ class CoordinatorTest : public ::testing::Test {
     return MakeWith(groups, std::move(searcher), std::move(scheduler));
   }
 
+  // A coordinator of config_ over `groups` with ASHA's promotion variant over 9 epochs (rungs at
+  // epochs 1 and 3) and scripted trials.
+  std::unique_ptr<Coordinator> MakeWithPromotion(int groups) {
+    config_.execution.epochs = 9;
+    config_.sweep.early_terminate.enabled = true;
+    config_.sweep.early_terminate.min_iter = 1;
+    config_.sweep.early_terminate.eta = 3;
+    config_.sweep.early_terminate.promotion = true;
+    std::unique_ptr<Scheduler> scheduler;
+    EXPECT_TRUE(MakeScheduler(config_, &scheduler).ok());
+    return MakeWith(groups, std::make_unique<ScriptedSearcher>(std::nullopt), std::move(scheduler));
+  }
+
   // A coordinator of config_ over `groups` with these collaborators and the fixture's study,
   // artifacts, progress stream and clock.
   std::unique_ptr<Coordinator> MakeWith(int groups, std::unique_ptr<Searcher> searcher,
@@ -1030,15 +1043,7 @@ void ExpectPausedAtBothRungsThenCompleted(const std::vector<TrialResult>& rows, 
 
 TEST_F(CoordinatorTest, PromotionPausesTrialsAtRungsAndResumesThemInTheTop) {
   config_.sweep.run_cap = 4;
-  config_.execution.epochs = 9;
-  config_.sweep.early_terminate.enabled = true;
-  config_.sweep.early_terminate.min_iter = 1;
-  config_.sweep.early_terminate.eta = 3;  // rungs at epochs 1 and 3
-  config_.sweep.early_terminate.promotion = true;
-  std::unique_ptr<Scheduler> scheduler;
-  ASSERT_TRUE(MakeScheduler(config_, &scheduler).ok());
-  const std::unique_ptr<Coordinator> made =
-      MakeWith(2, std::make_unique<ScriptedSearcher>(std::nullopt), std::move(scheduler));
+  const std::unique_ptr<Coordinator> made = MakeWithPromotion(2);
   Coordinator& coordinator = *made;
   // A trial reaching a rung outside its top 1/3 so far pauses: told to checkpoint and stop.
   EXPECT_EQ(Request(coordinator, 0).trial.trial_id, 0);
@@ -1152,18 +1157,8 @@ TEST_F(CoordinatorTest, StepsReportedPastAPauseLeaveTheTrialPausedForPromotion) 
 
 TEST_F(CoordinatorTest, APausedRetryKeepsItsSeedAcrossAResume) {
   config_.sweep.run_cap = 1;
-  config_.execution.epochs = 9;
   config_.budget.trial_retries = 1;
-  config_.sweep.early_terminate.enabled = true;
-  config_.sweep.early_terminate.min_iter = 1;
-  config_.sweep.early_terminate.eta = 3;
-  config_.sweep.early_terminate.promotion = true;
-  const auto make = [this] {
-    std::unique_ptr<Scheduler> scheduler;
-    EXPECT_TRUE(MakeScheduler(config_, &scheduler).ok());
-    return MakeWith(1, std::make_unique<ScriptedSearcher>(std::nullopt), std::move(scheduler));
-  };
-  std::unique_ptr<Coordinator> coordinator = make();
+  std::unique_ptr<Coordinator> coordinator = MakeWithPromotion(1);
   const TrialSpec first = Request(*coordinator, 0).trial;
   ASSERT_TRUE(SendResult(*coordinator, 0, 0, TrialStatus::kFailed, {}, "boom").ok());
   const TrialSpec retry = Request(*coordinator, 0).trial;
@@ -1176,7 +1171,7 @@ TEST_F(CoordinatorTest, APausedRetryKeepsItsSeedAcrossAResume) {
   StudyContents contents;
   contents.trials = study_.rows;
   contents.extra_attributes = study_.attributes;
-  coordinator = make();
+  coordinator = MakeWithPromotion(1);
   ASSERT_TRUE(coordinator->Restore(contents).ok());
   EXPECT_EQ(coordinator->trials_paused(), 1u);
   // Nothing else can run, so the paused trial goes on, with the retry's seed its checkpoint has.
