@@ -12,7 +12,9 @@
 # configs/programs/finetune_text_classifier.requirements.txt, and the CUDA venv's torch; and the
 # platforms' client libraries the platform tests run users' programs with: HPO_PLATFORM_VENV
 # (default /opt/hpo-mpi/platform-clients), wandb, sagemaker-training and kubeflow-katib with their
-# dependencies, all pinned in tests/platforms/requirements.txt.
+# dependencies, all pinned in tests/platforms/requirements.txt; and the style check's lizard
+# (tests/unit/check_style.py), pinned in tests/unit/check_style.requirements.txt, in HPO_STYLE_VENV
+# (default /opt/hpo-mpi/style-tools).
 # --cuda: also what the CUDA build (scripts/build.sh --cuda) needs: a CUDA-enabled libtorch, from
 # PyPI's torch wheel (pinned below) in a virtual environment of its own, HPO_TORCH_CUDA_VENV
 # (default /opt/hpo-mpi/torch-cuda). The wheel's cmake package, headers and libraries are the
@@ -49,7 +51,7 @@ packages=(
   libhdf5-dev libyaml-cpp-dev libboost-program-options-dev zlib1g-dev libfp16-dev
   libeigen3-dev liblbfgspp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   slurm-wlm munge
   dataset-fashion-mnist
   python3 python3-venv python3-h5py python3-numpy python3-pandas python3-tables python3-yaml python3-jsonschema
@@ -135,10 +137,26 @@ install_platform_venv() {
     > "$site/hpo-torch-cuda.pth"
 }
 
+# The style check's function-length tool: installed again only when the venv's packages differ
+# from the pins (pure-Python wheels).
+install_style_venv() {
+  local venv=${HPO_STYLE_VENV:-/opt/hpo-mpi/style-tools}
+  local requirements=$root/tests/unit/check_style.requirements.txt
+  local pins
+  pins=$(grep -o '^[^ #]*==[^ ]*' "$requirements" | tr 'A-Z_' 'a-z-' | sort)
+  if [ "$("$venv/bin/pip" freeze 2> /dev/null | tr 'A-Z_' 'a-z-' | sort)" = "$pins" ]; then
+    return
+  fi
+  echo "installing the style check's lizard into $venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --no-cache-dir --only-binary=:all: -r "$requirements"
+}
+
 root=$(cd "$(dirname "$0")/.." && pwd)
 if ((with_cuda || !main_only)); then install_torch_venv; fi
 if ((!main_only)); then install_finetune_venv; fi
 if ((!main_only)); then install_platform_venv; fi
+if ((!main_only)); then install_style_venv; fi
 if ((with_cuda)); then
   if ! command -v nvcc > /dev/null && [ ! -x "${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc" ]; then
     echo "warning: no CUDA toolkit (nvcc) found: the CUDA build needs NVIDIA's CUDA 13 toolkit" \
