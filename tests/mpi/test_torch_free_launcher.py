@@ -1,7 +1,11 @@
 """The `hpo` users start loads no libtorch (docs/design.md, "Two executables"): command sweeps run
-in it, and a sweep of a built-in libtorch task is handed to hpo-torch beside it before MPI starts.
-Run by ctest in both builds as: python3 test_torch_free_launcher.py --hpo PATH."""
+in it, and a sweep of a built-in libtorch task is handed to hpo-torch beside it before MPI starts;
+where OpenBLAS fell back to its generic kernels on an AVX2 CPU, hpo-torch restarts with its AVX2
+ones (runtime/blas_kernels.hpp). Run by ctest in both builds as:
+python3 test_torch_free_launcher.py --hpo PATH --generic-openblas LIBRARY (LIBRARY:
+programs/generic_openblas.cpp, preloaded as OpenBLAS's core query answering "Prescott")."""
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -13,6 +17,7 @@ import h5py
 from hpo_test_support import MPI_ENV, parse_command_line, run_in_own_session
 
 HPO = None  # set from the command line
+GENERIC_OPENBLAS = None  # the preloaded stand-in, set from the command line
 TORCH_LIBRARY = ("libtorch", "libc10")
 
 # A command trial's program that records what its parent (the hpo rank that started it) runs and
@@ -105,9 +110,56 @@ class TorchFreeLauncher(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "out", "study.h5")))
 
 
+def cpu_has_avx2_and_fma():
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    return "avx2" in flags and "fma" in flags
+
+
+class GenericOpenBlasKernels(unittest.TestCase):
+    """hpo-torch asks OpenBLAS which kernels it chose (here the preloaded stand-in, which says
+    Prescott, the fallback of Debian 12's OpenBLAS on a CPU newer than it) before MPI starts."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="hpo-blas-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.config = os.path.join(self.tmp, "synthetic.yaml")
+        with open(self.config, "w") as f:
+            f.write(SYNTHETIC_SWEEP)
+
+    def sweep(self, env):
+        argv = ["mpirun", "--oversubscribe", "-np", "2", "-x", "LD_PRELOAD", HPO, "sweep",
+                "--config", self.config, "--output", os.path.join(self.tmp, "out")]
+        done = run_in_own_session(argv, 300, cwd=self.tmp, env=dict(
+            os.environ, **MPI_ENV, LD_PRELOAD=GENERIC_OPENBLAS, **env))
+        self.assertEqual(done.returncode, 0, done.describe())
+        with h5py.File(os.path.join(self.tmp, "out", "study.h5"), "r") as study:
+            self.assertEqual(sorted(study["trials"]["status"].tolist()), [b"completed"] * 2)
+        return done.describe()
+
+    @unittest.skipUnless(cpu_has_avx2_and_fma(), "this CPU has no AVX2 and FMA")
+    def test_a_generic_fallback_restarts_each_rank_once_with_the_avx2_kernels(self):
+        log = self.sweep({})
+        self.assertEqual(log.count("asked with OPENBLAS_CORETYPE=(unset)"), 2, log)
+        self.assertEqual(log.count("asked with OPENBLAS_CORETYPE=Haswell"), 2, log)
+        self.assertEqual(log.count("hpo: OpenBLAS does not know this CPU and chose its generic "
+                                   "Prescott kernels; training runs with OPENBLAS_CORETYPE="
+                                   "Haswell"), 1, log)
+
+    def test_the_users_own_core_type_is_kept(self):
+        log = self.sweep({"OPENBLAS_CORETYPE": "Zen"})
+        self.assertEqual(log.count("asked with OPENBLAS_CORETYPE=Zen"), 2, log)
+        self.assertNotIn("OPENBLAS_CORETYPE=Haswell", log)
+        self.assertNotIn("does not know this CPU", log)
+
+
 def main():
-    global HPO
+    global HPO, GENERIC_OPENBLAS
     HPO, argv = parse_command_line()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--generic-openblas", required=True)
+    args, argv = parser.parse_known_args(argv)
+    GENERIC_OPENBLAS = os.path.abspath(args.generic_openblas)
     unittest.main(argv=argv, verbosity=2)
 
 

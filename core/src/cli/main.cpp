@@ -23,6 +23,7 @@
 #include "hpo/task_runner.hpp"
 #include "render/render.hpp"
 #include "report/report.hpp"
+#include "runtime/blas_kernels.hpp"
 #include "runtime/device_plan.hpp"
 #include "runtime/job_deadline.hpp"
 #include "runtime/preemption.hpp"
@@ -100,6 +101,7 @@ int RunSweepJob(int argc, char** argv, const hpo::SweepOptions& sweep, const Mai
   const bool loaded =
       hpo::LoadConfigFile(sweep.config_path, settings.registry.catalog(), sweep.bare, &config).ok();
   if (settings.hand_over_torch && loaded) hpo::HandOverTorchSweep(config, argv, rank);
+  hpo::UseFasterBlasKernels(argv, rank);
   const double timeout_s = config.execution.peer_timeout_s;  // the default when not loaded
   // Ranks reach MPI_Init at different times (a library read from a cold file system takes tens
   // of seconds), so start-up allows kStartAllowanceS more. Rank 0 speaks for the job; the others,
