@@ -58,9 +58,10 @@ void UseFasterBlasKernels(char** argv, const std::string& rank) {
   }
   setenv(kCoreTypeVariable, faster->c_str(), 1);
   execv("/proc/self/exe", argv);
+  const std::string why = std::strerror(errno);
+  unsetenv(kCoreTypeVariable);
   if (rank == "0") {
-    PrintDiagnostic(std::string("hpo: warning: could not restart with ") + kCoreTypeVariable + "=" +
-                    *faster + " (" + std::strerror(errno) +
+    PrintDiagnostic("hpo: warning: that restart failed (" + why +
                     "); training goes on with OpenBLAS's generic kernels, more slowly");
   }
 }
